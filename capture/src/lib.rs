@@ -1,0 +1,353 @@
+//! Meerkat's capture role.
+//!
+//! Capture owns the packet source and feeds the detect workers: it reads packets, picks
+//! each packet's worker with a symmetric flow hash ([`hash`]) so that both directions of a
+//! flow meet in one worker, and writes the packet into that worker's shared-memory ring
+//! (`<runtime-dir>/ring-<n>`, see `meerkat-ring`).
+//!
+//! Sources: pcap and pcapng files ([`pcap`]), one file or every file of a directory.
+//! Offline reading never drops: when a worker's ring is full, capture waits for it.
+//!
+//! Counters (packets, bytes, progress through the input, ring-full waits, per-worker
+//! packets) live in the shared counter page `<runtime-dir>/counters-capture`.
+
+pub mod hash;
+pub mod pcap;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use meerkat_config::Config;
+use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
+
+pub use pcap::{PcapError, Reader};
+
+/// Records handed to a ring before it is published (batch publish).
+const PUBLISH_EVERY: u32 = 32;
+/// Packets between refreshes of the shared counters and a publish of every ring.
+const SYNC_EVERY: u64 = 4096;
+
+/// Errors of the capture role.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("cannot open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Pcap {
+        path: PathBuf,
+        #[source]
+        source: PcapError,
+    },
+    #[error(transparent)]
+    Ring(#[from] RingError),
+    #[error("runtime-dir is not set (it names where the rings are)")]
+    NoRuntimeDir,
+    #[error("{0} holds no capture files")]
+    EmptyDir(PathBuf),
+}
+
+/// Path of worker `n`'s ring in `runtime_dir`.
+pub fn ring_path(runtime_dir: &Path, n: usize) -> PathBuf {
+    runtime_dir.join(format!("ring-{n}"))
+}
+
+/// Path of a role's counter page in `runtime_dir`.
+pub fn counters_path(runtime_dir: &Path, role: &str) -> PathBuf {
+    runtime_dir.join(format!("counters-{role}"))
+}
+
+/// What a finished offline run did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub files: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    /// Files that ended with an error (truncated, corrupt, not a capture file).
+    pub input_errors: u64,
+    /// Set when the run stopped early because of a stop request.
+    pub stopped: bool,
+}
+
+/// Capture's counter names, in page order.
+pub fn counter_names(workers: usize) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "capture.packets",
+        "capture.bytes",
+        "capture.files",
+        "capture.input_bytes_total",
+        "capture.input_bytes_done",
+        "capture.ring_full_waits",
+        "capture.errors",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for w in 0..workers {
+        names.push(format!("capture.worker.{w}.packets"));
+    }
+    names
+}
+
+struct Counters {
+    packets: CounterRef,
+    bytes: CounterRef,
+    files: CounterRef,
+    total: CounterRef,
+    done: CounterRef,
+    full_waits: CounterRef,
+    errors: CounterRef,
+    per_worker: Vec<CounterRef>,
+    _page: CounterPage,
+}
+
+impl Counters {
+    fn new(page: CounterPage, workers: usize) -> Counters {
+        Counters {
+            packets: page.expect("capture.packets"),
+            bytes: page.expect("capture.bytes"),
+            files: page.expect("capture.files"),
+            total: page.expect("capture.input_bytes_total"),
+            done: page.expect("capture.input_bytes_done"),
+            full_waits: page.expect("capture.ring_full_waits"),
+            errors: page.expect("capture.errors"),
+            per_worker: (0..workers)
+                .map(|w| page.expect(&format!("capture.worker.{w}.packets")))
+                .collect(),
+            _page: page,
+        }
+    }
+}
+
+/// The files an input names: the file itself, or a directory's regular files in
+/// (modification time, name) order.
+pub fn input_files(input: &Path) -> Result<Vec<PathBuf>, CaptureError> {
+    let meta = std::fs::metadata(input).map_err(|source| CaptureError::Open {
+        path: input.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![input.to_path_buf()]);
+    }
+    let rd = std::fs::read_dir(input).map_err(|source| CaptureError::Open {
+        path: input.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for entry in rd.flatten() {
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if let Ok(m) = entry.metadata()
+            && m.is_file()
+            && !hidden
+        {
+            files.push((m.modified().ok(), path));
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(CaptureError::EmptyDir(input.to_path_buf()));
+    }
+    Ok(files.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Reads `inputs` (files or directories) into the workers' rings, then marks the end of
+/// every ring. Stops early, cleanly, when `stop` becomes true. A truncated or corrupt
+/// file is logged as an error naming the file and offset (every packet before the bad
+/// record has been handed on), counted in `input_errors`, and the next file is read.
+pub fn run_offline(
+    config: &Config,
+    inputs: &[PathBuf],
+    stop: &AtomicBool,
+) -> Result<Summary, CaptureError> {
+    let runtime = config
+        .runtime_dir
+        .as_deref()
+        .ok_or(CaptureError::NoRuntimeDir)?;
+    let workers = config.workers();
+    let ring_size = config.capture.ring_size.bytes() as usize;
+    let mut producers = Vec::with_capacity(workers);
+    for w in 0..workers {
+        let path = ring_path(runtime, w);
+        meerkat_ring::create(&path, ring_size)?;
+        producers.push(Producer::attach(&path)?);
+    }
+    let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    let counters = Counters::new(page, workers);
+
+    let mut files = Vec::new();
+    for input in inputs {
+        files.extend(input_files(input)?);
+    }
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    counters.total.set(total);
+
+    let mut feeder = Feeder {
+        producers,
+        pending: vec![0; workers],
+        per_worker: vec![0; workers],
+        summary: Summary::default(),
+        done_before: 0,
+        counters,
+    };
+    let result = feeder.feed_files(&files, stop);
+    for p in &mut feeder.producers {
+        p.finish();
+    }
+    feeder.sync(0);
+    if let Err(e) = &result {
+        feeder.counters.errors.add(1);
+        tracing::error!("{e}");
+    }
+    result.map(|()| feeder.summary)
+}
+
+struct Feeder {
+    producers: Vec<Producer>,
+    pending: Vec<u32>,
+    per_worker: Vec<u64>,
+    summary: Summary,
+    /// Input bytes of the files already finished.
+    done_before: u64,
+    counters: Counters,
+}
+
+impl Feeder {
+    fn sync(&mut self, offset_in_file: u64) {
+        self.counters.packets.set(self.summary.packets);
+        self.counters.bytes.set(self.summary.bytes);
+        self.counters.files.set(self.summary.files);
+        self.counters.done.set(self.done_before + offset_in_file);
+        for (c, v) in self.counters.per_worker.iter().zip(&self.per_worker) {
+            c.set(*v);
+        }
+    }
+
+    fn feed_files(&mut self, files: &[PathBuf], stop: &AtomicBool) -> Result<(), CaptureError> {
+        for path in files {
+            if stop.load(Ordering::Relaxed) {
+                self.summary.stopped = true;
+                break;
+            }
+            let file = File::open(path).map_err(|source| CaptureError::Open {
+                path: path.clone(),
+                source,
+            })?;
+            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let mut reader = match Reader::new(file) {
+                Ok(r) => r,
+                Err(source) => {
+                    self.summary.input_errors += 1;
+                    self.counters.errors.add(1);
+                    tracing::error!(
+                        "{}",
+                        CaptureError::Pcap {
+                            path: path.clone(),
+                            source
+                        }
+                    );
+                    self.done_before += size;
+                    continue;
+                }
+            };
+            tracing::info!(file = %path.display(), pcapng = reader.is_pcapng(), "reading");
+            let res = self.feed(&mut reader, stop);
+            let offset = reader.offset();
+            self.sync(offset);
+            match res {
+                Ok(()) => {}
+                // A bad file ends that file, not the run: everything before the bad record
+                // was handed on, and the next file is read (as Suricata does).
+                Err(FeedError::Pcap(source)) => {
+                    self.summary.input_errors += 1;
+                    self.counters.errors.add(1);
+                    tracing::error!(
+                        "{}",
+                        CaptureError::Pcap {
+                            path: path.clone(),
+                            source
+                        }
+                    );
+                }
+                Err(FeedError::Ring(e)) => return Err(CaptureError::Ring(e)),
+            }
+            if self.summary.stopped {
+                break;
+            }
+            self.done_before += size;
+            self.summary.files += 1;
+        }
+        Ok(())
+    }
+
+    fn feed(&mut self, reader: &mut Reader<File>, stop: &AtomicBool) -> Result<(), FeedError> {
+        let n = self.producers.len();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                self.summary.stopped = true;
+                return Ok(());
+            }
+            let Some(p) = reader.next_packet().map_err(FeedError::Pcap)? else {
+                return Ok(());
+            };
+            self.summary.packets += 1;
+            self.summary.bytes += p.data.len() as u64;
+            let w = if n == 1 {
+                0
+            } else {
+                hash::worker_for(hash::flow_hash(p.link_type, p.data), n)
+            };
+            let meta = PacketMeta {
+                ts_ns: p.ts_ns,
+                seq: self.summary.packets,
+                origlen: p.origlen,
+                link_type: p.link_type,
+                iface: p.iface,
+            };
+            let producer = &mut self.producers[w];
+            let data = &p.data[..p.data.len().min(producer.max_packet())];
+            let mut waited = false;
+            let written = producer
+                .push_blocking(&meta, data, Duration::from_millis(100), || {
+                    waited = true;
+                    !stop.load(Ordering::Relaxed)
+                })
+                .map_err(FeedError::Ring)?;
+            if waited {
+                self.counters.full_waits.add(1);
+            }
+            if !written {
+                self.summary.stopped = true;
+                return Ok(());
+            }
+            self.per_worker[w] += 1;
+            self.pending[w] += 1;
+            if self.pending[w] >= PUBLISH_EVERY {
+                self.producers[w].publish();
+                self.pending[w] = 0;
+            }
+            if self.summary.packets % SYNC_EVERY == 0 {
+                let offset = reader.offset();
+                for (p, pending) in self.producers.iter_mut().zip(self.pending.iter_mut()) {
+                    p.publish();
+                    *pending = 0;
+                }
+                self.sync(offset);
+            }
+        }
+    }
+}
+
+enum FeedError {
+    Pcap(PcapError),
+    Ring(RingError),
+}

@@ -1,0 +1,217 @@
+//! Deserializers for the value spellings that suricata.yaml uses: `yes`/`no` booleans,
+//! sizes such as `1mb`, numbers written as strings (every `--set` value is a string).
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// Suricata's truth values (`ConfValIsTrue`/`ConfValIsFalse`).
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "yes" | "true" | "on" | "enable" | "enabled" => Some(true),
+        "0" | "no" | "false" | "off" | "disable" | "disabled" => Some(false),
+        _ => None,
+    }
+}
+
+/// `bool` from a YAML bool, `yes`/`no`/`true`/`false`/`on`/`off`/`1`/`0`.
+pub fn flex_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a boolean (yes/no, true/false, on/off, 1/0)")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<bool, E> {
+            match v {
+                0 => Ok(false),
+                1 => Ok(true),
+                _ => Err(E::custom(format!("{v} is not a boolean"))),
+            }
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<bool, E> {
+            self.visit_u64(v.max(2) as u64)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+            parse_bool(v).ok_or_else(|| E::custom(format!("`{v}` is not a boolean")))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+fn number_from_str<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.trim().parse().ok()
+}
+
+macro_rules! flex_uint {
+    ($name:ident, $t:ty) => {
+        /// An unsigned number, also written as a string.
+        pub fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = $t;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    write!(f, "a number from 0 to {}", <$t>::MAX)
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<$t, E> {
+                    <$t>::try_from(v).map_err(|_| E::custom(format!("{v} is out of range")))
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<$t, E> {
+                    <$t>::try_from(v).map_err(|_| E::custom(format!("{v} is out of range")))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<$t, E> {
+                    number_from_str(v).ok_or_else(|| E::custom(format!("`{v}` is not a number")))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    };
+}
+
+flex_uint!(flex_u32, u32);
+flex_uint!(flex_u64, u64);
+flex_uint!(flex_usize, usize);
+
+/// An optional unsigned number (`null`/`~`/`auto` or absent = none).
+pub fn flex_opt_usize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = Option<usize>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number, or `auto`")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<usize>, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Option<usize>, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<usize>, E> {
+            Ok(Some(v as usize))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<usize>, E> {
+            usize::try_from(v)
+                .map(Some)
+                .map_err(|_| E::custom(format!("{v} is out of range")))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<usize>, E> {
+            if v.eq_ignore_ascii_case("auto") || v.is_empty() {
+                return Ok(None);
+            }
+            number_from_str(v)
+                .map(Some)
+                .ok_or_else(|| E::custom(format!("`{v}` is not a number")))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A size in bytes. Written as a number of bytes, or with Suricata's units
+/// (`kb`, `mb`, `gb` are powers of 1024; `kib`, `mib`, `gib` too; case-insensitive,
+/// a space before the unit allowed): `1mb`, `8 KiB`, `65536`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    pub const fn kib(n: u64) -> ByteSize {
+        ByteSize(n * 1024)
+    }
+    pub const fn mib(n: u64) -> ByteSize {
+        ByteSize(n * 1024 * 1024)
+    }
+    pub fn bytes(self) -> u64 {
+        self.0
+    }
+    pub fn parse(s: &str) -> Option<ByteSize> {
+        let s = s.trim();
+        let split = s
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let unit = unit.trim().to_ascii_lowercase();
+        let mult: u64 = match unit.as_str() {
+            "" | "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            _ => return None,
+        };
+        if num.contains('.') {
+            let f: f64 = num.parse().ok()?;
+            if !f.is_finite() || f < 0.0 {
+                return None;
+            }
+            Some(ByteSize((f * mult as f64) as u64))
+        } else {
+            num.parse::<u64>().ok()?.checked_mul(mult).map(ByteSize)
+        }
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as 65536, 64kb or 1mb")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
+                u64::try_from(v)
+                    .map(ByteSize)
+                    .map_err(|_| E::custom(format!("{v} is not a size")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(v).ok_or_else(|| E::custom(format!("`{v}` is not a size")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(ByteSize::parse("1mb"), Some(ByteSize(1 << 20)));
+        assert_eq!(ByteSize::parse("8kb"), Some(ByteSize(8192)));
+        assert_eq!(ByteSize::parse("8 KiB"), Some(ByteSize(8192)));
+        assert_eq!(ByteSize::parse("0"), Some(ByteSize(0)));
+        assert_eq!(ByteSize::parse("1.5mb"), Some(ByteSize(1572864)));
+        assert_eq!(ByteSize::parse("12parsecs"), None);
+        assert_eq!(ByteSize::parse("99999999999999999999gb"), None);
+    }
+
+    #[test]
+    fn bools() {
+        for t in ["yes", "Yes", "true", "on", "1"] {
+            assert_eq!(parse_bool(t), Some(true));
+        }
+        for f in ["no", "false", "off", "0"] {
+            assert_eq!(parse_bool(f), Some(false));
+        }
+        assert_eq!(parse_bool("maybe"), None);
+    }
+}

@@ -1,0 +1,293 @@
+//! Which configuration keys exist: Meerkat's own, and Suricata's.
+//!
+//! A config tree is checked before it is turned into typed config:
+//! - a key Meerkat models is kept;
+//! - a key that Suricata has but Meerkat does not model (yet) is removed with a warning
+//!   naming it, so Suricata config files and command lines keep working;
+//! - any other key is an error naming it.
+//!
+//! Paths skip list indices: `outputs: [{eve-log: {types: [{http: {extended: yes}}]}}]`
+//! holds the key `outputs.eve-log.types.http.extended`.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde_yaml::Value;
+
+/// Every key path of Suricata's annotated default suricata.yaml (8.0), commented-out keys
+/// included; regenerate with `tools/gen-suricata-keys.py`.
+const SURICATA_KEYS: &str = include_str!("suricata_keys.txt");
+
+/// Key paths that Meerkat models. `*` matches any one segment (a variable name, an
+/// app-layer protocol, an EVE record type).
+pub const MEERKAT_KEYS: &[&str] = &[
+    "vars.address-groups.*",
+    "vars.port-groups.*",
+    "default-log-dir",
+    "default-rule-path",
+    "rule-files",
+    "classification-file",
+    "runtime-dir",
+    "detect.workers",
+    "detect.event-batch-size",
+    "detect.event-batch-delay-ms",
+    "detect.max-unacked-batches",
+    "capture.ring-size",
+    "stream.midstream",
+    "stream.inline",
+    "stream.checksum-validation",
+    "stream.async-oneside",
+    "stream.reassembly.depth",
+    "app-layer.protocols.*.enabled",
+    "app-layer.protocols.*.detection-ports.dp",
+    "app-layer.protocols.*.detection-ports.sp",
+    "outputs.eve-log.enabled",
+    "outputs.eve-log.filetype",
+    "outputs.eve-log.filename",
+    "outputs.eve-log.threaded",
+    "outputs.eve-log.buffer-size",
+    "outputs.eve-log.pcap-file",
+    "outputs.eve-log.types",
+    "outputs.eve-log.types.*.enabled",
+    "outputs.eve-log.types.*.metadata",
+    "outputs.eve-log.types.*.payload",
+    "outputs.eve-log.types.*.payload-printable",
+    "outputs.eve-log.types.*.packet",
+    "outputs.eve-log.types.*.extended",
+    "outputs.eve-log.types.*.types.*",
+    "heartbeat.output-flush-interval",
+    "pcap-file.checksum-checks",
+    "stats.enabled",
+    "stats.interval",
+];
+
+/// Suricata maps whose keys are names the user chooses.
+const SURICATA_OPEN: &[&str] = &[
+    "vars.address-groups.*",
+    "vars.port-groups.*",
+    "app-layer.protocols.*.enabled",
+    "app-layer.protocols.*.detection-enabled",
+    "app-layer.protocols.*.detection-ports.*",
+    "outputs.eve-log.types.*",
+];
+
+fn suricata_keys() -> &'static HashSet<&'static str> {
+    static KEYS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut set = HashSet::new();
+        for line in SURICATA_KEYS
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            // Every prefix of a key is a key (a section) too.
+            let mut end = 0;
+            for (i, c) in line.char_indices() {
+                if c == '.' {
+                    set.insert(&line[..i]);
+                }
+                end = i + c.len_utf8();
+            }
+            set.insert(&line[..end]);
+        }
+        set
+    })
+}
+
+/// App-layer protocol names that Suricata knows (`app-layer.protocols.<name>`).
+pub fn suricata_app_protocols() -> Vec<&'static str> {
+    let mut v: Vec<&str> = suricata_keys()
+        .iter()
+        .filter_map(|k| k.strip_prefix("app-layer.protocols."))
+        .filter(|rest| !rest.contains('.'))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn matches(pattern: &str, path: &[&str]) -> bool {
+    let pat: Vec<&str> = pattern.split('.').collect();
+    pat.len() == path.len() && pat.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+}
+
+fn is_prefix_of(path: &[&str], pattern: &str) -> bool {
+    let pat: Vec<&str> = pattern.split('.').collect();
+    pat.len() > path.len() && pat.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+}
+
+/// Whether Meerkat models exactly this key.
+pub fn is_meerkat_key(path: &[&str]) -> bool {
+    MEERKAT_KEYS.iter().any(|p| matches(p, path))
+}
+
+/// Whether Meerkat models keys below this one (it is a section of Meerkat's config).
+pub fn is_meerkat_section(path: &[&str]) -> bool {
+    MEERKAT_KEYS.iter().any(|p| is_prefix_of(path, p))
+}
+
+/// Whether Suricata has this key or section.
+pub fn is_suricata_key(path: &[&str]) -> bool {
+    if suricata_keys().contains(path.join(".").as_str()) {
+        return true;
+    }
+    SURICATA_OPEN.iter().any(|p| {
+        matches(p, path) || is_prefix_of(path, p) || {
+            // Anything below an open entry, e.g. outputs.eve-log.types.http.custom.
+            let pat: Vec<&str> = p.split('.').collect();
+            path.len() > pat.len() && pat.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+        }
+    })
+}
+
+/// Outcome of checking a config tree.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct KeyReport {
+    /// Suricata keys that were removed because Meerkat does not model them.
+    pub ignored_suricata_keys: Vec<String>,
+    /// Keys that are neither Meerkat's nor Suricata's.
+    pub unknown_keys: Vec<String>,
+}
+
+/// Removes Suricata-only keys from `root` and lists unknown ones.
+pub fn check_and_prune(root: &mut Value) -> KeyReport {
+    let mut report = KeyReport::default();
+    let mut path = Vec::new();
+    prune(root, &mut path, &mut report);
+    report.ignored_suricata_keys.dedup();
+    report
+}
+
+fn key_str(k: &Value) -> String {
+    match k {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        _ => "?".to_string(),
+    }
+}
+
+fn prune(node: &mut Value, path: &mut Vec<String>, report: &mut KeyReport) {
+    match node {
+        Value::Mapping(map) => {
+            let keys: Vec<Value> = map.keys().cloned().collect();
+            for k in keys {
+                path.push(key_str(&k));
+                let segs: Vec<&str> = path.iter().map(String::as_str).collect();
+                let keep_whole = is_meerkat_key(&segs) && !is_meerkat_section(&segs);
+                if keep_whole {
+                    // A leaf Meerkat models; the typed layer checks its value.
+                } else if is_meerkat_section(&segs) {
+                    if let Some(child) = map.get_mut(&k) {
+                        prune(child, path, report);
+                    }
+                } else if is_suricata_key(&segs) {
+                    report.ignored_suricata_keys.push(path.join("."));
+                    map.remove(&k);
+                } else {
+                    report.unknown_keys.push(path.join("."));
+                    map.remove(&k);
+                }
+                path.pop();
+            }
+        }
+        Value::Sequence(seq) => {
+            for item in seq.iter_mut() {
+                prune(item, path, report);
+            }
+            // A list entry whose keys were all Suricata-only (`- fast: {...}`) goes away.
+            seq.retain(|v| !matches!(v, Value::Mapping(m) if m.is_empty()));
+        }
+        Value::Tagged(t) => prune(&mut t.value, path, report),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Vec<&str> {
+        s.split('.').collect()
+    }
+
+    #[test]
+    fn classifies_keys() {
+        assert!(is_meerkat_key(&p("stream.midstream")));
+        assert!(is_meerkat_key(&p("vars.address-groups.HOME_NET")));
+        assert!(is_meerkat_section(&p("outputs.eve-log")));
+        assert!(is_suricata_key(&p("af-packet.ring-size")));
+        assert!(is_suricata_key(&p(
+            "app-layer.protocols.http.libhtp.default-config.response-body-decompress-layer-limit"
+        )));
+        assert!(is_suricata_key(&p("app-layer.protocols.mqtt.enabled")));
+        assert!(is_suricata_key(&p(
+            "outputs.eve-log.types.anomaly.types.stream"
+        )));
+        assert!(!is_suricata_key(&p("stream.midstreem")));
+        assert!(!is_meerkat_key(&p("stream.midstreem")));
+    }
+
+    #[test]
+    fn prunes_suricata_only_and_reports_unknown() {
+        let mut v: Value = serde_yaml::from_str(
+            r#"
+stream:
+  midstream: true
+  memcap: 64mb
+  bogus: 1
+outputs:
+  - fast:
+      enabled: yes
+  - eve-log:
+      filename: eve.json
+      community-id: true
+      types:
+        - alert:
+            tagged-packets: yes
+            payload: yes
+        - dns
+logging:
+  default-log-level: notice
+"#,
+        )
+        .unwrap();
+        let r = check_and_prune(&mut v);
+        assert_eq!(r.unknown_keys, vec!["stream.bogus"]);
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"stream.memcap".to_string())
+        );
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"outputs.fast".to_string())
+        );
+        assert!(r.ignored_suricata_keys.contains(&"logging".to_string()));
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"outputs.eve-log.types.alert.tagged-packets".to_string())
+        );
+        let expect: Value = serde_yaml::from_str(
+            r#"
+stream:
+  midstream: true
+outputs:
+  - eve-log:
+      filename: eve.json
+      types:
+        - alert:
+            payload: yes
+        - dns
+"#,
+        )
+        .unwrap();
+        assert_eq!(v, expect);
+    }
+
+    #[test]
+    fn knows_app_protocols() {
+        let protos = suricata_app_protocols();
+        for p in ["http", "dns", "tls", "mqtt", "dnp3"] {
+            assert!(protos.contains(&p), "{p}");
+        }
+    }
+}

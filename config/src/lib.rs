@@ -1,0 +1,918 @@
+//! Meerkat's configuration.
+//!
+//! The file format is suricata.yaml's: the same key names, units and defaults where the
+//! concept is the same (`vars.address-groups`, `stream.reassembly.depth`,
+//! `outputs.eve-log.buffer-size`, `heartbeat.output-flush-interval`, ...), plus a few
+//! sections of Meerkat's own (`capture`, `detect.workers`, `runtime-dir`).
+//!
+//! Loading goes: the defaults ([`Config::default`]) -> the file merged over them ->
+//! command-line overrides (`--set key=value`, `-l`, `-S`, ...) -> key check (Suricata keys
+//! Meerkat does not model are dropped with a warning; unknown keys are errors) -> typed
+//! [`Config`] -> [`Config::validate`]. The supervisor writes the resolved config to the
+//! runtime directory, and every role process starts from that file.
+
+pub mod de;
+pub mod keys;
+pub mod set;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_yaml::Value;
+
+pub use de::ByteSize;
+
+/// Errors of loading and checking configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("bad --set `{0}`: expected key=value with a dotted key")]
+    BadSet(String),
+    #[error("unknown config key{}: {}", if .0.len() > 1 { "s" } else { "" }, .0.join(", "))]
+    UnknownKeys(Vec<String>),
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+/// How a config was resolved: the typed config and what was said along the way.
+#[derive(Debug)]
+pub struct Resolved {
+    pub config: Config,
+    /// Suricata keys that Meerkat accepted but does not model (each worth a warning).
+    pub ignored_suricata_keys: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Default `vars.address-groups`, as in Suricata's default suricata.yaml.
+fn default_address_groups() -> BTreeMap<String, VarValue> {
+    [
+        ("HOME_NET", "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]"),
+        ("EXTERNAL_NET", "!$HOME_NET"),
+        ("HTTP_SERVERS", "$HOME_NET"),
+        ("SMTP_SERVERS", "$HOME_NET"),
+        ("SQL_SERVERS", "$HOME_NET"),
+        ("DNS_SERVERS", "$HOME_NET"),
+        ("TELNET_SERVERS", "$HOME_NET"),
+        ("AIM_SERVERS", "$EXTERNAL_NET"),
+        ("DC_SERVERS", "$HOME_NET"),
+        ("DNP3_SERVER", "$HOME_NET"),
+        ("DNP3_CLIENT", "$HOME_NET"),
+        ("MODBUS_CLIENT", "$HOME_NET"),
+        ("MODBUS_SERVER", "$HOME_NET"),
+        ("ENIP_CLIENT", "$HOME_NET"),
+        ("ENIP_SERVER", "$HOME_NET"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), VarValue(v.to_string())))
+    .collect()
+}
+
+/// Default `vars.port-groups`, as in Suricata's default suricata.yaml.
+fn default_port_groups() -> BTreeMap<String, VarValue> {
+    [
+        ("HTTP_PORTS", "80"),
+        ("SHELLCODE_PORTS", "!80"),
+        ("ORACLE_PORTS", "1521"),
+        ("SSH_PORTS", "22"),
+        ("DNP3_PORTS", "20000"),
+        ("MODBUS_PORTS", "502"),
+        ("FILE_DATA_PORTS", "[$HTTP_PORTS,110,143]"),
+        ("FTP_PORTS", "21"),
+        ("GENEVE_PORTS", "6081"),
+        ("VXLAN_PORTS", "4789"),
+        ("TEREDO_PORTS", "3544"),
+        ("SIP_PORTS", "[5060, 5061]"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), VarValue(v.to_string())))
+    .collect()
+}
+
+/// A variable's value as rule text (`[10.0.0.0/8,!10.1.0.0/16]`, `$HOME_NET`, `80`).
+/// Also read from a YAML number or list, which some config files use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct VarValue(pub String);
+
+impl<'de> Deserialize<'de> for VarValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        fn text(v: &Value) -> Option<String> {
+            match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Sequence(items) => {
+                    let parts: Option<Vec<String>> = items.iter().map(text).collect();
+                    Some(format!("[{}]", parts?.join(",")))
+                }
+                _ => None,
+            }
+        }
+        text(&v)
+            .map(VarValue)
+            .ok_or_else(|| serde::de::Error::custom("a variable must be a string, number or list"))
+    }
+}
+
+/// `vars`: address and port groups used by rules as `$NAME`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Vars {
+    #[serde(default = "default_address_groups")]
+    pub address_groups: BTreeMap<String, VarValue>,
+    #[serde(default = "default_port_groups")]
+    pub port_groups: BTreeMap<String, VarValue>,
+}
+
+impl Default for Vars {
+    fn default() -> Self {
+        Vars {
+            address_groups: default_address_groups(),
+            port_groups: default_port_groups(),
+        }
+    }
+}
+
+fn default_event_batch_size() -> usize {
+    256
+}
+fn default_event_batch_delay_ms() -> u64 {
+    100
+}
+fn default_max_unacked_batches() -> usize {
+    64
+}
+
+/// `detect`: the detect worker processes (Meerkat's own keys in Suricata's section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Detect {
+    /// Number of detect worker processes; `auto`/absent = number of CPUs.
+    #[serde(default, deserialize_with = "de::flex_opt_usize")]
+    pub workers: Option<usize>,
+    /// Events per batch sent to the eve-writer (a batch also goes when it is older than
+    /// `event-batch-delay-ms`).
+    #[serde(
+        default = "default_event_batch_size",
+        deserialize_with = "de::flex_usize"
+    )]
+    pub event_batch_size: usize,
+    /// Longest time, in milliseconds, an event waits in a partly filled batch.
+    #[serde(
+        default = "default_event_batch_delay_ms",
+        deserialize_with = "de::flex_u64"
+    )]
+    pub event_batch_delay_ms: u64,
+    /// Batches a worker keeps unacknowledged before it stops producing (backpressure).
+    #[serde(
+        default = "default_max_unacked_batches",
+        deserialize_with = "de::flex_usize"
+    )]
+    pub max_unacked_batches: usize,
+}
+
+impl Default for Detect {
+    fn default() -> Self {
+        Detect {
+            workers: None,
+            event_batch_size: default_event_batch_size(),
+            event_batch_delay_ms: default_event_batch_delay_ms(),
+            max_unacked_batches: default_max_unacked_batches(),
+        }
+    }
+}
+
+fn default_ring_size() -> ByteSize {
+    ByteSize::mib(32)
+}
+
+/// `capture`: the capture process (Meerkat's own section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Capture {
+    /// Bytes of each capture -> worker shared-memory ring (a power of two).
+    #[serde(default = "default_ring_size")]
+    pub ring_size: ByteSize,
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Capture {
+            ring_size: default_ring_size(),
+        }
+    }
+}
+
+fn default_depth() -> ByteSize {
+    ByteSize::mib(1)
+}
+
+/// `stream.reassembly`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Reassembly {
+    /// Bytes of each direction of a TCP stream that are reassembled and inspected;
+    /// 0 = unlimited. Suricata's default: 1mb.
+    #[serde(default = "default_depth")]
+    pub depth: ByteSize,
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Reassembly {
+            depth: default_depth(),
+        }
+    }
+}
+
+/// `stream`: TCP tracking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Stream {
+    /// Pick up sessions whose handshake was not seen. Suricata's default: no.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub midstream: bool,
+    /// Inline (IPS) stream mode: inspect data as it arrives rather than once acked.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub inline: bool,
+    /// Validate TCP checksums (`-k none` turns it off). Suricata's default: yes.
+    #[serde(default = "yes", deserialize_with = "de::flex_bool")]
+    pub checksum_validation: bool,
+    /// Track sessions where only one direction is seen.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub async_oneside: bool,
+    #[serde(default)]
+    pub reassembly: Reassembly,
+}
+
+impl Default for Stream {
+    fn default() -> Self {
+        Stream {
+            midstream: false,
+            inline: false,
+            checksum_validation: true,
+            async_oneside: false,
+            reassembly: Reassembly::default(),
+        }
+    }
+}
+
+/// `app-layer.protocols.<name>.enabled`: `yes`, `no` or `detection-only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppEnabled {
+    Yes,
+    No,
+    DetectionOnly,
+}
+
+impl<'de> Deserialize<'de> for AppEnabled {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(true) => Ok(AppEnabled::Yes),
+            Value::Bool(false) => Ok(AppEnabled::No),
+            Value::String(s) if s.eq_ignore_ascii_case("detection-only") => {
+                Ok(AppEnabled::DetectionOnly)
+            }
+            Value::String(s) => match de::parse_bool(&s) {
+                Some(true) => Ok(AppEnabled::Yes),
+                Some(false) => Ok(AppEnabled::No),
+                None => Err(serde::de::Error::custom(format!(
+                    "`{s}` is not yes, no or detection-only"
+                ))),
+            },
+            other => Err(serde::de::Error::custom(format!(
+                "{other:?} is not yes, no or detection-only"
+            ))),
+        }
+    }
+}
+
+/// `app-layer.protocols.<name>.detection-ports`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DetectionPorts {
+    #[serde(default)]
+    pub dp: Option<VarValue>,
+    #[serde(default)]
+    pub sp: Option<VarValue>,
+}
+
+/// `app-layer.protocols.<name>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AppProtocol {
+    #[serde(default = "app_yes")]
+    pub enabled: AppEnabled,
+    #[serde(default)]
+    pub detection_ports: Option<DetectionPorts>,
+}
+
+fn app_yes() -> AppEnabled {
+    AppEnabled::Yes
+}
+
+/// `app-layer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AppLayer {
+    #[serde(default)]
+    pub protocols: BTreeMap<String, AppProtocol>,
+}
+
+impl AppLayer {
+    /// Whether parsing of `proto` is on (default: on for the protocols Meerkat parses).
+    pub fn enabled(&self, proto: &str) -> AppEnabled {
+        self.protocols
+            .get(proto)
+            .map(|p| p.enabled)
+            .unwrap_or(AppEnabled::Yes)
+    }
+}
+
+/// `outputs.eve-log.filetype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FileType {
+    #[default]
+    Regular,
+    UnixStream,
+    UnixDgram,
+    Redis,
+}
+
+/// Options of one entry of `outputs.eve-log.types` (`- alert: {payload: yes}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EveTypeOptions {
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub enabled: Option<bool>,
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub metadata: Option<bool>,
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub payload: Option<bool>,
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub payload_printable: Option<bool>,
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub packet: Option<bool>,
+    #[serde(default, deserialize_with = "opt_bool")]
+    pub extended: Option<bool>,
+    /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
+    #[serde(default)]
+    pub types: BTreeMap<String, Value>,
+}
+
+fn opt_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    de::flex_bool(d).map(Some)
+}
+
+/// One entry of `outputs.eve-log.types`: a name, or a name with options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EveType {
+    Name(String),
+    WithOptions(BTreeMap<String, EveTypeOptions>),
+}
+
+impl EveType {
+    pub fn name(&self) -> &str {
+        match self {
+            EveType::Name(n) => n,
+            EveType::WithOptions(m) => m.keys().next().map(String::as_str).unwrap_or(""),
+        }
+    }
+    pub fn options(&self) -> Option<&EveTypeOptions> {
+        match self {
+            EveType::Name(_) => None,
+            EveType::WithOptions(m) => m.values().next(),
+        }
+    }
+    /// Whether the entry is on (an entry with `enabled: no` is off).
+    pub fn enabled(&self) -> bool {
+        self.options().and_then(|o| o.enabled).unwrap_or(true)
+    }
+}
+
+fn default_eve_filename() -> String {
+    "eve.json".to_string()
+}
+
+fn default_eve_types() -> Vec<EveType> {
+    ["alert", "anomaly", "http", "dns", "tls", "flow", "stats"]
+        .into_iter()
+        .map(|s| EveType::Name(s.to_string()))
+        .collect()
+}
+
+/// `outputs[].eve-log`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EveLog {
+    #[serde(default = "yes", deserialize_with = "de::flex_bool")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub filetype: FileType,
+    /// File name, relative to the log directory unless absolute.
+    #[serde(default = "default_eve_filename")]
+    pub filename: String,
+    /// One file per producing worker (`eve.<n>.json`).
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub threaded: bool,
+    /// Bytes of output buffer; 0 = unbuffered (every event is its own write).
+    #[serde(default)]
+    pub buffer_size: ByteSize,
+    /// Add `pcap_filename` to records from pcap files.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub pcap_file: bool,
+    #[serde(default = "default_eve_types")]
+    pub types: Vec<EveType>,
+}
+
+impl Default for EveLog {
+    fn default() -> Self {
+        EveLog {
+            enabled: true,
+            filetype: FileType::Regular,
+            filename: default_eve_filename(),
+            threaded: false,
+            buffer_size: ByteSize(0),
+            pcap_file: false,
+            types: default_eve_types(),
+        }
+    }
+}
+
+impl EveLog {
+    /// The entry for an event type, if that type is on.
+    pub fn type_entry(&self, name: &str) -> Option<&EveType> {
+        self.types.iter().find(|t| t.name() == name && t.enabled())
+    }
+}
+
+/// One entry of `outputs`. Suricata's other outputs (fast, stats, pcap-log, ...) are
+/// Suricata keys that Meerkat does not model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Output {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eve_log: Option<EveLog>,
+}
+
+fn default_outputs() -> Vec<Output> {
+    vec![Output {
+        eve_log: Some(EveLog::default()),
+    }]
+}
+
+/// `heartbeat`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Heartbeat {
+    /// Seconds between flushes of every output; 0 = never (1..=60).
+    #[serde(default, deserialize_with = "de::flex_u32")]
+    pub output_flush_interval: u32,
+}
+
+/// Checksum validation of packets (`pcap-file.checksum-checks`, `-k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChecksumChecks {
+    /// Validate unless most packets of the input have bad checksums (offloading).
+    #[default]
+    Auto,
+    /// Always validate.
+    Yes,
+    /// Never validate.
+    No,
+}
+
+impl<'de> Deserialize<'de> for ChecksumChecks {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(b) => Ok(if b {
+                ChecksumChecks::Yes
+            } else {
+                ChecksumChecks::No
+            }),
+            Value::String(s) if s.eq_ignore_ascii_case("auto") => Ok(ChecksumChecks::Auto),
+            Value::String(s) if s.eq_ignore_ascii_case("all") => Ok(ChecksumChecks::Yes),
+            Value::String(s) if s.eq_ignore_ascii_case("none") => Ok(ChecksumChecks::No),
+            Value::String(s) => de::parse_bool(&s)
+                .map(|b| {
+                    if b {
+                        ChecksumChecks::Yes
+                    } else {
+                        ChecksumChecks::No
+                    }
+                })
+                .ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not auto, yes or no"))),
+            other => Err(serde::de::Error::custom(format!(
+                "{other:?} is not auto, yes or no"
+            ))),
+        }
+    }
+}
+
+/// `pcap-file`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PcapFile {
+    #[serde(default)]
+    pub checksum_checks: ChecksumChecks,
+}
+
+fn default_stats_interval() -> u64 {
+    8
+}
+
+/// `stats`: periodic counters (EVE `stats` records).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Stats {
+    #[serde(default = "yes", deserialize_with = "de::flex_bool")]
+    pub enabled: bool,
+    /// Seconds between stats records.
+    #[serde(default = "default_stats_interval", deserialize_with = "de::flex_u64")]
+    pub interval: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            enabled: true,
+            interval: default_stats_interval(),
+        }
+    }
+}
+
+fn default_log_dir() -> PathBuf {
+    PathBuf::from("/var/log/meerkat")
+}
+fn default_rule_path() -> PathBuf {
+    PathBuf::from("/etc/meerkat/rules")
+}
+fn default_rule_files() -> Vec<String> {
+    vec!["meerkat.rules".to_string()]
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    #[serde(default)]
+    pub vars: Vars,
+    /// Where EVE and other logs go (`-l`).
+    #[serde(default = "default_log_dir")]
+    pub default_log_dir: PathBuf,
+    /// Directory that relative `rule-files` are in.
+    #[serde(default = "default_rule_path")]
+    pub default_rule_path: PathBuf,
+    #[serde(default = "default_rule_files")]
+    pub rule_files: Vec<String>,
+    /// Classtype table; absent = the built-in one (Suricata's default table).
+    #[serde(default)]
+    pub classification_file: Option<PathBuf>,
+    /// Directory for the shared-memory rings, counter pages and sockets between the
+    /// processes. Absent: `meerkat run` makes a private one under /dev/shm; a role started
+    /// alone needs it set (all roles of one sensor share it).
+    #[serde(default)]
+    pub runtime_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub detect: Detect,
+    #[serde(default)]
+    pub capture: Capture,
+    #[serde(default)]
+    pub stream: Stream,
+    #[serde(default)]
+    pub app_layer: AppLayer,
+    #[serde(default = "default_outputs")]
+    pub outputs: Vec<Output>,
+    #[serde(default)]
+    pub heartbeat: Heartbeat,
+    #[serde(default)]
+    pub pcap_file: PcapFile,
+    #[serde(default)]
+    pub stats: Stats,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            vars: Vars::default(),
+            default_log_dir: default_log_dir(),
+            default_rule_path: default_rule_path(),
+            rule_files: default_rule_files(),
+            classification_file: None,
+            runtime_dir: None,
+            detect: Detect::default(),
+            capture: Capture::default(),
+            stream: Stream::default(),
+            app_layer: AppLayer::default(),
+            outputs: default_outputs(),
+            heartbeat: Heartbeat::default(),
+            pcap_file: PcapFile::default(),
+            stats: Stats::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Checks what types cannot: ranges and relations between keys.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let ring = self.capture.ring_size.bytes();
+        if !ring.is_power_of_two() || !(64 * 1024..=1 << 36).contains(&ring) {
+            return Err(ConfigError::Invalid(format!(
+                "capture.ring-size {ring} must be a power of two from 64kb to 64gb"
+            )));
+        }
+        if self.heartbeat.output_flush_interval > 60 {
+            return Err(ConfigError::Invalid(format!(
+                "heartbeat.output-flush-interval {} must be 0 (never) to 60 seconds",
+                self.heartbeat.output_flush_interval
+            )));
+        }
+        if self.detect.workers == Some(0) {
+            return Err(ConfigError::Invalid(
+                "detect.workers must be at least 1".to_string(),
+            ));
+        }
+        if self.detect.event_batch_size == 0 || self.detect.max_unacked_batches == 0 {
+            return Err(ConfigError::Invalid(
+                "detect.event-batch-size and detect.max-unacked-batches must be at least 1"
+                    .to_string(),
+            ));
+        }
+        let known = keys::suricata_app_protocols();
+        for name in self.app_layer.protocols.keys() {
+            if !known.contains(&name.as_str()) {
+                return Err(ConfigError::UnknownKeys(vec![format!(
+                    "app-layer.protocols.{name}"
+                )]));
+            }
+        }
+        for out in &self.outputs {
+            if let Some(eve) = &out.eve_log
+                && eve.filename.is_empty()
+            {
+                return Err(ConfigError::Invalid(
+                    "outputs.eve-log.filename must not be empty".to_string(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of detect workers to run.
+    pub fn workers(&self) -> usize {
+        self.detect.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+    }
+
+    /// The enabled eve-log outputs.
+    pub fn eve_logs(&self) -> impl Iterator<Item = &EveLog> {
+        self.outputs
+            .iter()
+            .filter_map(|o| o.eve_log.as_ref())
+            .filter(|e| e.enabled)
+    }
+
+    /// Rule files with `default-rule-path` applied to relative names.
+    pub fn rule_paths(&self) -> Vec<PathBuf> {
+        self.rule_files
+            .iter()
+            .map(|f| {
+                let p = Path::new(f);
+                if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    self.default_rule_path.join(p)
+                }
+            })
+            .collect()
+    }
+
+    /// The config as YAML (what the supervisor hands to the roles).
+    pub fn to_yaml(&self) -> String {
+        serde_yaml::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The defaults as a YAML tree.
+pub fn default_tree() -> Value {
+    serde_yaml::to_value(Config::default()).unwrap_or(Value::Null)
+}
+
+/// Reads a YAML config file (Suricata's `%YAML 1.1` header is accepted).
+pub fn read_file(path: &Path) -> Result<Value, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_text(&text).map_err(|message| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+/// Parses YAML text. Suricata files start with `%YAML 1.1` and `---`, which this YAML
+/// reader (1.2) refuses, so that directive is dropped first.
+pub fn parse_text(text: &str) -> Result<Value, String> {
+    let body: String = if text.trim_start().starts_with("%YAML") {
+        text.lines()
+            .skip_while(|l| l.trim_start().starts_with('%'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        text.to_string()
+    };
+    match serde_yaml::from_str::<Value>(&body) {
+        Ok(Value::Null) => Ok(Value::Mapping(Default::default())),
+        Ok(v @ Value::Mapping(_)) => Ok(v),
+        Ok(_) => Err("the top level must be a map of keys".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Builds the typed config: defaults, then `file` merged over them, then the overrides
+/// (`key=value`, applied in order), then the key check and validation.
+pub fn resolve(file: Option<&Path>, overrides: &[String]) -> Result<Resolved, ConfigError> {
+    let mut tree = default_tree();
+    if let Some(path) = file {
+        set::merge(&mut tree, read_file(path)?);
+    }
+    for o in overrides {
+        set::apply(&mut tree, o)?;
+    }
+    resolve_tree(tree)
+}
+
+/// Checks and types a complete tree.
+pub fn resolve_tree(mut tree: Value) -> Result<Resolved, ConfigError> {
+    let report = keys::check_and_prune(&mut tree);
+    if !report.unknown_keys.is_empty() {
+        return Err(ConfigError::UnknownKeys(report.unknown_keys));
+    }
+    // Through text so that serde_yaml's errors carry the key path and position.
+    let text = serde_yaml::to_string(&tree).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let config: Config =
+        serde_yaml::from_str(&text).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    config.validate()?;
+    Ok(Resolved {
+        config,
+        ignored_suricata_keys: report.ignored_suricata_keys,
+    })
+}
+
+/// Reads a resolved config written by the supervisor (or any config file, strictly:
+/// Suricata-only keys are still only warnings, returned to the caller).
+pub fn load_for_role(path: &Path, overrides: &[String]) -> Result<Resolved, ConfigError> {
+    resolve(Some(path), overrides)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_round_trips() {
+        let c = Config::default();
+        let text = c.to_yaml();
+        let back = resolve_tree(parse_text(&text).unwrap()).unwrap();
+        assert_eq!(back.config, c);
+        assert!(back.ignored_suricata_keys.is_empty());
+    }
+
+    #[test]
+    fn every_default_key_is_a_meerkat_key() {
+        fn walk(v: &Value, path: &mut Vec<String>, out: &mut Vec<String>) {
+            match v {
+                Value::Mapping(m) => {
+                    for (k, v) in m {
+                        path.push(k.as_str().unwrap_or("?").to_string());
+                        let segs: Vec<&str> = path.iter().map(String::as_str).collect();
+                        if !keys::is_meerkat_key(&segs) && !keys::is_meerkat_section(&segs) {
+                            out.push(path.join("."));
+                        }
+                        walk(v, path, out);
+                        path.pop();
+                    }
+                }
+                Value::Sequence(s) => s.iter().for_each(|i| walk(i, path, out)),
+                _ => {}
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&default_tree(), &mut Vec::new(), &mut missing);
+        assert!(missing.is_empty(), "not in MEERKAT_KEYS: {missing:?}");
+    }
+
+    #[test]
+    fn suricata_style_file_and_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suricata.yaml");
+        std::fs::write(
+            &path,
+            r#"%YAML 1.1
+---
+vars:
+  address-groups:
+    HOME_NET: "[10.0.0.0/8]"
+default-log-dir: /tmp/x
+stream:
+  memcap: 64mb
+  midstream: yes
+  reassembly:
+    depth: 8kb
+outputs:
+  - fast:
+      enabled: yes
+  - eve-log:
+      enabled: yes
+      filename: alerts.json
+      types:
+        - alert
+app-layer:
+  protocols:
+    http:
+      enabled: yes
+      libhtp:
+        default-config:
+          personality: IDS
+"#,
+        )
+        .unwrap();
+        let r = resolve(
+            Some(&path),
+            &[
+                "outputs.1.eve-log.buffer-size=64kb".to_string(),
+                "heartbeat.output-flush-interval=2".to_string(),
+                "vars.address-groups.EXTERNAL_NET=!$HOME_NET".to_string(),
+                "app-layer.protocols.mqtt.enabled=yes".to_string(),
+                "stream.reassembly.depth=0".to_string(),
+            ],
+        )
+        .unwrap();
+        let c = r.config;
+        assert!(c.stream.midstream);
+        assert_eq!(c.stream.reassembly.depth, ByteSize(0));
+        assert_eq!(c.vars.address_groups["HOME_NET"].0, "[10.0.0.0/8]");
+        // Defaults that the file did not mention stay.
+        assert_eq!(c.vars.address_groups["HTTP_SERVERS"].0, "$HOME_NET");
+        let eve: Vec<&EveLog> = c.eve_logs().collect();
+        assert_eq!(eve.len(), 1);
+        assert_eq!(eve[0].filename, "alerts.json");
+        assert_eq!(eve[0].buffer_size, ByteSize(65536));
+        assert_eq!(c.heartbeat.output_flush_interval, 2);
+        assert_eq!(c.app_layer.enabled("mqtt"), AppEnabled::Yes);
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"stream.memcap".to_string())
+        );
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"outputs.fast".to_string())
+        );
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"app-layer.protocols.http.libhtp".to_string())
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let e = resolve(None, &["stream.midstreem=yes".to_string()]).unwrap_err();
+        assert_eq!(e.to_string(), "unknown config key: stream.midstreem");
+        let e = resolve(None, &["app-layer.protocols.htttp.enabled=yes".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("app-layer.protocols.htttp"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_key() {
+        let e = resolve(None, &["stream.midstream=perhaps".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("midstream"), "{e}");
+        let e = resolve(None, &["heartbeat.output-flush-interval=61".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("output-flush-interval"), "{e}");
+        let e = resolve(None, &["capture.ring-size=1000".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("ring-size"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_is_a_clear_error() {
+        let e = resolve(Some(Path::new("/nonexistent/meerkat.yaml")), &[]).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/meerkat.yaml"), "{e}");
+    }
+}

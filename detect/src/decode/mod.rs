@@ -1,0 +1,637 @@
+//! Packet decoding: zero-copy views over the bytes in the ring.
+//!
+//! One file per layer (`ethernet`, `ipv4`, `ipv6`, `tcp`, `udp`, `icmp`), each a view
+//! type with `new_checked` that validates lengths once so that no getter can fail later.
+//! [`decode`] walks the layers and fills a [`Packet`]: a small `Copy` summary that
+//! borrows the frame. Nothing is allocated or copied.
+//!
+//! Malformed input is a [`DecodeEvent`] (named as Suricata names its decoder events),
+//! never a panic: the worker counts it and can log an EVE `anomaly`.
+
+pub mod checksum;
+pub mod ethernet;
+pub mod icmp;
+pub mod ipv4;
+pub mod ipv6;
+pub mod tcp;
+pub mod udp;
+
+use std::net::{IpAddr, Ipv4Addr};
+
+pub use ethernet::MAX_VLAN_LAYERS;
+
+/// pcap link types.
+pub const LINKTYPE_NULL: u16 = 0;
+pub const LINKTYPE_ETHERNET: u16 = 1;
+pub const LINKTYPE_RAW_BSD: u16 = 12;
+pub const LINKTYPE_RAW_OPENBSD: u16 = 14;
+pub const LINKTYPE_RAW: u16 = 101;
+pub const LINKTYPE_LINUX_SLL: u16 = 113;
+pub const LINKTYPE_IPV4: u16 = 228;
+pub const LINKTYPE_IPV6: u16 = 229;
+
+pub const PROTO_ICMP: u8 = 1;
+pub const PROTO_TCP: u8 = 6;
+pub const PROTO_UDP: u8 = 17;
+pub const PROTO_ICMPV6: u8 = 58;
+
+/// Why a packet could not be decoded (or what is wrong with it). Names follow
+/// Suricata's decoder events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecodeEvent {
+    UnsupportedLinkType,
+    EthernetTooSmall,
+    VlanHeaderTooSmall,
+    VlanTooManyLayers,
+    SllTooSmall,
+    NullTooSmall,
+    NullUnsupportedType,
+    IpRawInvalidVersion,
+    Ipv4PktTooSmall,
+    Ipv4HlenTooSmall,
+    Ipv4IplenSmallerThanHlen,
+    Ipv4TruncPkt,
+    Ipv4WrongIpVersion,
+    Ipv6PktTooSmall,
+    Ipv6TruncPkt,
+    Ipv6WrongIpVersion,
+    Ipv6ExthdrTrunc,
+    Ipv6ExthdrTooMany,
+    TcpPktTooSmall,
+    TcpHlenTooSmall,
+    TcpInvalidOptlen,
+    UdpPktTooSmall,
+    UdpHlenTooSmall,
+    UdpHlenInvalid,
+    Icmpv4PktTooSmall,
+    Icmpv6PktTooSmall,
+}
+
+impl DecodeEvent {
+    /// Suricata's name for the event (`decoder.ipv4.trunc_pkt`).
+    pub fn name(self) -> &'static str {
+        use DecodeEvent::*;
+        match self {
+            UnsupportedLinkType => "decoder.unsupported_link_type",
+            EthernetTooSmall => "decoder.ethernet.pkt_too_small",
+            VlanHeaderTooSmall => "decoder.vlan.header_too_small",
+            VlanTooManyLayers => "decoder.vlan.too_many_layers",
+            SllTooSmall => "decoder.sll.pkt_too_small",
+            NullTooSmall => "decoder.null.pkt_too_small",
+            NullUnsupportedType => "decoder.null.unsupported_type",
+            IpRawInvalidVersion => "decoder.ipraw.invalid_ip_version",
+            Ipv4PktTooSmall => "decoder.ipv4.pkt_too_small",
+            Ipv4HlenTooSmall => "decoder.ipv4.hlen_too_small",
+            Ipv4IplenSmallerThanHlen => "decoder.ipv4.iplen_smaller_than_hlen",
+            Ipv4TruncPkt => "decoder.ipv4.trunc_pkt",
+            Ipv4WrongIpVersion => "decoder.ipv4.wrong_ip_version",
+            Ipv6PktTooSmall => "decoder.ipv6.pkt_too_small",
+            Ipv6TruncPkt => "decoder.ipv6.trunc_pkt",
+            Ipv6WrongIpVersion => "decoder.ipv6.wrong_ip_version",
+            Ipv6ExthdrTrunc => "decoder.ipv6.exthdr_trunc",
+            Ipv6ExthdrTooMany => "decoder.ipv6.exthdr_too_many",
+            TcpPktTooSmall => "decoder.tcp.pkt_too_small",
+            TcpHlenTooSmall => "decoder.tcp.hlen_too_small",
+            TcpInvalidOptlen => "decoder.tcp.invalid_optlen",
+            UdpPktTooSmall => "decoder.udp.pkt_too_small",
+            UdpHlenTooSmall => "decoder.udp.hlen_too_small",
+            UdpHlenInvalid => "decoder.udp.hlen_invalid",
+            Icmpv4PktTooSmall => "decoder.icmpv4.pkt_too_small",
+            Icmpv6PktTooSmall => "decoder.icmpv6.pkt_too_small",
+        }
+    }
+
+    /// Every event, for counter registration.
+    pub const ALL: [DecodeEvent; 26] = {
+        use DecodeEvent::*;
+        [
+            UnsupportedLinkType,
+            EthernetTooSmall,
+            VlanHeaderTooSmall,
+            VlanTooManyLayers,
+            SllTooSmall,
+            NullTooSmall,
+            NullUnsupportedType,
+            IpRawInvalidVersion,
+            Ipv4PktTooSmall,
+            Ipv4HlenTooSmall,
+            Ipv4IplenSmallerThanHlen,
+            Ipv4TruncPkt,
+            Ipv4WrongIpVersion,
+            Ipv6PktTooSmall,
+            Ipv6TruncPkt,
+            Ipv6WrongIpVersion,
+            Ipv6ExthdrTrunc,
+            Ipv6ExthdrTooMany,
+            TcpPktTooSmall,
+            TcpHlenTooSmall,
+            TcpInvalidOptlen,
+            UdpPktTooSmall,
+            UdpHlenTooSmall,
+            UdpHlenInvalid,
+            Icmpv4PktTooSmall,
+            Icmpv6PktTooSmall,
+        ]
+    };
+}
+
+/// IP fragment information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fragment {
+    /// Offset of this fragment's data in the datagram, bytes.
+    pub offset: usize,
+    pub more: bool,
+    pub ident: u32,
+}
+
+/// The network layer of a decoded packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpInfo {
+    /// 4 or 6.
+    pub version: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// Upper-layer protocol (after IPv6 extension headers).
+    pub proto: u8,
+    /// TTL or hop limit.
+    pub ttl: u8,
+    /// TOS or traffic class.
+    pub tos: u8,
+    /// IPv4 identification (0 for IPv6 unless fragmented).
+    pub ident: u32,
+    /// Offset of the IP header in the frame.
+    pub offset: usize,
+    /// Length of the IP header (IPv6: fixed header plus extension headers).
+    pub header_len: usize,
+    /// End of the datagram in the frame (link-layer padding excluded).
+    pub end: usize,
+    pub fragment: Option<Fragment>,
+}
+
+/// The transport layer of a decoded packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum L4 {
+    #[default]
+    None,
+    Tcp {
+        src_port: u16,
+        dst_port: u16,
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        window: u16,
+        /// Offset of the TCP header in the frame.
+        offset: usize,
+        header_len: usize,
+    },
+    Udp {
+        src_port: u16,
+        dst_port: u16,
+        offset: usize,
+    },
+    Icmp {
+        icmp_type: u8,
+        code: u8,
+        ident: u16,
+        seq: u16,
+        offset: usize,
+        v6: bool,
+    },
+    /// Another protocol over IP (or a non-first fragment).
+    Other,
+}
+
+/// A decoded packet: a summary of its layers borrowing the frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'a> {
+    pub link_type: u16,
+    pub frame: &'a [u8],
+    pub vlan: [u16; MAX_VLAN_LAYERS],
+    pub vlan_len: u8,
+    pub ip: Option<IpInfo>,
+    pub l4: L4,
+    /// Transport payload (or the IP payload for other protocols); empty when none.
+    pub payload: &'a [u8],
+    /// Offset of `payload` in the frame.
+    pub payload_offset: usize,
+}
+
+impl<'a> Packet<'a> {
+    pub fn empty(link_type: u16, frame: &'a [u8]) -> Packet<'a> {
+        Packet {
+            link_type,
+            frame,
+            vlan: [0; MAX_VLAN_LAYERS],
+            vlan_len: 0,
+            ip: None,
+            l4: L4::None,
+            payload: &[],
+            payload_offset: 0,
+        }
+    }
+
+    pub fn vlans(&self) -> &[u16] {
+        &self.vlan[..usize::from(self.vlan_len)]
+    }
+
+    /// Source and destination ports (0 when the protocol has none).
+    pub fn ports(&self) -> (u16, u16) {
+        match self.l4 {
+            L4::Tcp {
+                src_port, dst_port, ..
+            }
+            | L4::Udp {
+                src_port, dst_port, ..
+            } => (src_port, dst_port),
+            _ => (0, 0),
+        }
+    }
+
+    pub fn proto(&self) -> u8 {
+        self.ip.map(|i| i.proto).unwrap_or(0)
+    }
+
+    pub fn tcp_flags(&self) -> Option<u8> {
+        match self.l4 {
+            L4::Tcp { flags, .. } => Some(flags),
+            _ => None,
+        }
+    }
+
+    /// The IP datagram bytes (header included), if any.
+    pub fn ip_bytes(&self) -> &'a [u8] {
+        match self.ip {
+            Some(ip) => &self.frame[ip.offset..ip.end],
+            None => &[],
+        }
+    }
+
+    /// Whether the transport (and IPv4 header) checksums verify; true for packets
+    /// without one, and for fragments (checked after reassembly).
+    pub fn checksums_ok(&self) -> bool {
+        let Some(ip) = self.ip else {
+            return true;
+        };
+        if ip.version == 4 {
+            let hdr = &self.frame[ip.offset..ip.offset + ip.header_len];
+            if checksum::fold(checksum::sum(hdr, 0)) != 0xffff {
+                return false;
+            }
+        }
+        if ip.fragment.is_some() {
+            return true;
+        }
+        let l4 = &self.frame[ip.offset + ip.header_len..ip.end];
+        match self.l4 {
+            L4::Tcp { .. } => checksum::transport_ok(ip.src, ip.dst, PROTO_TCP, l4),
+            L4::Udp { .. } => {
+                // IPv4 UDP may omit the checksum (0).
+                (ip.version == 4 && l4.get(6..8) == Some(&[0, 0]))
+                    || checksum::transport_ok(ip.src, ip.dst, PROTO_UDP, l4)
+            }
+            L4::Icmp { v6: false, .. } => checksum::icmpv4_ok(l4),
+            L4::Icmp { v6: true, .. } => checksum::transport_ok(ip.src, ip.dst, PROTO_ICMPV6, l4),
+            _ => true,
+        }
+    }
+}
+
+/// Decodes `frame` of link type `link_type`. On error, `Packet` holds the layers decoded
+/// before the bad one (for the anomaly record) and the event says what was wrong.
+pub fn decode(link_type: u16, frame: &[u8]) -> (Packet<'_>, Option<DecodeEvent>) {
+    let mut p = Packet::empty(link_type, frame);
+    let ev = decode_into(&mut p).err();
+    (p, ev)
+}
+
+fn decode_into(p: &mut Packet<'_>) -> Result<(), DecodeEvent> {
+    let frame = p.frame;
+    let (ethertype, off) = match p.link_type {
+        LINKTYPE_ETHERNET => {
+            let u = ethernet::parse(frame)?;
+            p.vlan = u.vlan;
+            p.vlan_len = u.vlan_len;
+            (u.ethertype, u.payload_offset)
+        }
+        LINKTYPE_LINUX_SLL => {
+            let h = frame.get(..16).ok_or(DecodeEvent::SllTooSmall)?;
+            (u16::from_be_bytes([h[14], h[15]]), 16)
+        }
+        LINKTYPE_NULL => {
+            let h = frame.get(..4).ok_or(DecodeEvent::NullTooSmall)?;
+            let fam = u32::from_ne_bytes([h[0], h[1], h[2], h[3]]);
+            let fam = if fam > 0xffff { fam.swap_bytes() } else { fam };
+            match fam {
+                2 => (ethernet::ETHERTYPE_IPV4, 4),
+                10 | 24 | 28 | 30 => (ethernet::ETHERTYPE_IPV6, 4),
+                _ => return Err(DecodeEvent::NullUnsupportedType),
+            }
+        }
+        LINKTYPE_RAW | LINKTYPE_RAW_BSD | LINKTYPE_RAW_OPENBSD => {
+            match frame.first().map(|b| b >> 4) {
+                Some(4) => (ethernet::ETHERTYPE_IPV4, 0),
+                Some(6) => (ethernet::ETHERTYPE_IPV6, 0),
+                _ => return Err(DecodeEvent::IpRawInvalidVersion),
+            }
+        }
+        LINKTYPE_IPV4 => (ethernet::ETHERTYPE_IPV4, 0),
+        LINKTYPE_IPV6 => (ethernet::ETHERTYPE_IPV6, 0),
+        _ => return Err(DecodeEvent::UnsupportedLinkType),
+    };
+    let rest = &frame[off.min(frame.len())..];
+    match ethertype {
+        ethernet::ETHERTYPE_IPV4 => decode_ipv4(p, off, rest),
+        ethernet::ETHERTYPE_IPV6 => decode_ipv6(p, off, rest),
+        // ARP and other link-layer protocols: nothing more to decode.
+        _ => Ok(()),
+    }
+}
+
+fn decode_ipv4(p: &mut Packet<'_>, off: usize, b: &[u8]) -> Result<(), DecodeEvent> {
+    let v = ipv4::Packet::new_checked(b)?;
+    let hlen = v.header_len();
+    let frag_off = v.frag_offset();
+    let fragment = (v.more_frags() || frag_off != 0).then_some(Fragment {
+        offset: frag_off,
+        more: v.more_frags(),
+        ident: u32::from(v.ident()),
+    });
+    let ip = IpInfo {
+        version: 4,
+        src: IpAddr::V4(v.src()),
+        dst: IpAddr::V4(v.dst()),
+        proto: v.protocol(),
+        ttl: v.ttl(),
+        tos: v.tos(),
+        ident: u32::from(v.ident()),
+        offset: off,
+        header_len: hlen,
+        end: off + v.total_len(),
+        fragment,
+    };
+    p.ip = Some(ip);
+    decode_l4(
+        p,
+        off + hlen,
+        v.payload(),
+        v.protocol(),
+        frag_off != 0,
+        false,
+    )
+}
+
+fn decode_ipv6(p: &mut Packet<'_>, off: usize, b: &[u8]) -> Result<(), DecodeEvent> {
+    let v = ipv6::Packet::new_checked(b)?;
+    let mut ip = IpInfo {
+        version: 6,
+        src: IpAddr::V6(v.src()),
+        dst: IpAddr::V6(v.dst()),
+        proto: v.next_header(),
+        ttl: v.hop_limit(),
+        tos: v.traffic_class(),
+        ident: 0,
+        offset: off,
+        header_len: ipv6::HEADER_LEN,
+        end: off + ipv6::HEADER_LEN + v.payload_len(),
+        fragment: None,
+    };
+    let upper = ipv6::skip_extensions(v.next_header(), v.payload());
+    let upper = match upper {
+        Ok(u) => u,
+        Err(e) => {
+            p.ip = Some(ip);
+            return Err(e);
+        }
+    };
+    ip.proto = upper.protocol;
+    ip.header_len = ipv6::HEADER_LEN + upper.offset;
+    if let Some(f) = upper.fragment {
+        ip.fragment = Some(Fragment {
+            offset: f.offset,
+            more: f.more,
+            ident: f.ident,
+        });
+        ip.ident = f.ident;
+    }
+    p.ip = Some(ip);
+    let payload = &v.payload()[upper.offset..];
+    let later_fragment = upper.fragment.is_some_and(|f| f.offset != 0);
+    decode_l4(
+        p,
+        off + ip.header_len,
+        payload,
+        upper.protocol,
+        later_fragment,
+        true,
+    )
+}
+
+fn set_payload(p: &mut Packet<'_>, at: usize, len: usize) {
+    p.payload_offset = at;
+    p.payload = &p.frame[at..at + len];
+}
+
+fn decode_l4(
+    p: &mut Packet<'_>,
+    off: usize,
+    b: &[u8],
+    proto: u8,
+    later_fragment: bool,
+    v6: bool,
+) -> Result<(), DecodeEvent> {
+    if later_fragment {
+        p.l4 = L4::Other;
+        set_payload(p, off, b.len());
+        return Ok(());
+    }
+    // A first fragment may hold only part of the transport header: decode what is there
+    // after reassembly, not now.
+    let first_fragment = p.ip.and_then(|i| i.fragment).is_some();
+    match proto {
+        PROTO_TCP => {
+            let s = match tcp::Segment::new_checked(b) {
+                Ok(s) => s,
+                Err(_) if first_fragment => {
+                    p.l4 = L4::Other;
+                    set_payload(p, off, b.len());
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            p.l4 = L4::Tcp {
+                src_port: s.src_port(),
+                dst_port: s.dst_port(),
+                seq: s.seq(),
+                ack: s.ack(),
+                flags: s.flags(),
+                window: s.window(),
+                offset: off,
+                header_len: s.header_len(),
+            };
+            set_payload(p, off + s.header_len(), s.payload().len());
+        }
+        PROTO_UDP => {
+            let d = match udp::Datagram::new_checked(b) {
+                Ok(d) => d,
+                Err(_) if first_fragment => {
+                    p.l4 = L4::Other;
+                    set_payload(p, off, b.len());
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            p.l4 = L4::Udp {
+                src_port: d.src_port(),
+                dst_port: d.dst_port(),
+                offset: off,
+            };
+            set_payload(p, off + udp::HEADER_LEN, d.payload().len());
+        }
+        PROTO_ICMP | PROTO_ICMPV6 if (proto == PROTO_ICMPV6) == v6 => {
+            let m = icmp::Message::new_checked(b, v6)?;
+            p.l4 = L4::Icmp {
+                icmp_type: m.icmp_type(),
+                code: m.code(),
+                ident: m.ident(),
+                seq: m.seq(),
+                offset: off,
+                v6,
+            };
+            set_payload(p, off + icmp::HEADER_LEN, m.payload().len());
+        }
+        _ => {
+            p.l4 = L4::Other;
+            set_payload(p, off, b.len());
+        }
+    }
+    Ok(())
+}
+
+/// The unspecified IPv4 address, for packets without IP.
+pub const NO_ADDR: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_synth::packet;
+    use meerkat_synth::session::{TcpSession, frame_ip};
+
+    #[test]
+    fn decodes_tcp_over_vlan_ipv6() {
+        let mut s = TcpSession::new(
+            "[2001:db8::1]:40000".parse().unwrap(),
+            "[2001:db8::2]:80".parse().unwrap(),
+            0,
+        )
+        .vlan(7);
+        s.handshake().client_sends(b"GET / HTTP/1.0\r\n\r\n");
+        let frames = s.into_frames();
+        let (p, ev) = decode(LINKTYPE_ETHERNET, &frames[3].data);
+        assert_eq!(ev, None);
+        assert_eq!(p.vlans(), &[7]);
+        let ip = p.ip.unwrap();
+        assert_eq!(ip.version, 6);
+        assert_eq!(ip.proto, PROTO_TCP);
+        assert_eq!(p.ports(), (40000, 80));
+        assert_eq!(p.payload, b"GET / HTTP/1.0\r\n\r\n");
+        assert!(p.checksums_ok());
+    }
+
+    #[test]
+    fn every_link_type_reaches_udp() {
+        let s: IpAddr = "10.0.0.1".parse().unwrap();
+        let d: IpAddr = "10.0.0.2".parse().unwrap();
+        let u = packet::udp(s, d, 1234, 53, b"query");
+        let ip = packet::ip(s, d, PROTO_UDP, 64, 1, &u);
+        let mut sll = vec![0u8; 14];
+        sll.extend_from_slice(&0x0800u16.to_be_bytes());
+        sll.extend_from_slice(&ip);
+        let mut null = 2u32.to_ne_bytes().to_vec();
+        null.extend_from_slice(&ip);
+        let eth = frame_ip(s, d, None, &ip);
+        for (lt, f) in [
+            (LINKTYPE_ETHERNET, &eth),
+            (LINKTYPE_RAW, &ip),
+            (LINKTYPE_IPV4, &ip),
+            (LINKTYPE_LINUX_SLL, &sll),
+            (LINKTYPE_NULL, &null),
+        ] {
+            let (p, ev) = decode(lt, f);
+            assert_eq!(ev, None, "link type {lt}");
+            assert_eq!(p.ports(), (1234, 53), "link type {lt}");
+            assert_eq!(p.payload, b"query", "link type {lt}");
+            assert!(p.checksums_ok());
+        }
+    }
+
+    #[test]
+    fn bad_checksum_is_seen() {
+        let s: IpAddr = "10.0.0.1".parse().unwrap();
+        let d: IpAddr = "10.0.0.2".parse().unwrap();
+        let mut u = packet::udp(s, d, 1234, 53, b"query");
+        u[9] ^= 0xff;
+        let ip = packet::ip(s, d, PROTO_UDP, 64, 1, &u);
+        let (p, _) = decode(LINKTYPE_RAW, &ip);
+        assert!(!p.checksums_ok());
+    }
+
+    #[test]
+    fn truncation_is_an_event_with_partial_layers() {
+        let s: IpAddr = "10.0.0.1".parse().unwrap();
+        let d: IpAddr = "10.0.0.2".parse().unwrap();
+        let t = packet::tcp(
+            s,
+            d,
+            &packet::TcpHeader {
+                src_port: 1,
+                dst_port: 2,
+                seq: 0,
+                ack: 0,
+                flags: 2,
+                window: 1,
+            },
+            b"",
+        );
+        let mut ip = packet::ip(s, d, PROTO_TCP, 64, 1, &t[..10]);
+        let (p, ev) = decode(LINKTYPE_RAW, &ip);
+        assert_eq!(ev, Some(DecodeEvent::TcpPktTooSmall));
+        assert!(p.ip.is_some());
+        ip.truncate(25);
+        assert_eq!(decode(LINKTYPE_RAW, &ip).1, Some(DecodeEvent::Ipv4TruncPkt));
+    }
+
+    #[test]
+    fn never_panics_on_garbage() {
+        let mut seed = 0x1234_5678u32;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        let s: IpAddr = "10.0.0.1".parse().unwrap();
+        let d: IpAddr = "2001:db8::1".parse().unwrap();
+        let base4 = packet::ip(s, s, PROTO_TCP, 1, 1, &[0u8; 40]);
+        let base6 = packet::ip(d, d, PROTO_UDP, 1, 1, &[0u8; 40]);
+        for _ in 0..20_000 {
+            for base in [&base4, &base6] {
+                let mut f = base.clone();
+                for _ in 0..(rnd() % 6) {
+                    let i = rnd() as usize % f.len();
+                    f[i] = rnd() as u8;
+                }
+                f.truncate(rnd() as usize % (f.len() + 1));
+                for lt in [
+                    LINKTYPE_RAW,
+                    LINKTYPE_ETHERNET,
+                    LINKTYPE_NULL,
+                    LINKTYPE_LINUX_SLL,
+                ] {
+                    let (p, _) = decode(lt, &f);
+                    let _ = p.checksums_ok();
+                    let _ = p.ip_bytes();
+                }
+            }
+        }
+    }
+}

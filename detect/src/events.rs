@@ -1,0 +1,157 @@
+//! Building the typed events (protobuf) that go to the eve-writer.
+
+use std::net::IpAddr;
+
+use meerkat_proto::events::{
+    Alert, AlertAction, Anomaly, Direction, Event, EventType, FlowCounters, FlowRecord,
+    PacketSource, TcpSummary,
+};
+use meerkat_ring::PacketMeta;
+
+use crate::decode::{L4, Packet};
+use crate::flow::{EndReason, Flow};
+use crate::rules::{Action, Rule};
+
+fn ip_bytes(ip: IpAddr) -> Vec<u8> {
+    match ip {
+        IpAddr::V4(a) => a.octets().to_vec(),
+        IpAddr::V6(a) => a.octets().to_vec(),
+    }
+}
+
+fn ts_us(ns: u64) -> i64 {
+    (ns / 1000).min(i64::MAX as u64) as i64
+}
+
+fn counters(flow: &Flow) -> FlowCounters {
+    FlowCounters {
+        pkts_toserver: flow.pkts_toserver,
+        pkts_toclient: flow.pkts_toclient,
+        bytes_toserver: flow.bytes_toserver,
+        bytes_toclient: flow.bytes_toclient,
+        start_us: ts_us(flow.start_ns),
+        src_ip: ip_bytes(flow.client.0),
+        src_port: u32::from(flow.client.1),
+        dest_ip: ip_bytes(flow.server.0),
+        dest_port: u32::from(flow.server.1),
+    }
+}
+
+/// The common header of a packet's event.
+fn packet_event(
+    kind: EventType,
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow: Option<(&Flow, bool)>,
+) -> Event {
+    let mut ev = Event {
+        event_type: kind as i32,
+        timestamp_us: ts_us(meta.ts_ns),
+        pcap_cnt: meta.seq,
+        pkt_src: PacketSource::Wire as i32,
+        vlan: p.vlans().iter().map(|&v| u32::from(v)).collect(),
+        ..Default::default()
+    };
+    if let Some(ip) = p.ip {
+        let (sp, dp) = p.ports();
+        ev.src_ip = ip_bytes(ip.src);
+        ev.dest_ip = ip_bytes(ip.dst);
+        ev.src_port = u32::from(sp);
+        ev.dest_port = u32::from(dp);
+        ev.ip_proto = u32::from(ip.proto);
+    }
+    if let L4::Icmp {
+        icmp_type, code, ..
+    } = p.l4
+    {
+        ev.icmp_type = Some(u32::from(icmp_type));
+        ev.icmp_code = Some(u32::from(code));
+    }
+    if let Some((f, to_server)) = flow {
+        ev.flow_id = f.id;
+        ev.direction = if to_server {
+            Direction::ToServer
+        } else {
+            Direction::ToClient
+        } as i32;
+    }
+    ev
+}
+
+/// An `alert` event for `rule` matching packet `p`.
+pub fn alert(rule: &Rule, p: &Packet<'_>, meta: &PacketMeta, flow: Option<(&Flow, bool)>) -> Event {
+    let mut ev = packet_event(EventType::Alert, p, meta, flow);
+    let mut metadata: Vec<meerkat_proto::events::MetadataEntry> = Vec::new();
+    for (k, v) in &rule.metadata {
+        match metadata.iter_mut().find(|m| &m.key == k) {
+            Some(m) => m.values.push(v.clone()),
+            None => metadata.push(meerkat_proto::events::MetadataEntry {
+                key: k.clone(),
+                values: vec![v.clone()],
+            }),
+        }
+    }
+    ev.alert = Some(Alert {
+        action: match rule.action {
+            // IDS mode: drop and reject rules alert.
+            Action::Alert | Action::Drop | Action::Reject | Action::Pass => AlertAction::Allowed,
+        } as i32,
+        gid: rule.gid,
+        signature_id: rule.sid,
+        rev: rule.rev,
+        signature: rule.msg.clone(),
+        category: rule.category.clone(),
+        severity: rule.severity,
+        metadata,
+        references: rule.references.clone(),
+        rule: String::new(),
+        flow: flow.map(|(f, _)| counters(f)),
+    });
+    ev
+}
+
+/// An `anomaly` event for a decoder event.
+pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta) -> Event {
+    let mut ev = packet_event(EventType::Anomaly, p, meta, None);
+    ev.anomaly = Some(Anomaly {
+        r#type: "decode".to_string(),
+        event: name.to_string(),
+        ..Default::default()
+    });
+    ev
+}
+
+/// A `flow` event for an ended flow.
+pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
+    let flags = flow.tcp_flags_ts | flow.tcp_flags_tc;
+    Event {
+        event_type: EventType::Flow as i32,
+        timestamp_us: ts_us(flow.last_ns),
+        flow_id: flow.id,
+        src_ip: ip_bytes(flow.client.0),
+        src_port: u32::from(flow.client.1),
+        dest_ip: ip_bytes(flow.server.0),
+        dest_port: u32::from(flow.server.1),
+        ip_proto: u32::from(flow.proto),
+        vlan: flow.vlan[..usize::from(flow.vlan_len)]
+            .iter()
+            .map(|&v| u32::from(v))
+            .collect(),
+        flow: Some(FlowRecord {
+            counters: Some(counters(flow)),
+            end_us: ts_us(flow.last_ns),
+            age_s: (flow.last_ns.saturating_sub(flow.start_ns)) / 1_000_000_000,
+            state: flow.state().to_string(),
+            reason: reason.as_str().to_string(),
+            alerted: flow.alerted,
+            tcp: (flow.proto == 6).then(|| TcpSummary {
+                tcp_flags: u32::from(flags),
+                tcp_flags_ts: u32::from(flow.tcp_flags_ts),
+                tcp_flags_tc: u32::from(flow.tcp_flags_tc),
+                state: String::new(),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,269 @@
+//! Flows: packets of one conversation, keyed symmetrically.
+//!
+//! A flow is keyed by (protocol, the two endpoints in canonical order, VLAN ids); the
+//! endpoint of the first packet seen is the client ("to_server" is client -> server).
+//! Each flow gets a `flow_id` for EVE, counts packets and bytes per direction, and ends
+//! when it has been idle for its protocol's timeout (packet time) or when the worker
+//! stops, producing an EVE `flow` record.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::decode::{MAX_VLAN_LAYERS, Packet};
+
+/// Idle time after which a flow ends, ns (Suricata's `flow-timeouts` defaults:
+/// TCP established 600 s, UDP 300 s, others 300 s; new flows 30 s).
+const TIMEOUT_NEW_NS: u64 = 30 * 1_000_000_000;
+const TIMEOUT_ESTABLISHED_NS: u64 = 300 * 1_000_000_000;
+const TIMEOUT_TCP_ESTABLISHED_NS: u64 = 600 * 1_000_000_000;
+const TIMEOUT_TCP_CLOSED_NS: u64 = 10 * 1_000_000_000;
+/// Packet time between sweeps for ended flows.
+const SWEEP_EVERY_NS: u64 = 1_000_000_000;
+
+/// The symmetric key of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    proto: u8,
+    lo: (IpAddr, u16),
+    hi: (IpAddr, u16),
+    vlan: [u16; MAX_VLAN_LAYERS],
+}
+
+impl FlowKey {
+    /// The key of `p` and whether `p` goes from `lo` to `hi`.
+    pub fn of(p: &Packet<'_>) -> Option<(FlowKey, bool)> {
+        let ip = p.ip?;
+        let (sp, dp) = p.ports();
+        let a = (ip.src, sp);
+        let b = (ip.dst, dp);
+        let lo_first = a <= b;
+        let (lo, hi) = if lo_first { (a, b) } else { (b, a) };
+        Some((
+            FlowKey {
+                proto: ip.proto,
+                lo,
+                hi,
+                vlan: p.vlan,
+            },
+            lo_first,
+        ))
+    }
+}
+
+/// State of one flow.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub id: u64,
+    pub proto: u8,
+    pub client: (IpAddr, u16),
+    pub server: (IpAddr, u16),
+    pub vlan: [u16; MAX_VLAN_LAYERS],
+    pub vlan_len: u8,
+    pub start_ns: u64,
+    pub last_ns: u64,
+    pub pkts_toserver: u64,
+    pub pkts_toclient: u64,
+    pub bytes_toserver: u64,
+    pub bytes_toclient: u64,
+    pub tcp_flags_ts: u8,
+    pub tcp_flags_tc: u8,
+    pub alerted: bool,
+    /// Whether the client side is `lo` of the key.
+    client_is_lo: bool,
+}
+
+impl Flow {
+    fn timeout_ns(&self) -> u64 {
+        let both_ways = self.pkts_toclient > 0;
+        if self.proto == 6 {
+            let flags = self.tcp_flags_ts | self.tcp_flags_tc;
+            if flags & 0x04 != 0 || (self.tcp_flags_ts & 0x01 != 0 && self.tcp_flags_tc & 0x01 != 0)
+            {
+                return TIMEOUT_TCP_CLOSED_NS;
+            }
+            if both_ways {
+                return TIMEOUT_TCP_ESTABLISHED_NS;
+            }
+            return TIMEOUT_NEW_NS;
+        }
+        if both_ways {
+            TIMEOUT_ESTABLISHED_NS
+        } else {
+            TIMEOUT_NEW_NS
+        }
+    }
+
+    /// EVE flow `state`.
+    pub fn state(&self) -> &'static str {
+        let flags = self.tcp_flags_ts | self.tcp_flags_tc;
+        if self.proto == 6 && (flags & 0x04 != 0 || flags & 0x01 != 0) {
+            "closed"
+        } else if self.pkts_toclient > 0 {
+            "established"
+        } else {
+            "new"
+        }
+    }
+}
+
+/// Why a flow ended (EVE flow `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    Timeout,
+    Shutdown,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Timeout => "timeout",
+            EndReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// The flows of one worker.
+#[derive(Debug, Default)]
+pub struct FlowTable {
+    flows: HashMap<FlowKey, Flow>,
+    next_sweep_ns: u64,
+    worker: u64,
+    created: u64,
+}
+
+impl FlowTable {
+    pub fn new(worker: usize) -> FlowTable {
+        FlowTable {
+            worker: worker as u64,
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Flows created so far.
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Finds or creates the flow of `p` and counts the packet. Returns the flow and
+    /// whether the packet goes client -> server.
+    pub fn track(&mut self, p: &Packet<'_>, ts_ns: u64) -> Option<(&mut Flow, bool)> {
+        let (key, lo_first) = FlowKey::of(p)?;
+        let ip = p.ip?;
+        let (sp, dp) = p.ports();
+        let worker = self.worker;
+        let created = &mut self.created;
+        let flow = self.flows.entry(key).or_insert_with(|| {
+            *created += 1;
+            // Unique per worker and flow, JSON-safe (below 2^53), never 0.
+            let id = ((ts_ns ^ (*created).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & ((1 << 47) - 1))
+                << 4
+                | (worker & 0xf);
+            Flow {
+                id: id.max(1),
+                proto: ip.proto,
+                client: (ip.src, sp),
+                server: (ip.dst, dp),
+                vlan: p.vlan,
+                vlan_len: p.vlan_len,
+                start_ns: ts_ns,
+                last_ns: ts_ns,
+                pkts_toserver: 0,
+                pkts_toclient: 0,
+                bytes_toserver: 0,
+                bytes_toclient: 0,
+                tcp_flags_ts: 0,
+                tcp_flags_tc: 0,
+                alerted: false,
+                client_is_lo: lo_first,
+            }
+        });
+        let to_server = lo_first == flow.client_is_lo;
+        let len = p.frame.len() as u64;
+        let flags = p.tcp_flags().unwrap_or(0);
+        if to_server {
+            flow.pkts_toserver += 1;
+            flow.bytes_toserver += len;
+            flow.tcp_flags_ts |= flags;
+        } else {
+            flow.pkts_toclient += 1;
+            flow.bytes_toclient += len;
+            flow.tcp_flags_tc |= flags;
+        }
+        flow.last_ns = flow.last_ns.max(ts_ns);
+        Some((flow, to_server))
+    }
+
+    /// Ends flows idle past their timeout at packet time `now_ns` (at most once per
+    /// second of packet time) and hands each to `ended`.
+    pub fn sweep(&mut self, now_ns: u64, mut ended: impl FnMut(Flow, EndReason)) {
+        if now_ns < self.next_sweep_ns {
+            return;
+        }
+        self.next_sweep_ns = now_ns + SWEEP_EVERY_NS;
+        let expired: Vec<FlowKey> = self
+            .flows
+            .iter()
+            .filter(|(_, f)| now_ns.saturating_sub(f.last_ns) > f.timeout_ns())
+            .map(|(k, _)| *k)
+            .collect();
+        for k in expired {
+            if let Some(f) = self.flows.remove(&k) {
+                ended(f, EndReason::Timeout);
+            }
+        }
+    }
+
+    /// Ends every flow (worker shutdown), oldest first.
+    pub fn drain(&mut self, mut ended: impl FnMut(Flow, EndReason)) {
+        let mut all: Vec<Flow> = self.flows.drain().map(|(_, f)| f).collect();
+        all.sort_by_key(|f| (f.start_ns, f.id));
+        for f in all {
+            ended(f, EndReason::Shutdown);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{LINKTYPE_ETHERNET, decode};
+    use meerkat_synth::session::TcpSession;
+
+    #[test]
+    fn both_directions_one_flow() {
+        let mut s = TcpSession::new(
+            "10.0.0.1:1234".parse().unwrap(),
+            "10.0.0.2:80".parse().unwrap(),
+            1_000,
+        );
+        s.handshake().client_sends(b"hello").close();
+        let frames = s.into_frames();
+        let mut t = FlowTable::new(0);
+        let mut id = None;
+        for f in &frames {
+            let (p, _) = decode(LINKTYPE_ETHERNET, &f.data);
+            let (flow, to_server) = t.track(&p, f.ts_ns).unwrap();
+            assert_eq!(to_server, p.ports().1 == 80);
+            assert_eq!(*id.get_or_insert(flow.id), flow.id);
+        }
+        assert_eq!(t.len(), 1);
+        let mut ended = Vec::new();
+        t.sweep(frames.last().unwrap().ts_ns + 11_000_000_000, |f, r| {
+            ended.push((f, r))
+        });
+        assert_eq!(ended.len(), 1);
+        let (f, r) = &ended[0];
+        assert_eq!(*r, EndReason::Timeout);
+        assert_eq!(f.pkts_toserver + f.pkts_toclient, frames.len() as u64);
+        assert_eq!(f.client.1, 1234);
+        assert_eq!(f.state(), "closed");
+    }
+}

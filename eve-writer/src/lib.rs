@@ -1,0 +1,118 @@
+//! Meerkat's eve-writer role.
+//!
+//! The eve-writer receives typed events from the detect workers over the gRPC
+//! `EventStream` (a Unix socket in the runtime directory), renders them as Suricata EVE
+//! JSON ([`render`]) and writes them to the configured `eve-log` outputs ([`output`]),
+//! with Suricata's buffering (`buffer-size`) and periodic flush
+//! (`heartbeat.output-flush-interval`). A batch is acknowledged only once its bytes have
+//! been handed to the OS, and a batch seen twice (resent after a reconnect) is written
+//! once.
+
+pub mod json;
+pub mod output;
+pub mod render;
+pub mod server;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use meerkat_config::Config;
+use meerkat_proto::events::event_stream_server::EventStreamServer;
+use tokio_stream::wrappers::UnixListenerStream;
+
+/// Errors of the eve-writer role.
+#[derive(Debug, thiserror::Error)]
+pub enum WriterError {
+    #[error("runtime-dir is not set (it names where the event socket is)")]
+    NoRuntimeDir,
+    #[error("cannot open EVE output {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("event socket {path}: {source}")]
+    Socket {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("another eve-writer is listening on {0}")]
+    AlreadyRunning(PathBuf),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Thread(String),
+    #[error(transparent)]
+    Ring(#[from] meerkat_ring::RingError),
+    #[error("server: {0}")]
+    Server(String),
+}
+
+/// Path of the event socket in the runtime directory.
+pub fn socket_path(runtime_dir: &Path) -> PathBuf {
+    runtime_dir.join("eve.sock")
+}
+
+/// How long in-flight streams get to finish after a stop request.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Serves the event socket until `stop` is set, then flushes every output.
+pub fn run(config: &Config, stop: &AtomicBool) -> Result<(), WriterError> {
+    let runtime = config
+        .runtime_dir
+        .clone()
+        .ok_or(WriterError::NoRuntimeDir)?;
+    let sock = socket_path(&runtime);
+    let w = writer::Writer::new(config, &runtime)?;
+    let (tx, handle) = writer::spawn(w)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| WriterError::Thread(e.to_string()))?;
+    let served = rt.block_on(async {
+        if sock.exists() {
+            if tokio::net::UnixStream::connect(&sock).await.is_ok() {
+                return Err(WriterError::AlreadyRunning(sock.clone()));
+            }
+            let _ = std::fs::remove_file(&sock);
+        }
+        let listener =
+            tokio::net::UnixListener::bind(&sock).map_err(|source| WriterError::Socket {
+                path: sock.clone(),
+                source,
+            })?;
+        tracing::info!(socket = %sock.display(), "eve-writer listening");
+        let service = EventStreamServer::new(server::EventService::new(tx.clone()))
+            .max_decoding_message_size(server::MAX_MESSAGE)
+            .max_encoding_message_size(server::MAX_MESSAGE);
+        let serve = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(UnixListenerStream::new(listener), async {
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            });
+        tokio::pin!(serve);
+        // Once stop is set, open streams get a grace period before the runtime goes.
+        let grace = async {
+            while !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            tokio::time::sleep(STOP_GRACE).await;
+        };
+        tokio::select! {
+            r = &mut serve => r.map_err(|e| WriterError::Server(e.to_string())),
+            _ = grace => Ok(()),
+        }
+    });
+    rt.shutdown_timeout(Duration::from_millis(200));
+    let _ = tx.send(writer::Msg::Shutdown);
+    drop(tx);
+    let _ = handle.join();
+    let _ = std::fs::remove_file(&sock);
+    served
+}

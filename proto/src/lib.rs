@@ -1,0 +1,16 @@
+//! Protobuf contracts between Meerkat's processes.
+//!
+//! - [`events`]: the `EventStream` service that detect workers use to stream typed events
+//!   (alerts, flows, app-layer records, anomalies, stats) to the eve-writer, with batch
+//!   sequence numbers and cumulative acknowledgements so that nothing is lost across a
+//!   reconnect.
+//!
+//! The `.proto` files under `proto/` are the source of truth; this crate compiles them at
+//! build time with `protox` (no `protoc` needed).
+
+#![allow(missing_debug_implementations, clippy::all)]
+
+/// Event stream (detect -> eve-writer).
+pub mod events {
+    tonic::include_proto!("meerkat.events.v1");
+}

@@ -1,0 +1,144 @@
+//! Command line: Suricata users' habits (`-c`, `-r`, `-S`, `-l`, `-k`, `--set`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::logging::LogFormat;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "meerkat",
+    version,
+    about = "A network intrusion detection system that speaks Suricata's rules, config and EVE JSON",
+    long_about = "A network intrusion detection system that speaks Suricata's rules, config and EVE JSON.\n\n\
+                  With no command, runs on the embedded sample capture and rules and writes \
+                  ./meerkat-logs/eve.json."
+)]
+pub struct Cli {
+    /// More log output (-v debug, -vv trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only warnings and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the whole stack (supervisor, eve-writer, detect workers, capture) on this machine.
+    Run(RunArgs),
+    /// Role: read packets and feed the detect workers' rings.
+    Capture(CaptureArgs),
+    /// Role: one detect worker.
+    Detect(DetectArgs),
+    /// Role: receive events and write EVE JSON.
+    #[command(name = "eve-writer")]
+    EveWriter(RoleArgs),
+    /// Rule tools.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Configuration tools.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// Configuration file (suricata.yaml style).
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read packets from this pcap/pcapng file, or every file of this directory.
+    #[arg(short = 'r', value_name = "PCAP")]
+    pub pcap: Vec<PathBuf>,
+    /// Use only this rule file (repeat for more); replaces `rule-files`.
+    #[arg(short = 'S', value_name = "RULES")]
+    pub exclusive_rules: Vec<PathBuf>,
+    /// Load this rule file in addition to `rule-files` (repeat for more).
+    #[arg(short = 's', value_name = "RULES")]
+    pub extra_rules: Vec<PathBuf>,
+    /// Log directory (EVE goes here).
+    #[arg(short = 'l', value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Checksum validation: `none` turns it off, `all` forces it on.
+    #[arg(short = 'k', value_name = "all|none", value_parser = ["all", "none", "auto"])]
+    pub checksum: Option<String>,
+    /// Override a config key: --set stream.midstream=true (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Number of detect worker processes (default: number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Accepted for Suricata command lines; Meerkat always runs its process layout.
+    #[arg(long, value_name = "MODE", hide = true)]
+    pub runmode: Option<String>,
+    /// Accepted for Suricata command lines; IPS simulation is not available (ignored with a warning).
+    #[arg(long, hide = true)]
+    pub simulate_ips: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RoleArgs {
+    /// Configuration file; `meerkat run` hands each role its resolved config.
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override a config key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CaptureArgs {
+    #[command(flatten)]
+    pub role: RoleArgs,
+    /// Pcap files or directories to read.
+    #[arg(short = 'r', value_name = "PCAP", required = true)]
+    pub pcap: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DetectArgs {
+    #[command(flatten)]
+    pub role: RoleArgs,
+    /// Index of this worker (its ring is `ring-<N>`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub worker: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Parse rule files and report every problem, without running.
+    Check {
+        /// Rule files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Configuration (for variables and the classification table).
+        #[arg(short = 'c', long = "config", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print only the summary, not each problem.
+        #[arg(long)]
+        summary: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate a configuration file (with overrides) and print the resolved config.
+    Check {
+        file: PathBuf,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print the resolved configuration.
+        #[arg(long)]
+        print: bool,
+    },
+}

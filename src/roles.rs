@@ -1,0 +1,54 @@
+//! The role subcommands: each loads its config and calls its crate's `run`.
+
+use std::process::ExitCode;
+
+use crate::cli::{CaptureArgs, DetectArgs, RoleArgs};
+use crate::{Failure, Outcome, signals};
+
+fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
+    let resolved =
+        meerkat_config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
+    if !resolved.ignored_suricata_keys.is_empty() {
+        tracing::warn!(
+            "Suricata keys not modelled by Meerkat (ignored): {}",
+            resolved.ignored_suricata_keys.join(", ")
+        );
+    }
+    Ok(resolved.config)
+}
+
+pub fn capture(args: &CaptureArgs) -> Outcome {
+    let config = load(&args.role)?;
+    let _span = tracing::info_span!("capture").entered();
+    let s = meerkat_capture::run_offline(&config, &args.pcap, &signals::STOP)
+        .map_err(Failure::runtime)?;
+    tracing::info!(
+        packets = s.packets,
+        bytes = s.bytes,
+        files = s.files,
+        input_errors = s.input_errors,
+        stopped = s.stopped,
+        "capture done"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn detect(args: &DetectArgs) -> Outcome {
+    let config = load(&args.role)?;
+    let _span = tracing::info_span!("detect", worker = args.worker).entered();
+    let s = meerkat_detect::run(&config, args.worker, &signals::STOP).map_err(Failure::runtime)?;
+    tracing::info!(
+        packets = s.packets,
+        alerts = s.alerts,
+        events = s.events,
+        "detect done"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn eve_writer(args: &RoleArgs) -> Outcome {
+    let config = load(args)?;
+    let _span = tracing::info_span!("eve-writer").entered();
+    meerkat_eve_writer::run(&config, &signals::STOP).map_err(Failure::runtime)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,550 @@
+//! `meerkat run`: the supervisor. It resolves the configuration, checks the inputs,
+//! prepares the runtime directory (rings, counter pages, sockets), starts the roles as
+//! separate processes in dependency order (eve-writer, detect workers, capture), waits
+//! for the end of the input, drains, and prints a summary.
+
+use std::io::IsTerminal;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail};
+use meerkat_capture::{counters_path, ring_path};
+use meerkat_config::Config;
+use meerkat_ring::CounterReader;
+
+use crate::cli::RunArgs;
+use crate::logging::LogFormat;
+use crate::{Failure, Outcome, signals};
+
+/// How long a role may take to become ready (rule loading included).
+const READY_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long roles get to exit after SIGTERM before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(20);
+
+/// Log settings handed to the roles.
+#[derive(Debug, Clone)]
+pub struct LogArgs {
+    pub verbose: u8,
+    pub quiet: bool,
+    pub format: LogFormat,
+}
+
+impl LogArgs {
+    fn args(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.verbose > 0 {
+            v.push(format!("-{}", "v".repeat(usize::from(self.verbose))));
+        }
+        if self.quiet {
+            v.push("--quiet".to_string());
+        }
+        if self.format == LogFormat::Json {
+            v.push("--log-format=json".to_string());
+        }
+        v
+    }
+}
+
+/// The embedded sample, written out before a no-argument run.
+const SAMPLE_PCAP: &[u8] = include_bytes!("../sample/sample.pcap");
+const SAMPLE_RULES: &str = include_str!("../sample/sample.rules");
+/// Log directory of a no-argument run, relative to the working directory.
+const SAMPLE_LOG_DIR: &str = "meerkat-logs";
+
+/// `meerkat` with no arguments: `run` on the embedded sample into ./meerkat-logs.
+pub fn run_sample(log: &LogArgs) -> Outcome {
+    let dir = PathBuf::from(SAMPLE_LOG_DIR);
+    let prepare = || -> anyhow::Result<(PathBuf, PathBuf)> {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create log directory {}", dir.display()))?;
+        let pcap = dir.join("sample.pcap");
+        let rules = dir.join("sample.rules");
+        std::fs::write(&pcap, SAMPLE_PCAP)
+            .with_context(|| format!("writing {}", pcap.display()))?;
+        std::fs::write(&rules, SAMPLE_RULES)
+            .with_context(|| format!("writing {}", rules.display()))?;
+        // Each sample run starts a fresh eve.json (a normal run appends, as Suricata does).
+        let _ = std::fs::remove_file(dir.join("eve.json"));
+        Ok((pcap, rules))
+    };
+    let (pcap, rules) = prepare().map_err(Failure::runtime)?;
+    tracing::info!(
+        "no arguments: inspecting the embedded sample {} with {}",
+        pcap.display(),
+        rules.display()
+    );
+    let args = RunArgs {
+        pcap: vec![pcap],
+        exclusive_rules: vec![rules],
+        log_dir: Some(dir),
+        ..Default::default()
+    };
+    run(&args, log)
+}
+
+/// Turns the command line into config overrides (applied after `--set`... no: before, so
+/// that an explicit `--set` wins, as with Suricata where -l and --set compose).
+fn overrides(args: &RunArgs) -> Result<Vec<String>, Failure> {
+    let mut o = Vec::new();
+    if let Some(l) = &args.log_dir {
+        o.push(format!("default-log-dir={}", l.display()));
+    }
+    if let Some(k) = &args.checksum {
+        match k.as_str() {
+            "none" => {
+                o.push("stream.checksum-validation=no".to_string());
+                o.push("pcap-file.checksum-checks=no".to_string());
+            }
+            "all" => {
+                o.push("stream.checksum-validation=yes".to_string());
+                o.push("pcap-file.checksum-checks=yes".to_string());
+            }
+            _ => {}
+        }
+    }
+    if let Some(n) = args.workers {
+        if n == 0 {
+            return Err(Failure::usage(anyhow!("--workers must be at least 1")));
+        }
+        o.push(format!("detect.workers={n}"));
+    }
+    o.extend(args.set.iter().cloned());
+    Ok(o)
+}
+
+fn check_readable(path: &Path, what: &str) -> anyhow::Result<()> {
+    std::fs::File::open(path)
+        .map(|_| ())
+        .with_context(|| format!("cannot read {what} {}", path.display()))
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Resolves config and checks everything the roles will need, before starting any.
+fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
+    if args.runmode.is_some() {
+        tracing::debug!("--runmode is accepted for Suricata compatibility and ignored");
+    }
+    if args.simulate_ips {
+        tracing::warn!("--simulate-ips is not available; running as an IDS");
+    }
+    let resolved = meerkat_config::resolve(args.config.as_deref(), &overrides(args)?)
+        .map_err(Failure::usage)?;
+    if !resolved.ignored_suricata_keys.is_empty() {
+        tracing::warn!(
+            "Suricata keys not modelled by Meerkat (ignored): {}",
+            resolved.ignored_suricata_keys.join(", ")
+        );
+    }
+    let mut config = resolved.config;
+    if !args.exclusive_rules.is_empty() {
+        config.rule_files = args
+            .exclusive_rules
+            .iter()
+            .map(|p| absolute(p).display().to_string())
+            .collect();
+    }
+    config.rule_files.extend(
+        args.extra_rules
+            .iter()
+            .map(|p| absolute(p).display().to_string()),
+    );
+    if args.pcap.is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "no input: give a capture file or directory with -r (live capture is not available yet)"
+        )));
+    }
+    let inputs: Vec<PathBuf> = args.pcap.iter().map(|p| absolute(p)).collect();
+    for p in &inputs {
+        std::fs::metadata(p)
+            .with_context(|| format!("cannot read pcap {}", p.display()))
+            .map_err(Failure::usage)?;
+        if !p.is_dir() {
+            check_readable(p, "pcap").map_err(Failure::usage)?;
+        }
+    }
+    config.rule_files = config
+        .rule_paths()
+        .iter()
+        .map(|p| absolute(p).display().to_string())
+        .collect();
+    for r in config.rule_paths() {
+        check_readable(&r, "rule file").map_err(Failure::usage)?;
+    }
+    let log_dir = absolute(&config.default_log_dir);
+    std::fs::create_dir_all(&log_dir)
+        .with_context(|| format!("cannot create log directory {}", log_dir.display()))
+        .map_err(Failure::usage)?;
+    let probe = log_dir.join(format!(".meerkat-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("log directory {} is not writable", log_dir.display()))
+        .map_err(Failure::usage)?;
+    let _ = std::fs::remove_file(&probe);
+    config.default_log_dir = log_dir;
+    if let Some(c) = &config.classification_file {
+        check_readable(c, "classification file").map_err(Failure::usage)?;
+    }
+    Ok((config, inputs))
+}
+
+/// A private runtime directory, removed when dropped.
+struct RuntimeDir {
+    path: PathBuf,
+    owned: bool,
+}
+
+impl RuntimeDir {
+    fn create(config: &Config) -> anyhow::Result<RuntimeDir> {
+        if let Some(p) = &config.runtime_dir {
+            std::fs::create_dir_all(p)
+                .with_context(|| format!("cannot create runtime-dir {}", p.display()))?;
+            return Ok(RuntimeDir {
+                path: p.clone(),
+                owned: false,
+            });
+        }
+        let base = if Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let path = base.join(format!("meerkat-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create runtime directory {}", path.display()))?;
+        Ok(RuntimeDir { path, owned: true })
+    }
+}
+
+impl Drop for RuntimeDir {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// One started role.
+struct Role {
+    name: String,
+    child: Child,
+    exited: Option<std::process::ExitStatus>,
+}
+
+impl Role {
+    fn poll(&mut self) -> Option<std::process::ExitStatus> {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().ok().flatten();
+        }
+        self.exited
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        if self.exited.is_none()
+            && let Ok(pid) = libc::pid_t::try_from(self.child.id())
+        {
+            // SAFETY: sending a signal to our own child process.
+            unsafe {
+                libc::kill(pid, sig);
+            }
+        }
+    }
+}
+
+fn spawn(name: &str, args: &[String], log: &LogArgs) -> anyhow::Result<Role> {
+    let exe = std::env::current_exe().context("cannot find the meerkat executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(log.args()).args(args).stdin(Stdio::null());
+    // SAFETY: prctl in the child before exec is async-signal-safe. If the supervisor dies,
+    // the roles get SIGTERM and drain instead of running on unsupervised.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start the {name} role"))?;
+    tracing::debug!(role = name, pid = child.id(), "started");
+    Ok(Role {
+        name: name.to_string(),
+        child,
+        exited: None,
+    })
+}
+
+/// All roles of a run, stopped (SIGTERM, then SIGKILL) when dropped.
+struct Stack {
+    roles: Vec<Role>,
+}
+
+impl Stack {
+    fn stop_all(&mut self) {
+        for r in &self.roles {
+            r.signal(libc::SIGTERM);
+        }
+        let deadline = Instant::now() + KILL_GRACE;
+        while self.roles.iter_mut().any(|r| r.poll().is_none()) && Instant::now() < deadline {
+            std::thread::sleep(POLL);
+        }
+        for r in &mut self.roles {
+            if r.poll().is_none() {
+                r.signal(libc::SIGKILL);
+                let _ = r.child.wait();
+            }
+        }
+    }
+
+    /// The first role that exited unsuccessfully.
+    fn failed(&mut self) -> Option<(String, std::process::ExitStatus)> {
+        self.roles.iter_mut().find_map(|r| match r.poll() {
+            Some(s) if !s.success() => Some((r.name.clone(), s)),
+            _ => None,
+        })
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// Waits until `ready()` holds, failing if a role dies meanwhile.
+fn wait_ready(
+    stack: &mut Stack,
+    what: &str,
+    mut ready: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        if ready() {
+            return Ok(());
+        }
+        if let Some((name, status)) = stack.failed() {
+            bail!("the {name} role failed to start ({status})");
+        }
+        if let Some(name) = stack
+            .roles
+            .iter_mut()
+            .find_map(|r| r.poll().map(|_| r.name.clone()))
+        {
+            bail!("the {name} role exited while starting");
+        }
+        if signals::STOP.load(Ordering::Relaxed) {
+            bail!("interrupted while waiting for {what}");
+        }
+        if Instant::now() > deadline {
+            bail!("timed out waiting for {what}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+fn counter(runtime: &Path, role: &str, name: &str) -> u64 {
+    CounterReader::open(&counters_path(runtime, role))
+        .ok()
+        .and_then(|r| r.get(name))
+        .unwrap_or(0)
+}
+
+/// Progress on a terminal: input done of total, packets/s, alerts so far.
+struct Progress {
+    on: bool,
+    last: Instant,
+    last_packets: u64,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        Progress {
+            on: !quiet && std::io::stderr().is_terminal(),
+            last: Instant::now(),
+            last_packets: 0,
+            drawn: false,
+        }
+    }
+
+    fn tick(&mut self, runtime: &Path) {
+        if !self.on || self.last.elapsed() < Duration::from_millis(250) {
+            return;
+        }
+        let done = counter(runtime, "capture", "capture.input_bytes_done");
+        let total = counter(runtime, "capture", "capture.input_bytes_total").max(1);
+        let packets = counter(runtime, "capture", "capture.packets");
+        let alerts = counter(runtime, "eve-writer", "eve.events.alert");
+        let rate = (packets - self.last_packets.min(packets)) as f64
+            / self.last.elapsed().as_secs_f64().max(1e-3);
+        self.last = Instant::now();
+        self.last_packets = packets;
+        eprint!(
+            "\r\x1b[2K[{:>3}%] {:.1} of {:.1} MB, {} packets ({:.0}/s), {} alerts",
+            done * 100 / total,
+            done as f64 / 1e6,
+            total as f64 / 1e6,
+            packets,
+            rate,
+            alerts
+        );
+        self.drawn = true;
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[2K");
+            self.drawn = false;
+        }
+    }
+}
+
+/// `meerkat run`.
+pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
+    let started = Instant::now();
+    let (mut config, inputs) = prepare(args)?;
+    let runtime = RuntimeDir::create(&config).map_err(Failure::runtime)?;
+    let rt = runtime.path.clone();
+    config.runtime_dir = Some(rt.clone());
+    let workers = config.workers();
+    let config_path = rt.join("config.yaml");
+    std::fs::write(&config_path, config.to_yaml())
+        .with_context(|| format!("cannot write {}", config_path.display()))
+        .map_err(Failure::runtime)?;
+    for w in 0..workers {
+        meerkat_ring::create(
+            &ring_path(&rt, w),
+            config.capture.ring_size.bytes() as usize,
+        )
+        .map_err(Failure::runtime)?;
+    }
+    let cfg_args = vec!["--config".to_string(), config_path.display().to_string()];
+    tracing::info!(
+        workers,
+        log_dir = %config.default_log_dir.display(),
+        runtime_dir = %rt.display(),
+        "starting"
+    );
+
+    let mut stack = Stack { roles: Vec::new() };
+    let result = (|| -> anyhow::Result<()> {
+        // 1. eve-writer, ready when its socket accepts connections.
+        let mut a = vec!["eve-writer".to_string()];
+        a.extend(cfg_args.iter().cloned());
+        stack.roles.push(spawn("eve-writer", &a, log)?);
+        let sock = meerkat_eve_writer::socket_path(&rt);
+        wait_ready(&mut stack, "the eve-writer", || {
+            std::os::unix::net::UnixStream::connect(&sock).is_ok()
+        })?;
+        // 2. detect workers, ready when attached to their rings.
+        for w in 0..workers {
+            let mut a = vec!["detect".to_string()];
+            a.extend(cfg_args.iter().cloned());
+            a.extend(["--worker".to_string(), w.to_string()]);
+            stack.roles.push(spawn(&format!("detect-{w}"), &a, log)?);
+        }
+        wait_ready(&mut stack, "the detect workers", || {
+            (0..workers)
+                .all(|w| meerkat_ring::status(&ring_path(&rt, w)).is_ok_and(|s| s.consumer_alive))
+        })?;
+        // 3. capture.
+        let mut a = vec!["capture".to_string()];
+        a.extend(cfg_args.iter().cloned());
+        for i in &inputs {
+            a.extend(["-r".to_string(), i.display().to_string()]);
+        }
+        stack.roles.push(spawn("capture", &a, log)?);
+        Ok(())
+    })();
+    if let Err(e) = result {
+        return Err(Failure::runtime(e));
+    }
+
+    // Wait for the input to end: capture, then the workers, then stop the writer.
+    let mut progress = Progress::new(log.quiet);
+    let mut stop_forwarded = false;
+    let writer = 0;
+    let capture = stack.roles.len() - 1;
+    loop {
+        progress.tick(&rt);
+        if let Some((name, status)) = stack.failed() {
+            progress.clear();
+            return Err(Failure::runtime(anyhow!(
+                "the {name} role failed ({status}); stopping the others"
+            )));
+        }
+        let n = signals::STOP_COUNT.load(Ordering::Relaxed);
+        if n >= 2 {
+            progress.clear();
+            return Err(Failure::runtime(anyhow!(
+                "interrupted twice: stopped without draining"
+            )));
+        }
+        if n == 1 && !stop_forwarded {
+            // Drain: capture stops reading and ends the rings; the rest follows.
+            progress.clear();
+            tracing::info!("stopping: draining what was captured");
+            stack.roles[capture].signal(libc::SIGTERM);
+            stop_forwarded = true;
+        }
+        let detect_done = stack.roles[1..capture]
+            .iter_mut()
+            .all(|r| r.poll().is_some());
+        if stack.roles[capture].poll().is_some() && detect_done {
+            break;
+        }
+        if stack.roles[writer].poll().is_some() {
+            progress.clear();
+            return Err(Failure::runtime(anyhow!(
+                "the eve-writer role exited early"
+            )));
+        }
+        std::thread::sleep(POLL);
+    }
+    progress.clear();
+    stack.roles[writer].signal(libc::SIGTERM);
+    let status = stack.roles[writer]
+        .child
+        .wait()
+        .context("waiting for the eve-writer")
+        .map_err(Failure::runtime)?;
+    stack.roles[writer].exited = Some(status);
+    if !status.success() {
+        return Err(Failure::runtime(anyhow!(
+            "the eve-writer role failed ({status})"
+        )));
+    }
+
+    let packets = counter(&rt, "capture", "capture.packets");
+    let input_errors = counter(&rt, "capture", "capture.errors");
+    let alerts = counter(&rt, "eve-writer", "eve.events.alert");
+    let events = counter(&rt, "eve-writer", "eve.events_written");
+    let eve = config
+        .eve_logs()
+        .next()
+        .map(|e| {
+            config
+                .default_log_dir
+                .join(&e.filename)
+                .display()
+                .to_string()
+        })
+        .unwrap_or_default();
+    let mut line = format!(
+        "meerkat: {packets} packets, {alerts} alerts, {events} events in {:.2} s; EVE: {eve}",
+        started.elapsed().as_secs_f64()
+    );
+    if input_errors > 0 {
+        line.push_str(&format!(" ({input_errors} input file errors, see the log)"));
+    }
+    println!("{line}");
+    drop(stack);
+    drop(runtime);
+    Ok(ExitCode::SUCCESS)
+}
