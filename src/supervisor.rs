@@ -424,7 +424,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         )
         .map_err(Failure::runtime)?;
     }
-    let cfg_args = vec!["--config".to_string(), config_path.display().to_string()];
+    let cfg_args = ["--config".to_string(), config_path.display().to_string()];
     tracing::info!(
         workers,
         log_dir = %config.default_log_dir.display(),

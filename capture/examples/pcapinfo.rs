@@ -1,3 +1,4 @@
+#![allow(clippy::print_stdout)]
 //! Prints, for each capture file given, its packet count, link types and how it ends
 //! (cleanly, or the error and offset): `cargo run -p meerkat-capture --example pcapinfo -- FILE...`
 

@@ -335,7 +335,7 @@ impl Feeder {
                 self.producers[w].publish();
                 self.pending[w] = 0;
             }
-            if self.summary.packets % SYNC_EVERY == 0 {
+            if self.summary.packets.is_multiple_of(SYNC_EVERY) {
                 let offset = reader.offset();
                 for (p, pending) in self.producers.iter_mut().zip(self.pending.iter_mut()) {
                     p.publish();

@@ -278,32 +278,30 @@ impl Client {
                             break;
                         }
                     },
-                    next = rx.recv(), if !input_closed && unacked.len() < self.max_unacked => match next {
-                        next => {
-                            // End of input: one last, empty batch that asks for a flush so
-                            // that everything buffered is written and acknowledged.
-                            let finishing = next.is_none();
-                            input_closed = finishing;
-                            if finishing && unacked.is_empty() {
-                                return 0;
-                            }
-                            let batch = EventBatch {
-                                producer: self.producer.clone(),
-                                epoch: self.epoch,
-                                seq: next_seq,
-                                worker: self.worker,
-                                events: next.unwrap_or_default(),
-                                // Ask for a flush before the window of unacknowledged
-                                // batches fills (buffered outputs ack on flush).
-                                flush: finishing || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
-                            };
-                            next_seq += 1;
-                            unacked.push_back(batch.clone());
-                            self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
-                            if req_tx.send(batch).await.is_err() {
-                                self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
-                                break;
-                            }
+                    next = rx.recv(), if !input_closed && unacked.len() < self.max_unacked => {
+                        // End of input: one last, empty batch that asks for a flush so
+                        // that everything buffered is written and acknowledged.
+                        let finishing = next.is_none();
+                        input_closed = finishing;
+                        if finishing && unacked.is_empty() {
+                            return 0;
+                        }
+                        let batch = EventBatch {
+                            producer: self.producer.clone(),
+                            epoch: self.epoch,
+                            seq: next_seq,
+                            worker: self.worker,
+                            events: next.unwrap_or_default(),
+                            // Ask for a flush before the window of unacknowledged
+                            // batches fills (buffered outputs ack on flush).
+                            flush: finishing || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
+                        };
+                        next_seq += 1;
+                        unacked.push_back(batch.clone());
+                        self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
+                        if req_tx.send(batch).await.is_err() {
+                            self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+                            break;
                         }
                     },
                 }

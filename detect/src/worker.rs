@@ -168,7 +168,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     loop {
         let mut n = 0;
         loop {
-            let rec = match consumer.next() {
+            let rec = match consumer.next_record() {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {

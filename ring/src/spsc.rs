@@ -743,7 +743,7 @@ impl Consumer {
     /// (which the borrow enforces).
     ///
     /// [`release`]: Consumer::release
-    pub fn next(&mut self) -> Result<Option<Record<'_>>, RingError> {
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, RingError> {
         loop {
             if self.tail == self.head_cache {
                 self.head_cache = self.map.header().prod.0.head.load(Ordering::Acquire);
@@ -754,7 +754,7 @@ impl Consumer {
             let available = self.head_cache - self.tail;
             let off = (self.tail & self.mask) as usize;
             let to_end = self.map.capacity - off;
-            if available < 8 || off % 8 != 0 {
+            if available < 8 || !off.is_multiple_of(8) {
                 return Err(self.corrupt("truncated record header"));
             }
             let base = self.map.data();
@@ -924,12 +924,12 @@ mod tests {
         let mut c = Consumer::attach(&path).unwrap();
         assert!(p.try_push(&meta(1), b"hello").unwrap());
         // Not visible before publish.
-        assert!(c.next().unwrap().is_none());
+        assert!(c.next_record().unwrap().is_none());
         p.publish();
-        let r = c.next().unwrap().unwrap();
+        let r = c.next_record().unwrap().unwrap();
         assert_eq!(r.data, b"hello");
         assert_eq!(r.meta, meta(1));
-        assert!(c.next().unwrap().is_none());
+        assert!(c.next_record().unwrap().is_none());
         c.release();
         assert_eq!(status(&path).unwrap().used(), 0);
     }
@@ -945,7 +945,7 @@ mod tests {
             let data = &payload[..(seq as usize * 7) % 1000];
             while !p.try_push(&meta(seq), data).unwrap() {
                 p.publish();
-                while let Some(r) = c.next().unwrap() {
+                while let Some(r) = c.next_record().unwrap() {
                     assert_eq!(r.meta.seq, next_expected);
                     assert_eq!(r.data, &payload[..(next_expected as usize * 7) % 1000]);
                     next_expected += 1;
@@ -954,7 +954,7 @@ mod tests {
             }
         }
         p.finish();
-        while let Some(r) = c.next().unwrap() {
+        while let Some(r) = c.next_record().unwrap() {
             assert_eq!(r.meta.seq, next_expected);
             next_expected += 1;
         }
@@ -976,7 +976,7 @@ mod tests {
         let mut c = Consumer::attach(&path).unwrap();
         // wait_for_space published everything it had.
         let mut got = 0;
-        while c.next().unwrap().is_some() {
+        while c.next_record().unwrap().is_some() {
             got += 1;
         }
         assert_eq!(got, n);
@@ -1007,17 +1007,17 @@ mod tests {
         {
             let mut c = Consumer::attach(&path).unwrap();
             for _ in 0..4 {
-                c.next().unwrap().unwrap();
+                c.next_record().unwrap().unwrap();
             }
             c.release();
             // Reads two more but "dies" before releasing them.
-            c.next().unwrap().unwrap();
-            c.next().unwrap().unwrap();
+            c.next_record().unwrap().unwrap();
+            c.next_record().unwrap().unwrap();
             std::mem::forget(c);
         }
         // The dead consumer's pid is ours, so we may re-attach immediately.
         let mut c = Consumer::attach(&path).unwrap();
-        assert_eq!(c.next().unwrap().unwrap().meta.seq, 5);
+        assert_eq!(c.next_record().unwrap().unwrap().meta.seq, 5);
     }
 
     #[test]
@@ -1047,9 +1047,9 @@ mod tests {
         // SAFETY (test): overwrite the first record's length with garbage.
         unsafe { (m.data() as *mut u32).write(12345) };
         let mut c = Consumer::attach(&path).unwrap();
-        assert!(matches!(c.next(), Err(RingError::Corrupt { .. })));
+        assert!(matches!(c.next_record(), Err(RingError::Corrupt { .. })));
         c.skip_to_head();
-        assert!(c.next().unwrap().is_none());
+        assert!(c.next_record().unwrap().is_none());
         assert_eq!(status(&path).unwrap().corrupt, 1);
     }
 
@@ -1081,7 +1081,7 @@ mod tests {
             p.finish();
         });
         assert_eq!(c.wait(Duration::from_secs(10)), WaitOutcome::Ready);
-        assert_eq!(c.next().unwrap().unwrap().data, b"late");
+        assert_eq!(c.next_record().unwrap().unwrap().data, b"late");
         t.join().unwrap();
         assert_eq!(c.wait(Duration::from_secs(10)), WaitOutcome::Eof);
     }

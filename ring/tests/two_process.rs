@@ -1,6 +1,8 @@
 //! The ring between two real processes: this test binary re-executes itself as the other
 //! side (the `child_*` tests, which do nothing unless the parent set their environment).
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -79,7 +81,7 @@ fn child_consumer() {
     let mut c = Consumer::attach(&path).unwrap();
     loop {
         let mut n = 0;
-        while let Some(_r) = c.next().unwrap() {
+        while let Some(_r) = c.next_record().unwrap() {
             n += 1;
             if n == 64 {
                 break;
@@ -100,7 +102,7 @@ fn consume_and_check(path: &Path, first: u64, count: u64) {
     let mut buf = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        while let Some(r) = c.next().unwrap() {
+        while let Some(r) = c.next_record().unwrap() {
             assert_eq!(r.meta.seq, expect, "records out of order or lost");
             payload(expect, &mut buf);
             assert_eq!(r.data, &buf[..], "record {expect} corrupted");

@@ -133,7 +133,7 @@ pub(crate) fn next<'a, R: Read>(
         let be = st.be;
         let btype = u32_at(head, 0, be);
         let blen = u32_at(head, 4, be) as usize;
-        if blen < 12 || blen % 4 != 0 || blen > MAX_CAPLEN + 64 {
+        if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_CAPLEN + 64 {
             return Err(PcapError::Corrupt {
                 offset,
                 reason: format!("bad block length {blen}"),
