@@ -23,6 +23,7 @@
 //! a bound truncates, flags, and raises an anomaly ([`ParseOutput::anomaly`]).
 
 pub mod buffers;
+pub mod http;
 
 pub use buffers::{BufferDef, BufferId};
 
