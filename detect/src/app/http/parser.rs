@@ -65,6 +65,20 @@ pub fn next_line(buf: &[u8], side: Side, eof: bool) -> Option<Line> {
                     None => return None,
                 }
             } else {
+                // libhtp's deformed end of line: LF CR CR LF followed by another end of
+                // line is one end of line.
+                if buf.get(i + 1..i + 4) == Some(b"\r\r\n") {
+                    match buf.get(i + 4) {
+                        Some(b'\n') => return Some(Line { end: i, next: i + 4 }),
+                        Some(b'\r') => match buf.get(i + 5) {
+                            Some(b'\n') => return Some(Line { end: i, next: i + 4 }),
+                            None if !eof => return None,
+                            _ => {}
+                        },
+                        None if !eof => return None,
+                        _ => {}
+                    }
+                }
                 match (at(1), at(2)) {
                     (Some(b'\r'), Some(b'\n')) => 1,
                     (Some(b'\r'), Some(_)) => 2,
@@ -265,15 +279,27 @@ fn looks_like_header(line: &[u8]) -> bool {
         || n > 0 && t.get(n) == Some(&b':')
 }
 
+/// Whether a header line continues the previous one (folding): it starts with
+/// whitespace (or, on the response side, a NUL, which browsers skip).
+fn is_continuation(line: &[u8], side: Side) -> bool {
+    match line.first() {
+        Some(b' ' | b'\t') => true,
+        Some(0) => side == Side::Response,
+        _ => false,
+    }
+}
+
 /// Parses the lines of a header block (without the terminating empty line) into
-/// headers, joining folded continuation lines.
+/// headers. Folded continuation lines are first joined to the line they continue (with
+/// one space), so a name folded away from its colon (`Name\r\n :value`) still parses;
+/// then each logical line is split at its first colon.
 pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> HeaderFlags {
     let mut flags = HeaderFlags::default();
+    let mut logical: Vec<Vec<u8>> = Vec::new();
     let mut folds = 0usize;
     for &raw in lines {
-        let starts_ws = matches!(raw.first(), Some(b' ' | b'\t'));
-        if starts_ws
-            && let Some(prev) = out.last_mut()
+        if is_continuation(raw, side)
+            && let Some(prev) = logical.last_mut()
             && !(side == Side::Response && looks_like_header(raw))
         {
             flags.folding = true;
@@ -281,26 +307,28 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
             if folds > MAX_FOLDS {
                 continue;
             }
-            let v = trim(raw);
+            let v = trim(strip_nul(raw));
             if !v.is_empty() {
-                if !prev.value.is_empty() {
-                    prev.value.push(b' ');
+                if !trim(prev).is_empty() && !prev.ends_with(b":") {
+                    prev.push(b' ');
                 }
-                prev.value.extend_from_slice(v);
+                prev.extend_from_slice(v);
             }
             continue;
         }
         folds = 0;
-        if out.len() >= MAX_HEADERS {
+        if logical.len() >= MAX_HEADERS {
             flags.too_many = true;
             continue;
         }
+        logical.push(raw.to_vec());
+    }
+    for raw in &logical {
         match memchr::memchr(b':', raw) {
             Some(colon) => {
-                let mut name = trim(&raw[..colon]);
-                if let Some(nul) = memchr::memchr(0, name) {
+                let name = trim(&raw[..colon]);
+                if memchr::memchr(0, name).is_some() {
                     flags.null_in_name = true;
-                    name = &name[..nul];
                 }
                 if name.is_empty() || !name.iter().all(|&c| is_token(c)) {
                     flags.invalid_name = true;
@@ -328,6 +356,28 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
         }
     }
     flags
+}
+
+fn strip_nul(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| c == 0).count();
+    &s[n..]
+}
+
+/// Compares a header name ignoring NUL bytes and case (libhtp's `nocase_nozero`).
+pub fn name_eq(name: &[u8], want: &[u8]) -> bool {
+    let mut it = name.iter().filter(|&&c| c != 0);
+    for &w in want {
+        match it.next() {
+            Some(c) if c.eq_ignore_ascii_case(&w) => {}
+            _ => return false,
+        }
+    }
+    it.next().is_none()
+}
+
+/// `v` without NUL bytes.
+pub fn without_nul(v: &[u8]) -> Vec<u8> {
+    v.iter().copied().filter(|&c| c != 0).collect()
 }
 
 /// Result of parsing a chunk-size line.
@@ -470,6 +520,12 @@ mod tests {
         assert_eq!(out[1].value, b"one two");
         assert_eq!(out[2].name, b"");
         assert_eq!(out[3].name, b"Transfer-Encoding");
+        // A name folded away from its colon.
+        let mut out = Vec::new();
+        parse_headers(&[b"Transfer-Encoding", b" :", b" chunked"], Side::Response, &mut out);
+        assert_eq!((&out[0].name[..], &out[0].value[..]), (&b"Transfer-Encoding"[..], &b"chunked"[..]));
+        assert!(name_eq(b"Transfer\0-Encoding", b"transfer-encoding"));
+        assert!(!name_eq(b"Transfer", b"transfer-encoding"));
         // On the request side a NUL ends the value.
         let mut out = Vec::new();
         parse_headers(&[b"A: b\0c"], Side::Request, &mut out);

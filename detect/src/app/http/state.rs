@@ -102,7 +102,7 @@ impl Message {
     pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
         self.headers
             .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .find(|h| parser::name_eq(&h.name, name))
             .map(|h| h.value.as_slice())
     }
 
@@ -376,6 +376,8 @@ impl HttpState {
                 },
                 St::Finalize => {
                     if rest.is_empty() {
+                        let id = self.dirs[dir.index()].tx_id;
+                        self.complete_msg(dir, id);
                         self.dirs[dir.index()].st = St::Idle;
                         break;
                     }
@@ -520,15 +522,22 @@ impl HttpState {
             }
             Dir::ToClient => {
                 if parser::response_line_is_body(line) {
-                    // Browsers take a response that does not start like one as a body
-                    // running to the end of the connection (libhtp drops the line end).
+                    // Browsers take a line that does not start like a status line as
+                    // body (libhtp drops its line end). When more data follows in this
+                    // call, a status line may still come; otherwise the body runs to the
+                    // end of the connection.
                     out.anomaly("http.response_body_unexpected");
+                    let more = l.next < rest.len();
                     if let Some(m) = self.msg_mut(dir, id) {
-                        m.progress = Progress::Body;
+                        if !more {
+                            m.progress = Progress::Body;
+                        }
                         m.has_body = true;
                     }
                     self.body_data(dir, line, out);
-                    self.dirs[d].st = St::UntilClose;
+                    if !more {
+                        self.dirs[d].st = St::UntilClose;
+                    }
                     return Step::Go(l.next);
                 }
                 let sl = parser::parse_status_line(line);
@@ -576,14 +585,58 @@ impl HttpState {
         let line = &rest[..l.end];
         let mut end_of_block = line.is_empty();
         let mut consumed = l.next;
+        if end_of_block && sd == Side::Response && l.next == l.end + 1 && rest[l.end] == b'\r' {
+            // libhtp's deformed end of line: CR LF, then CR and more CR/SP/HT (and an
+            // optional LF) not followed by an end of line, is one end of line, not the
+            // end of the headers.
+            let prev_crlf = self
+                .msg_mut(dir, id)
+                .is_some_and(|m| m.headers_raw.ends_with(b"\r\n"));
+            let after = &rest[l.next..];
+            let k = after
+                .iter()
+                .take_while(|&&c| matches!(c, b'\r' | b' ' | b'\t'))
+                .count();
+            if prev_crlf && k > 0 {
+                let mut j = k;
+                if after.get(j) == Some(&b'\n') {
+                    j += 1;
+                }
+                match after.get(j) {
+                    None if !eof => return Step::More,
+                    Some(b'\n') => {}
+                    Some(b'\r') if after.get(j + 1) == Some(&b'\n') => {}
+                    Some(b'\r') if after.get(j + 1).is_none() && !eof => return Step::More,
+                    None => {}
+                    Some(_) => {
+                        consumed = l.next + j;
+                        if let Some(m) = self.msg_mut(dir, id) {
+                            m.headers_raw.extend_from_slice(&rest[..consumed]);
+                        }
+                        return Step::Go(consumed);
+                    }
+                }
+            }
+        }
         if !end_of_block && sd == Side::Response && parser::is_ignorable(line) {
-            // A whitespace-only line: ignored when a header follows, the end of the
-            // headers otherwise (libhtp's "terminator special case").
+            // A whitespace-only line: ignored when a header or a folded line follows;
+            // the end of the headers otherwise, taking an empty line after it along
+            // (libhtp's "terminator special case").
             let after = &rest[l.next..];
             match parser::next_line(after, sd, eof) {
                 None if !eof => return Step::More,
-                Some(n) if looks_like_header_line(&after[..n.end]) => {
+                Some(n)
+                    if looks_like_header_line(&after[..n.end])
+                        || matches!(after.first(), Some(b' ' | b'\t' | 0)) && n.end > 0 =>
+                {
+                    if let Some(m) = self.msg_mut(dir, id) {
+                        m.headers_raw.extend_from_slice(&rest[..consumed]);
+                    }
                     return Step::Go(consumed);
+                }
+                Some(n) if n.end == 0 => {
+                    end_of_block = true;
+                    consumed = l.next + n.next;
                 }
                 _ => end_of_block = true,
             }
@@ -611,9 +664,6 @@ impl HttpState {
         if trailers {
             self.dirs[d].st = self.body_end(dir, out);
             return Step::Go(consumed);
-        }
-        if line.is_empty() {
-            consumed = l.next;
         }
         self.headers_done(dir, out);
         Step::Go(consumed)
@@ -654,7 +704,7 @@ impl HttpState {
         for h in raw_headers {
             match merged
                 .iter_mut()
-                .find(|m| !h.name.is_empty() && m.name.eq_ignore_ascii_case(&h.name))
+                .find(|m| !h.name.is_empty() && parser::name_eq(&m.name, &parser::without_nul(&h.name)))
             {
                 Some(m) => {
                     repeated = true;
@@ -677,9 +727,9 @@ impl HttpState {
         msg.buffers = HeaderBuffers::build(msg);
         msg.progress = Progress::Body;
 
-        let te = msg.header(b"transfer-encoding").map(<[u8]>::to_vec);
+        let te = msg.header(b"transfer-encoding").map(parser::without_nul);
         let cl = msg.header(b"content-length").map(<[u8]>::to_vec);
-        let ce = msg.header(b"content-encoding").map(<[u8]>::to_vec);
+        let ce = msg.header(b"content-encoding").map(parser::without_nul);
         let chunked = te
             .as_deref()
             .is_some_and(|t| parser::contains_nocase(t, b"chunked"));
@@ -827,30 +877,33 @@ impl HttpState {
         }
     }
 
-    /// After a response: lines that do not look like a status line are more body.
+    /// After a response body: lines that do not look like a status line are more of
+    /// this body (libhtp's `res_finalize`); the response completes when a status line
+    /// starts, when this call's data ends on a line boundary, or at the end of the stream.
     fn finalize(&mut self, dir: Dir, rest: &[u8]) -> Step {
         let d = dir.index();
-        if dir == Dir::ToServer {
-            self.dirs[d].st = St::Idle;
-            return Step::Go(0);
-        }
-        let Some(lf) = memchr::memchr(b'\n', rest) else {
-            // Not a full line in this call: the response is over; what follows starts
-            // the next one.
-            self.dirs[d].st = St::Idle;
-            return Step::Go(0);
-        };
-        let line = &rest[..=lf];
-        if parser::is_ignorable(line) || !parser::response_line_is_body(line) {
-            self.dirs[d].st = St::Idle;
-            return Step::Go(0);
-        }
         let id = self.dirs[d].tx_id;
+        if dir == Dir::ToServer {
+            self.complete_msg(dir, id);
+            self.dirs[d].st = St::Idle;
+            return Step::Go(0);
+        }
+        let eof = self.dirs[d].eof;
+        let line = match memchr::memchr(b'\n', rest) {
+            Some(lf) => &rest[..=lf],
+            None if eof => rest,
+            None => return Step::More,
+        };
+        if !parser::response_line_is_body(line) {
+            self.complete_msg(dir, id);
+            self.dirs[d].st = St::Idle;
+            return Step::Go(0);
+        }
         let cfg = self.cfg;
         if let Some(m) = self.msg_mut(dir, id) {
             append_body(m, line, cfg.limit(dir));
         }
-        Step::Go(lf + 1)
+        Step::Go(line.len())
     }
 
     fn body_data(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
@@ -878,12 +931,15 @@ impl HttpState {
         }
     }
 
-    /// The body of the message in `dir` ended; returns the next state.
+    /// The body of the message in `dir` ended; returns the next state (a response is
+    /// completed by [`Self::finalize`]).
     fn body_end(&mut self, dir: Dir, _out: &mut ParseOutput) -> St {
         let id = self.dirs[dir.index()].tx_id;
-        self.complete_msg(dir, id);
         match dir {
-            Dir::ToServer => St::Idle,
+            Dir::ToServer => {
+                self.complete_msg(dir, id);
+                St::Idle
+            }
             Dir::ToClient => St::Finalize,
         }
     }
