@@ -16,7 +16,8 @@ use meerkat_detect::app::{AppState, Buf, BufferId, Dir, ParseOutput};
 use meerkat_detect::decode::{self, L4};
 
 fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/suricata-verify/http-evader");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus/suricata-verify/http-evader");
     p.is_dir().then_some(p)
 }
 
@@ -79,12 +80,15 @@ fn run(pcap: &Path, cfg: HttpConfig) -> Vec<Vec<u8>> {
     let mut out = ParseOutput::default();
     while let Some(p) = r.next_packet().unwrap() {
         let (pkt, _) = decode::decode(p.link_type, p.data);
-        let (Some(ip), L4::Tcp {
-            src_port,
-            seq,
-            flags,
-            ..
-        }) = (pkt.ip, pkt.l4)
+        let (
+            Some(ip),
+            L4::Tcp {
+                src_port,
+                seq,
+                flags,
+                ..
+            },
+        ) = (pkt.ip, pkt.l4)
         else {
             continue;
         };
@@ -111,10 +115,12 @@ fn run(pcap: &Path, cfg: HttpConfig) -> Vec<Vec<u8>> {
     state.eof(Dir::ToServer, &mut out);
     state.eof(Dir::ToClient, &mut out);
     (0..state.tx_count())
-        .filter_map(|i| match state.tx(i)?.buffer(BufferId::HTTP_RESPONSE_BODY, 0) {
-            Buf::Ready(b) | Buf::Partial(b) => Some(b.to_vec()),
-            _ => None,
-        })
+        .filter_map(
+            |i| match state.tx(i)?.buffer(BufferId::HTTP_RESPONSE_BODY, 0) {
+                Buf::Ready(b) | Buf::Partial(b) => Some(b.to_vec()),
+                _ => None,
+            },
+        )
         .collect()
 }
 

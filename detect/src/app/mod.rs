@@ -23,6 +23,7 @@
 //! a bound truncates, flags, and raises an anomaly ([`ParseOutput::anomaly`]).
 
 pub mod buffers;
+pub mod dns;
 pub mod http;
 
 pub use buffers::{BufferDef, BufferId};
@@ -184,4 +185,14 @@ pub trait Transaction: std::fmt::Debug {
     /// The transaction's EVE record (for its own `http`/`dns`/`tls` event and inside
     /// alerts). `None` when there is nothing to log yet.
     fn record(&self) -> Option<AppRecord>;
+    /// The record of the protocol's own event to log once direction `dir` of the
+    /// transaction is complete. Most protocols log one event per transaction when the
+    /// response side completes (the default); DNS logs each message on its own (a
+    /// `request` and a `response` event, as Suricata's version-3 `dns` events do).
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        match dir {
+            Dir::ToServer => None,
+            Dir::ToClient => self.record(),
+        }
+    }
 }

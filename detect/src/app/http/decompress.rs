@@ -121,7 +121,10 @@ pub struct Decoder {
 }
 
 fn zlib_header(b: &[u8]) -> bool {
-    b.len() >= 2 && b[0] & 0x0f == 8 && b[0] >> 4 <= 7 && (u16::from(b[0]) << 8 | u16::from(b[1])) % 31 == 0
+    b.len() >= 2
+        && b[0] & 0x0f == 8
+        && b[0] >> 4 <= 7
+        && (u16::from(b[0]) << 8 | u16::from(b[1])) % 31 == 0
 }
 
 /// Length of a complete gzip header at the start of `b`: `Some(Ok(n))`, `Some(Err(()))`
@@ -305,22 +308,20 @@ impl Layer {
                         return self.decode_from(&held, fin, out, cap, flags);
                     }
                 }
-                Mode::GzipHeader => {
-                    match gzip_header_len(&self.replay) {
-                        None if !fin && self.replay.len() <= MAX_GZIP_HEADER => return Step::Ok,
-                        Some(Ok(n)) => {
-                            self.mode = Mode::Inflate(Box::new(Decompress::new(false)));
-                            let held = self.replay.clone();
-                            return self.decode_from(&held[n..], fin, out, cap, flags);
-                        }
-                        _ => {
-                            flags.passthrough = true;
-                            self.mode = Mode::Pass;
-                            let held = std::mem::take(&mut self.replay);
-                            return push_capped(out, &held, cap, &mut self.produced);
-                        }
+                Mode::GzipHeader => match gzip_header_len(&self.replay) {
+                    None if !fin && self.replay.len() <= MAX_GZIP_HEADER => return Step::Ok,
+                    Some(Ok(n)) => {
+                        self.mode = Mode::Inflate(Box::new(Decompress::new(false)));
+                        let held = self.replay.clone();
+                        return self.decode_from(&held[n..], fin, out, cap, flags);
                     }
-                }
+                    _ => {
+                        flags.passthrough = true;
+                        self.mode = Mode::Pass;
+                        let held = std::mem::take(&mut self.replay);
+                        return push_capped(out, &held, cap, &mut self.produced);
+                    }
+                },
                 Mode::Inflate(_) => return self.decode_from(input, fin, out, cap, flags),
                 Mode::Pass => return push_capped(out, input, cap, &mut self.produced),
                 Mode::Done => return Step::Ok,
@@ -503,7 +504,8 @@ mod tests {
         let g = gz(&zeros);
         // Two layers: a single deflate layer cannot pass the ratio (about 1000:1 at most).
         let g2 = gz(&g);
-        let mut d = Decoder::new(&[Declared::Gzip, Declared::Gzip], DecodeLimits::default()).unwrap();
+        let mut d =
+            Decoder::new(&[Declared::Gzip, Declared::Gzip], DecodeLimits::default()).unwrap();
         let mut out = Vec::new();
         for c in g2.chunks(100) {
             if !d.feed(c, &mut out, usize::MAX) {

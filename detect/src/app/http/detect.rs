@@ -95,10 +95,7 @@ fn body(tx: &HttpTx, dir: Dir) -> Buf<'_> {
 pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
     let req = &tx.request;
     let resp = &tx.response;
-    if index > 0
-        && id != BufferId::HTTP_REQUEST_HEADER
-        && id != BufferId::HTTP_RESPONSE_HEADER
-    {
+    if index > 0 && id != BufferId::HTTP_REQUEST_HEADER && id != BufferId::HTTP_RESPONSE_HEADER {
         return Buf::Absent;
     }
     if tx.request_missing && id.0 < BufferId::HTTP_STAT_CODE.0 {

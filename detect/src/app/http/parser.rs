@@ -40,7 +40,11 @@ pub fn next_line(buf: &[u8], side: Side, eof: bool) -> Option<Line> {
     match side {
         Side::Request => match memchr::memchr(b'\n', buf) {
             Some(i) => {
-                let end = if i > 0 && buf[i - 1] == b'\r' { i - 1 } else { i };
+                let end = if i > 0 && buf[i - 1] == b'\r' {
+                    i - 1
+                } else {
+                    i
+                };
                 Some(Line { end, next: i + 1 })
             }
             None if eof && !buf.is_empty() => Some(Line {
@@ -69,9 +73,19 @@ pub fn next_line(buf: &[u8], side: Side, eof: bool) -> Option<Line> {
                 // line is one end of line.
                 if buf.get(i + 1..i + 4) == Some(b"\r\r\n") {
                     match buf.get(i + 4) {
-                        Some(b'\n') => return Some(Line { end: i, next: i + 4 }),
+                        Some(b'\n') => {
+                            return Some(Line {
+                                end: i,
+                                next: i + 4,
+                            });
+                        }
                         Some(b'\r') => match buf.get(i + 5) {
-                            Some(b'\n') => return Some(Line { end: i, next: i + 4 }),
+                            Some(b'\n') => {
+                                return Some(Line {
+                                    end: i,
+                                    next: i + 4,
+                                });
+                            }
                             None if !eof => return None,
                             _ => {}
                         },
@@ -146,7 +160,10 @@ pub struct RequestLine<'a> {
 /// Splits a request line: method, URI and protocol separated by whitespace; leading
 /// whitespace is ignored (IDS personality). A line with no protocol is HTTP/0.9.
 pub fn parse_request_line(line: &[u8]) -> RequestLine<'_> {
-    let skip = line.iter().position(|&c| !is_space(c)).unwrap_or(line.len());
+    let skip = line
+        .iter()
+        .position(|&c| !is_space(c))
+        .unwrap_or(line.len());
     let (method, rest) = split_token(&line[skip..]);
     let (uri, rest) = split_token(rest);
     RequestLine {
@@ -275,7 +292,10 @@ fn is_token(c: u8) -> bool {
 fn looks_like_header(line: &[u8]) -> bool {
     let t = trim(line);
     let n = t.iter().take_while(|&&c| is_token(c)).count();
-    n > 0 && t.get(n..).map(trim).is_some_and(|r| r.first() == Some(&b':'))
+    n > 0
+        && t.get(n..)
+            .map(trim)
+            .is_some_and(|r| r.first() == Some(&b':'))
         || n > 0 && t.get(n) == Some(&b':')
 }
 
@@ -522,8 +542,15 @@ mod tests {
         assert_eq!(out[3].name, b"Transfer-Encoding");
         // A name folded away from its colon.
         let mut out = Vec::new();
-        parse_headers(&[b"Transfer-Encoding", b" :", b" chunked"], Side::Response, &mut out);
-        assert_eq!((&out[0].name[..], &out[0].value[..]), (&b"Transfer-Encoding"[..], &b"chunked"[..]));
+        parse_headers(
+            &[b"Transfer-Encoding", b" :", b" chunked"],
+            Side::Response,
+            &mut out,
+        );
+        assert_eq!(
+            (&out[0].name[..], &out[0].value[..]),
+            (&b"Transfer-Encoding"[..], &b"chunked"[..])
+        );
         assert!(name_eq(b"Transfer\0-Encoding", b"transfer-encoding"));
         assert!(!name_eq(b"Transfer", b"transfer-encoding"));
         // On the request side a NUL ends the value.

@@ -72,7 +72,12 @@ fn request_buffers() {
 #[test]
 fn not_yet_before_headers_end() {
     let mut s = state();
-    feed(&mut s, Dir::ToServer, b"POST /x HTTP/1.1\r\nHost: a\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST /x HTTP/1.1\r\nHost: a\r\n",
+        100,
+    );
     let t = tx(&s, 0);
     assert_eq!(ready(t.buffer(B::HTTP_URI, 0)), b"/x");
     assert_eq!(t.buffer(B::HTTP_HOST, 0), Buf::NotYet);
@@ -97,7 +102,10 @@ fn pipelined_keepalive_content_length_and_chunked() {
         assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_STAT_CODE, 0)), b"404");
         assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_STAT_MSG, 0)), b"Not Found");
         assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_RESPONSE_BODY, 0)), b"nope");
-        assert_eq!(ready(tx(&s, 2).buffer(B::HTTP_RESPONSE_BODY, 0)), b"until close");
+        assert_eq!(
+            ready(tx(&s, 2).buffer(B::HTTP_RESPONSE_BODY, 0)),
+            b"until close"
+        );
         for i in 0..3 {
             assert!(tx(&s, i).complete(Dir::ToServer) && tx(&s, i).complete(Dir::ToClient));
         }
@@ -111,10 +119,21 @@ fn pipelined_keepalive_content_length_and_chunked() {
 fn partial_body_then_ready() {
     let mut s = state();
     feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
-    feed(&mut s, Dir::ToClient, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345", 100);
-    assert_eq!(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0), Buf::Partial(b"12345"));
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345",
+        100,
+    );
+    assert_eq!(
+        tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0),
+        Buf::Partial(b"12345")
+    );
     feed(&mut s, Dir::ToClient, b"67890", 100);
-    assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)), b"1234567890");
+    assert_eq!(
+        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        b"1234567890"
+    );
 }
 
 #[test]
@@ -163,18 +182,31 @@ fn http09_and_body_without_status_line() {
     feed(&mut s, Dir::ToClient, b"<html>old</html>", 100);
     let mut out = ParseOutput::default();
     s.eof(Dir::ToClient, &mut out);
-    assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)), b"<html>old</html>");
+    assert_eq!(
+        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        b"<html>old</html>"
+    );
     assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_PROTOCOL_REQ, 0)), b"");
 }
 
 #[test]
 fn response_without_request_and_100_continue() {
     let mut s = state();
-    let an = feed(&mut s, Dir::ToClient, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", 100);
+    let an = feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+        100,
+    );
     assert!(an.contains(&"http.unable_to_match_response_to_request"));
     assert_eq!(tx(&s, 0).buffer(B::HTTP_URI, 0), Buf::Absent);
     let mut s = state();
-    feed(&mut s, Dir::ToServer, b"POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", 100);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx",
+        100,
+    );
     feed(
         &mut s,
         Dir::ToClient,
@@ -188,7 +220,12 @@ fn response_without_request_and_100_continue() {
 #[test]
 fn head_response_has_no_body_and_connect_stops() {
     let mut s = state();
-    feed(&mut s, Dir::ToServer, b"HEAD / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"HEAD / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n",
+        100,
+    );
     feed(
         &mut s,
         Dir::ToClient,
@@ -198,9 +235,24 @@ fn head_response_has_no_body_and_connect_stops() {
     assert_eq!(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0), Buf::Absent);
     assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_RESPONSE_BODY, 0)), b"z");
     let mut s = state();
-    feed(&mut s, Dir::ToServer, b"CONNECT h:443 HTTP/1.1\r\n\r\n\x16\x03\x01", 100);
-    feed(&mut s, Dir::ToClient, b"HTTP/1.1 200 OK\r\n\r\n\x16\x03\x03", 100);
-    feed(&mut s, Dir::ToServer, b"GET /not-http HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"CONNECT h:443 HTTP/1.1\r\n\r\n\x16\x03\x01",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\n\r\n\x16\x03\x03",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"GET /not-http HTTP/1.1\r\n\r\n",
+        100,
+    );
     assert_eq!(s.tx_count(), 1);
 }
 
@@ -217,11 +269,19 @@ fn oversized_header_is_an_anomaly_not_a_crash() {
 fn gaps() {
     let mut s = state();
     feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
-    feed(&mut s, Dir::ToClient, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab",
+        100,
+    );
     let mut out = ParseOutput::default();
     s.gap(Dir::ToClient, 3, &mut out);
     feed(&mut s, Dir::ToClient, b"fghijHTTP/1.1 204 No\r\n\r\n", 100);
-    assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)), b"abfghij");
+    assert_eq!(
+        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        b"abfghij"
+    );
     // The 204 has no request to pair with.
     assert_eq!(s.tx_count(), 2);
     assert_eq!(tx(&s, 1).buffer(B::HTTP_URI, 0), Buf::Absent);

@@ -31,7 +31,9 @@ pub fn split(uri: &[u8]) -> UriParts<'_> {
     // Absolute form: scheme "://" authority.
     if let Some(i) = find(rest, b"://")
         && i > 0
-        && rest[..i].iter().all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(c))
+        && rest[..i]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(c))
     {
         let after = &rest[i + 3..];
         let end = after
@@ -242,6 +244,9 @@ mod tests {
         assert_eq!(p.port, Some(&b"8080"[..]));
         assert_eq!(p.path, b"/p");
         assert_eq!(n("http://h/a/../b"), "/b");
-        assert_eq!(split_host_port(b"[::1]:80"), (&b"[::1]"[..], Some(&b"80"[..])));
+        assert_eq!(
+            split_host_port(b"[::1]:80"),
+            (&b"[::1]"[..], Some(&b"80"[..]))
+        );
     }
 }
