@@ -25,6 +25,7 @@
 pub mod buffers;
 pub mod dns;
 pub mod http;
+pub mod tls;
 
 pub use buffers::{BufferDef, BufferId};
 
