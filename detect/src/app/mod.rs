@@ -197,3 +197,120 @@ pub trait Transaction: std::fmt::Debug {
         }
     }
 }
+
+/// The application protocols Meerkat parses, with their settings; probing order and
+/// enablement come from the config.
+#[derive(Debug)]
+pub struct Registry {
+    http: http::HttpProtocol,
+    dns: dns::DnsProtocol,
+    tls: tls::TlsProtocol,
+    enabled: [bool; 3],
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new(http::HttpConfig::default(), [true; 3])
+    }
+}
+
+/// Result of probing a direction's first bytes against every enabled protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detected {
+    Proto(AppProto),
+    /// Some protocol still needs more bytes to decide.
+    NeedMore,
+    /// No protocol matches.
+    None,
+}
+
+impl Registry {
+    /// `enabled` is [http, dns, tls].
+    pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 3]) -> Registry {
+        Registry {
+            http: http::HttpProtocol { cfg: http_cfg },
+            dns: dns::DnsProtocol,
+            tls: tls::TlsProtocol,
+            enabled,
+        }
+    }
+
+    /// The enabled protocols.
+    pub fn protocols(&self) -> impl Iterator<Item = &dyn Protocol> {
+        let all: [&dyn Protocol; 3] = [&self.http, &self.dns, &self.tls];
+        all.into_iter()
+            .zip(self.enabled)
+            .filter_map(|(p, e)| e.then_some(p))
+    }
+
+    pub fn get(&self, proto: AppProto) -> Option<&dyn Protocol> {
+        self.protocols().find(|p| p.proto() == proto)
+    }
+
+    /// Probes `data` (everything seen so far in `dir`, from its first byte). Protocols
+    /// whose default ports include `port` (the server port) are tried first, then the
+    /// rest: detection is by content, the port only orders the attempts.
+    pub fn probe(&self, transport: Transport, dir: Dir, port: u16, data: &[u8]) -> Detected {
+        let mut need_more = false;
+        let (preferred, others): (Vec<&dyn Protocol>, Vec<&dyn Protocol>) = self
+            .protocols()
+            .partition(|p| p.default_ports().contains(&port));
+        for p in preferred.into_iter().chain(others) {
+            match p.probe(transport, dir, data) {
+                Probe::Match => return Detected::Proto(p.proto()),
+                Probe::NeedMore => need_more = true,
+                Probe::NoMatch => {}
+            }
+        }
+        if need_more {
+            Detected::NeedMore
+        } else {
+            Detected::None
+        }
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn content_detection_on_any_port() {
+        let r = Registry::default();
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, 8080, b"GET / HTTP/1.1\r\n"),
+            Detected::Proto(AppProto::Http)
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToClient, 8080, b"HTTP/1.1 200 OK\r\n"),
+            Detected::Proto(AppProto::Http)
+        );
+        assert_eq!(
+            r.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                8443,
+                b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc"
+            ),
+            Detected::Proto(AppProto::Tls)
+        );
+        let q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03www\x07example\x03com\x00\x00\x01\x00\x01";
+        assert_eq!(
+            r.probe(Transport::Udp, Dir::ToServer, 5353, q),
+            Detected::Proto(AppProto::Dns)
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, 80, b"G"),
+            Detected::NeedMore
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, 80, b"SSH-2.0-x\r\n"),
+            Detected::None
+        );
+        let no_http = Registry::new(http::HttpConfig::default(), [false, true, true]);
+        assert_eq!(
+            no_http.probe(Transport::Tcp, Dir::ToServer, 80, b"GET / HTTP/1.1\r\n"),
+            Detected::None
+        );
+    }
+}

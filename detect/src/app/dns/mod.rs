@@ -23,11 +23,23 @@ pub const MAX_PROBE_QUESTIONS: u16 = 16;
 /// QR matching the direction's role is not required) whose first question parses.
 pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
     let Some(h) = parser::Header::parse(msg) else {
-        return if complete {
-            Probe::NoMatch
-        } else {
-            Probe::NeedMore
-        };
+        if complete {
+            return Probe::NoMatch;
+        }
+        // Judge what is there of the header already.
+        if let (Some(&f0), Some(&f1)) = (msg.get(2), msg.get(3)) {
+            let flags = u16::from_be_bytes([f0, f1]);
+            if (flags >> 11) & 0xf > 6 || flags & 0x0040 != 0 {
+                return Probe::NoMatch;
+            }
+        }
+        if let (Some(&a), Some(&b)) = (msg.get(4), msg.get(5)) {
+            let qd = u16::from_be_bytes([a, b]);
+            if qd == 0 || qd > MAX_PROBE_QUESTIONS {
+                return Probe::NoMatch;
+            }
+        }
+        return Probe::NeedMore;
     };
     if h.opcode() > 6 || h.flags & 0x0040 != 0 {
         return Probe::NoMatch;
