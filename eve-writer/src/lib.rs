@@ -11,6 +11,7 @@
 pub mod json;
 pub mod output;
 pub mod render;
+pub mod render_app;
 pub mod server;
 pub mod writer;
 

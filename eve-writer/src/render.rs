@@ -342,7 +342,19 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
                 stats_body(&mut o, s);
             }
         }
+        EventType::Http | EventType::Dns | EventType::Tls => {
+            crate::render_app::app_objects(
+                &mut o,
+                ev.http.as_ref(),
+                ev.dns.as_ref(),
+                ev.tls.as_ref(),
+            );
+        }
         _ => {}
+    }
+    if kind == EventType::Alert {
+        // The transaction's app-layer object (`http{...}` in an HTTP alert).
+        crate::render_app::app_objects(&mut o, ev.http.as_ref(), ev.dns.as_ref(), ev.tls.as_ref());
     }
     if kind == EventType::Alert {
         if !ev.app_proto.is_empty() {
