@@ -999,10 +999,10 @@ app-layer:
             r.ignored_suricata_keys
                 .contains(&"outputs.fast".to_string())
         );
-        assert!(
-            r.ignored_suricata_keys
-                .contains(&"app-layer.protocols.http.libhtp".to_string())
-        );
+        // libhtp's limits are modelled; the personality is not.
+        assert!(r.ignored_suricata_keys.contains(
+            &"app-layer.protocols.http.libhtp.default-config.personality".to_string()
+        ));
     }
 
     #[test]
