@@ -892,12 +892,19 @@ mod tests {
         )
         .unwrap();
         let r = resolve_tree(tree).unwrap();
-        assert!(r.ignored_suricata_keys.iter().any(|k| k.contains("personality")));
+        assert!(
+            r.ignored_suricata_keys
+                .iter()
+                .any(|k| k.contains("personality"))
+        );
         let l = r.config.app_layer.libhtp();
         assert_eq!(l.response_body_limit, ByteSize::mib(1));
         assert_eq!(l.request_body_limit, ByteSize::kib(100));
         assert_eq!(l.response_body_decompress_layer_limit, 3);
-        assert_eq!(Config::default().app_layer.libhtp(), LibhtpDefaults::default());
+        assert_eq!(
+            Config::default().app_layer.libhtp(),
+            LibhtpDefaults::default()
+        );
     }
 
     #[test]
@@ -1000,9 +1007,11 @@ app-layer:
                 .contains(&"outputs.fast".to_string())
         );
         // libhtp's limits are modelled; the personality is not.
-        assert!(r.ignored_suricata_keys.contains(
-            &"app-layer.protocols.http.libhtp.default-config.personality".to_string()
-        ));
+        assert!(
+            r.ignored_suricata_keys.contains(
+                &"app-layer.protocols.http.libhtp.default-config.personality".to_string()
+            )
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@
 
 pub mod buffers;
 pub mod dns;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod http;
 pub mod tls;
 
