@@ -292,11 +292,11 @@ fn is_token(c: u8) -> bool {
 fn looks_like_header(line: &[u8]) -> bool {
     let t = trim(line);
     let n = t.iter().take_while(|&&c| is_token(c)).count();
+    // The colon may follow the name after whitespace.
     n > 0
         && t.get(n..)
             .map(trim)
             .is_some_and(|r| r.first() == Some(&b':'))
-        || n > 0 && t.get(n) == Some(&b':')
 }
 
 /// Whether a header line continues the previous one (folding): it starts with

@@ -254,7 +254,7 @@ impl AppState for TlsState {
     }
 
     fn tx_count(&self) -> usize {
-        usize::from(!self.freed && self.tx.state != 0 || !self.freed && self.tx.version != [0, 0])
+        usize::from(!self.freed && (self.tx.state != 0 || self.tx.version != [0, 0]))
     }
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
