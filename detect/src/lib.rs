@@ -12,6 +12,7 @@ pub mod events;
 pub mod flow;
 pub mod rules;
 pub mod sink;
+pub mod transforms;
 pub mod worker;
 
 pub use worker::{WorkerSummary, eve_socket, run};

@@ -24,6 +24,11 @@
 
 pub mod buffers;
 
+/// Every protocol Meerkat parses, in probing order.
+pub fn protocols() -> &'static [&'static dyn Protocol] {
+    &[]
+}
+
 pub use buffers::{BufferDef, BufferId};
 
 use meerkat_proto::events::{Dns, Http, Tls};
@@ -176,6 +181,11 @@ pub trait Transaction: std::fmt::Debug {
     fn id(&self) -> u64;
     /// Whether the direction's part of the transaction is complete.
     fn complete(&self, dir: Dir) -> bool;
+    /// How far the direction's part has got: a number that grows whenever a buffer of
+    /// that direction becomes available or final (e.g. HTTP request: 1 request line,
+    /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again
+    /// only when this changes, so a body growing chunk by chunk need not bump it.
+    fn progress(&self, dir: Dir) -> u8;
     /// Inspection buffer `id`. Multi-buffers (several DNS queries, several certificate
     /// names) have items `index` 0, 1, ...; single buffers only have item 0. An index past
     /// the last item is `Absent`.
