@@ -9,6 +9,9 @@
 
 use super::AppProto;
 
+/// Items of a multi-buffer inspected at most (e.g. DNS questions, certificates).
+pub const MAX_ITEMS: usize = 256;
+
 /// An inspection buffer. The numbering is internal (not a wire contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufferId(pub u16);

@@ -29,6 +29,28 @@ pub mod fuzz;
 pub mod http;
 pub mod tls;
 
+/// Every protocol Meerkat parses, in probing order. The HTTP parser takes its limits
+/// from [`init`] (Suricata's defaults until then).
+pub fn protocols() -> &'static [&'static dyn Protocol] {
+    static HTTP: http::HttpProtocol = http::HttpProtocol::configured();
+    static ALL: [&dyn Protocol; 3] = [&HTTP, &tls::TlsProtocol, &dns::DnsProtocol];
+    &ALL
+}
+
+static HTTP_CONFIG: std::sync::OnceLock<http::HttpConfig> = std::sync::OnceLock::new();
+
+/// Sets the app-layer settings of this process from the config (call once at start;
+/// later calls are ignored). Only the HTTP limits need it today
+/// (`app-layer.protocols.http.libhtp.default-config`).
+pub fn init(config: &meerkat_config::Config) {
+    let _ = HTTP_CONFIG.set(http::HttpConfig::from_config(&config.app_layer.libhtp()));
+}
+
+/// The HTTP settings in force.
+pub fn http_config() -> http::HttpConfig {
+    HTTP_CONFIG.get().copied().unwrap_or_default()
+}
+
 pub use buffers::{BufferDef, BufferId};
 
 use meerkat_proto::events::{Dns, Http, Tls};
@@ -181,6 +203,11 @@ pub trait Transaction: std::fmt::Debug {
     fn id(&self) -> u64;
     /// Whether the direction's part of the transaction is complete.
     fn complete(&self, dir: Dir) -> bool;
+    /// How far the direction's part has got: a number that grows whenever a buffer of
+    /// that direction becomes available or final (e.g. HTTP request: 1 request line,
+    /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again
+    /// only when this changes, so a body growing chunk by chunk need not bump it.
+    fn progress(&self, dir: Dir) -> u8;
     /// Inspection buffer `id`. Multi-buffers (several DNS queries, several certificate
     /// names) have items `index` 0, 1, ...; single buffers only have item 0. An index past
     /// the last item is `Absent`.
@@ -230,7 +257,9 @@ impl Registry {
     /// `enabled` is [http, dns, tls].
     pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 3]) -> Registry {
         Registry {
-            http: http::HttpProtocol { cfg: http_cfg },
+            http: http::HttpProtocol {
+                cfg: Some(http_cfg),
+            },
             dns: dns::DnsProtocol,
             tls: tls::TlsProtocol,
             enabled,

@@ -101,6 +101,11 @@ impl Transaction for DnsTx {
         }
     }
 
+    /// 1 once the direction's message is in.
+    fn progress(&self, dir: Dir) -> u8 {
+        u8::from(self.complete(dir))
+    }
+
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         detect::buffer(self, id, index)
     }

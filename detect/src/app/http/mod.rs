@@ -69,10 +69,33 @@ const METHODS: &[&[u8]] = &[
     b"UNLINK",
 ];
 
-/// The HTTP/1 protocol descriptor.
+/// The HTTP/1 protocol descriptor: with fixed settings, or (`cfg: None`) the
+/// process's settings from [`crate::app::init`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HttpProtocol {
-    pub cfg: HttpConfig,
+    pub cfg: Option<HttpConfig>,
+}
+
+impl HttpProtocol {
+    /// A descriptor that uses the process-wide settings.
+    pub const fn configured() -> HttpProtocol {
+        HttpProtocol { cfg: None }
+    }
+}
+
+impl HttpConfig {
+    /// The settings from `app-layer.protocols.http.libhtp.default-config`.
+    pub fn from_config(c: &meerkat_config::LibhtpDefaults) -> HttpConfig {
+        let size = |b: meerkat_config::ByteSize| usize::try_from(b.bytes()).unwrap_or(usize::MAX);
+        HttpConfig {
+            request_body_limit: size(c.request_body_limit),
+            response_body_limit: size(c.response_body_limit),
+            decode: decompress::DecodeLimits {
+                layer_limit: c.response_body_decompress_layer_limit,
+                bomb_limit: c.compression_bomb_limit.bytes(),
+            },
+        }
+    }
 }
 
 /// Recognises the start of a request (`METHOD SP`) or response (`HTTP/`).
@@ -125,7 +148,7 @@ impl Protocol for HttpProtocol {
     }
 
     fn new_state(&self, _transport: Transport) -> Box<dyn AppState> {
-        Box::new(HttpState::new(self.cfg))
+        Box::new(HttpState::new(self.cfg.unwrap_or_else(super::http_config)))
     }
 }
 
@@ -136,6 +159,20 @@ impl Transaction for HttpTx {
 
     fn complete(&self, dir: Dir) -> bool {
         self.message(dir).progress == state::Progress::Complete
+    }
+
+    /// 0 nothing, 1 line started, 2 line parsed, 3 headers parsed, 4 body final (limit
+    /// reached), 5 complete.
+    fn progress(&self, dir: Dir) -> u8 {
+        let m = self.message(dir);
+        match m.progress {
+            state::Progress::NotStarted => 0,
+            state::Progress::Line => 1,
+            state::Progress::Headers => 2,
+            state::Progress::Body if m.body_truncated => 4,
+            state::Progress::Body => 3,
+            state::Progress::Complete => 5,
+        }
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {

@@ -81,6 +81,29 @@ impl Transaction for TlsTx {
         self.done[dir.index()]
     }
 
+    /// To server: 1 ClientHello, 2 done. To client: 1 ServerHello, 2 certificate,
+    /// 3 done.
+    fn progress(&self, dir: Dir) -> u8 {
+        match dir {
+            Dir::ToServer => {
+                if self.done[0] {
+                    2
+                } else {
+                    u8::from(self.client_hello.is_some())
+                }
+            }
+            Dir::ToClient => {
+                if self.done[1] {
+                    3
+                } else if self.cert.is_some() {
+                    2
+                } else {
+                    u8::from(self.server_hello.is_some())
+                }
+            }
+        }
+    }
+
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         detect::buffer(self, id, index)
     }
