@@ -131,8 +131,8 @@ impl AppState for DnsState {
                     let Some(msg) = buf.get(at + 2..at + 2 + len) else {
                         break;
                     };
-                    let msg = msg.to_vec();
-                    self.message(dir, &msg, out);
+                    // `buf` was taken out of `self`, so no copy is needed here.
+                    self.message(dir, msg, out);
                     at += 2 + len;
                 }
                 buf.drain(..at);

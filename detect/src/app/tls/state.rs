@@ -81,9 +81,7 @@ impl TlsState {
         match ctype {
             20 => {
                 self.sides[d].encrypted = true;
-                if dir == Dir::ToClient {
-                    self.tx.done[d] = true;
-                }
+                self.tx.done[d] = true;
             }
             21 | 24 => {}
             22 => {
@@ -123,7 +121,9 @@ impl TlsState {
             self.handshake(dir, h[0], body, out);
             at += 4 + len;
         }
-        self.sides[d].hs = buf[at..].to_vec();
+        let mut buf = buf;
+        buf.drain(..at);
+        self.sides[d].hs = buf;
     }
 
     fn handshake(&mut self, dir: Dir, kind: u8, body: &[u8], out: &mut ParseOutput) {
@@ -228,10 +228,16 @@ impl AppState for TlsState {
             let Some(body) = buf.get(at + 5..at + 5 + len) else {
                 break;
             };
-            let body = body.to_vec();
-            self.record(dir, h[0], &body, out);
+            // `buf` was taken out of `self`: the record is parsed in place.
+            self.record(dir, h[0], body, out);
             at += 5 + len;
             if self.sides[d].stopped {
+                return;
+            }
+            if self.sides[d].encrypted && self.tx.done[d] {
+                // Nothing more to learn in this direction: stop copying encrypted
+                // records.
+                self.sides[d].stopped = true;
                 return;
             }
         }
