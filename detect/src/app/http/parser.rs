@@ -165,11 +165,38 @@ pub fn parse_request_line(line: &[u8]) -> RequestLine<'_> {
         .position(|&c| !is_space(c))
         .unwrap_or(line.len());
     let (method, rest) = split_token(&line[skip..]);
+    let uri_and_rest = rest;
     let (uri, rest) = split_token(rest);
+    let protocol = trim(rest);
+    // A URI with spaces (`GET /a b HTTP/1.1`): when what follows the first URI token
+    // is not a version but its last word is, the URI runs up to that word.
+    if !protocol.is_empty()
+        && parse_version(protocol) == Version::Invalid
+        && let Some(ws) = protocol.iter().rposition(|&c| is_space(c))
+    {
+        let last = &protocol[ws + 1..];
+        if parse_version(last) != Version::Invalid {
+            // `last` is the final word of `uri_and_rest` once trailing space is cut.
+            let trimmed_end = uri_and_rest
+                .iter()
+                .rposition(|&c| !is_space(c))
+                .map_or(0, |i| i + 1);
+            let end = trimmed_end - last.len();
+            let end = uri_and_rest[..end]
+                .iter()
+                .rposition(|&c| !is_space(c))
+                .map_or(0, |i| i + 1);
+            return RequestLine {
+                method,
+                uri: &uri_and_rest[..end],
+                protocol: last,
+            };
+        }
+    }
     RequestLine {
         method,
         uri,
-        protocol: trim(rest),
+        protocol,
     }
 }
 
@@ -505,6 +532,12 @@ mod tests {
             (r.method, r.uri, r.protocol),
             (&b"GET"[..], &b"/a?b"[..], &b"HTTP/1.1"[..])
         );
+        let r = parse_request_line(b"GET /uri afterspace HTTP/1.1");
+        assert_eq!((r.uri, r.protocol), (&b"/uri afterspace"[..], &b"HTTP/1.1"[..]));
+        let r = parse_request_line(b"GET /a b  HTTP/1.0  ");
+        assert_eq!((r.uri, r.protocol), (&b"/a b"[..], &b"HTTP/1.0"[..]));
+        let r = parse_request_line(b"GET /a junk");
+        assert_eq!((r.uri, r.protocol), (&b"/a"[..], &b"junk"[..]));
         let r = parse_request_line(b"  GET   /x ");
         assert_eq!(r.protocol, b"");
         assert_eq!(r.uri, b"/x");
