@@ -435,7 +435,9 @@ impl HttpState {
                         };
                         out.anomaly("http.unable_to_match_response_to_request");
                         if let Some(t) = self.tx_mut(id) {
+                            // No request will come for it: its request side is over.
                             t.request_missing = true;
+                            t.request.progress = Progress::Complete;
                         }
                         (id, None)
                     }

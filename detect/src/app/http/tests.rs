@@ -200,6 +200,7 @@ fn response_without_request_and_100_continue() {
     );
     assert!(an.contains(&"http.unable_to_match_response_to_request"));
     assert_eq!(tx(&s, 0).buffer(B::HTTP_URI, 0), Buf::Absent);
+    assert!(tx(&s, 0).complete(Dir::ToServer) && tx(&s, 0).complete(Dir::ToClient));
     let mut s = state();
     feed(
         &mut s,
