@@ -2,22 +2,40 @@
 //! (`tests/fuzz_seeds.rs`): each drives one parser with arbitrary bytes and touches
 //! every buffer and record, so a panic anywhere in a parser surfaces.
 //!
-//! Input layout: the first byte picks the split points and directions; the rest is
-//! fed in pieces to alternate directions, then both directions end.
+//! Input layout: byte 0 picks the piece size (low 6 bits), interleaving (bit 6) and a
+//! gap (bit 7); bytes 1-2 (big endian) say how many of the remaining bytes go to the
+//! server; the rest goes to the client. Both directions then end.
 
 use super::{AppState, BufferId, Dir, ParseOutput, Transaction};
 
 fn drive(state: &mut dyn AppState, data: &[u8]) {
-    let Some((&ctl, rest)) = data.split_first() else {
+    let [ctl, hi, lo, rest @ ..] = data else {
         return;
     };
-    let step = usize::from(ctl % 61) + 1;
+    let split = usize::from(u16::from_be_bytes([*hi, *lo])).min(rest.len());
+    let (to_server, to_client) = rest.split_at(split);
+    let step = usize::from(ctl % 64) + 1;
     let mut out = ParseOutput::default();
-    for (i, chunk) in rest.chunks(step).enumerate() {
-        let dir = if (ctl >> 6) & 1 == 1 || i % 2 == 0 {
-            Dir::ToServer
-        } else {
-            Dir::ToClient
+    let mut a = to_server.chunks(step);
+    let mut b = to_client.chunks(step);
+    let interleave = ctl & 0x40 != 0;
+    let mut i = 0usize;
+    loop {
+        let (dir, chunk) = match (interleave, i % 2) {
+            (true, 0) | (false, _) => match a.next() {
+                Some(c) => (Dir::ToServer, c),
+                None => match b.next() {
+                    Some(c) => (Dir::ToClient, c),
+                    None => break,
+                },
+            },
+            _ => match b.next() {
+                Some(c) => (Dir::ToClient, c),
+                None => match a.next() {
+                    Some(c) => (Dir::ToServer, c),
+                    None => break,
+                },
+            },
         };
         if ctl & 0x80 != 0 && i == 3 {
             state.gap(dir, chunk.len() as u64, &mut out);
@@ -25,6 +43,7 @@ fn drive(state: &mut dyn AppState, data: &[u8]) {
             state.parse(dir, chunk, &mut out);
         }
         touch(state);
+        i += 1;
     }
     state.eof(Dir::ToServer, &mut out);
     state.eof(Dir::ToClient, &mut out);
