@@ -35,6 +35,8 @@ const BATCH: usize = 256;
 const CHECKSUM_SAMPLE: u64 = 1000;
 /// Bytes per direction kept for app-layer protocol detection.
 const MAX_PROBE: usize = 4096;
+/// Slots of the shared host-state table (128 bytes each: 8 MiB).
+const HOST_TABLE_SLOTS: usize = 65536;
 
 /// What a worker did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -315,24 +317,20 @@ impl Inner {
         };
         let mut progressed = [false; 2];
         match transport {
-            Some(Transport::Tcp) => {
-                if flow.tcp.is_some() {
-                    for side in [d, 1 - d] {
-                        let sdir = if side == 0 {
-                            Dir::ToServer
-                        } else {
-                            Dir::ToClient
-                        };
-                        progressed[side] |= self.feed_stream(flow, sdir, false);
-                    }
+            Some(Transport::Tcp) if flow.tcp.is_some() => {
+                for side in [d, 1 - d] {
+                    let sdir = if side == 0 {
+                        Dir::ToServer
+                    } else {
+                        Dir::ToClient
+                    };
+                    progressed[side] |= self.feed_stream(flow, sdir, false);
                 }
             }
-            Some(Transport::Udp) => {
-                if checksum_ok && !pkt.payload.is_empty() {
-                    progressed[d] |= self.feed_app(flow, dir, Transport::Udp, pkt.payload);
-                }
+            Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
+                progressed[d] |= self.feed_app(flow, dir, Transport::Udp, pkt.payload);
             }
-            None => {}
+            _ => {}
         }
 
         // Raw stream chunk of this packet's direction.
@@ -353,6 +351,11 @@ impl Inner {
         let stream_bytes = flow.stream_bytes();
         let app_proto = flow.app.proto;
         let flow_id = flow.id;
+        let first = if to_server {
+            flow.pkts_toserver == 1
+        } else {
+            flow.pkts_toclient == 1
+        };
         {
             let stream = match (chunk_range, flow.tcp.as_deref()) {
                 (Some((a, b)), Some(s)) => Some(s.sides[d].bytes(a, b)),
@@ -368,6 +371,8 @@ impl Inner {
                 stream,
                 stream_bytes,
                 flow_id,
+                first_in_direction: first,
+                pseudo: false,
             };
             self.hits.clear();
             let mut hits = std::mem::take(&mut self.hits);
@@ -382,13 +387,8 @@ impl Inner {
             self.hits = hits;
         }
         // Transactions.
-        for side in 0..2 {
-            if progressed[side] {
-                let sdir = if side == 0 {
-                    Dir::ToServer
-                } else {
-                    Dir::ToClient
-                };
+        for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {
+            if got {
                 self.inspect_txs(c, flow, to_server, sdir, false);
             }
         }
@@ -533,6 +533,8 @@ impl Inner {
             stream: None,
             stream_bytes,
             flow_id: flow.id,
+            first_in_direction: false,
+            pseudo: c.src == events::PacketSrc::FlowTimeout,
         };
         let mut hits = std::mem::take(&mut self.hits);
         let mut to_log: Vec<(u64, AppRecord)> = Vec::new();
@@ -646,6 +648,8 @@ impl Inner {
                     stream,
                     stream_bytes: f.stream_bytes(),
                     flow_id: f.id,
+                    first_in_direction: false,
+                    pseudo: c.src == events::PacketSrc::FlowTimeout,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, Some(&mut f.vars), &mut hits);
@@ -667,6 +671,8 @@ impl Inner {
                     stream,
                     stream_bytes: (0, 0),
                     flow_id: 0,
+                    first_in_direction: true,
+                    pseudo: false,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, None, &mut hits);
@@ -885,13 +891,16 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             ChecksumChecks::Auto => Checksums::Auto(0, 0),
         }
     };
+    // Host-tracked state (thresholds by host, xbits) is shared by all workers.
+    let table =
+        meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
     let mut w = Worker {
         flows: FlowTable::new(index),
         defrag: Defrag::default(),
         x: Inner {
             index,
             engine,
-            st: DetectState::default(),
+            st: DetectState::with_shared(table),
             sink,
             cfg,
             checksums,

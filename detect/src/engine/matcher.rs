@@ -212,9 +212,7 @@ fn content(list: &List, i: usize, item: &Item, c: &Content, buf: &[u8], s: &mut 
             }
             return false;
         }
-        let found = if c.endswith && end < buf.len() {
-            None
-        } else if c.pattern.len() > end - from {
+        let found = if (c.endswith && end < buf.len()) || c.pattern.len() > end - from {
             None
         } else {
             find(item, c, &buf[from..end]).map(|at| from + at)

@@ -56,6 +56,29 @@ pub struct Sig {
     dir: Option<Dir>,
     /// Whether the rule is evaluated on transactions (sticky buffers, TLS checks).
     app: bool,
+    /// An IP-only rule (no ports, payload or packet keywords; at most `flowbits:set`):
+    /// like Suricata, it is checked on the first packet of each direction of a flow only.
+    ip_only: bool,
+}
+
+/// Suricata's IP-only rule test.
+fn is_ip_only(rule: &Rule) -> bool {
+    rule.app_proto.is_none()
+        && rule.payload.is_empty()
+        && rule.buffers.is_empty()
+        && rule.base64_data.is_none()
+        && rule.header.is_empty()
+        && rule.flow == crate::rules::FlowOpts::default()
+        && rule.payload_source == PayloadSource::Any
+        && rule
+            .flowbits
+            .iter()
+            .all(|c| matches!(c, FlowbitCmd::Set(_)))
+        && rule.flowints.is_empty()
+        && rule.xbits.is_empty()
+        && rule.tls.is_empty()
+        && rule.sport.is_any()
+        && rule.dport.is_any()
 }
 
 /// Transport classes of packet groups.
@@ -127,6 +150,11 @@ pub struct PacketView<'a> {
     /// Stream bytes seen so far (to_server, to_client), for `stream_size`.
     pub stream_bytes: (u64, u64),
     pub flow_id: u64,
+    /// The first packet of its flow direction (or a packet without a flow): IP-only
+    /// rules are checked on these.
+    pub first_in_direction: bool,
+    /// A pseudo packet made at flow end: only stream inspection applies to it.
+    pub pseudo: bool,
 }
 
 fn ip_key(ip: IpAddr) -> u128 {
@@ -212,6 +240,7 @@ impl Engine {
                 }
             }
             e.sigs.push(Sig {
+                ip_only: is_ip_only(&rule),
                 payload: List::compile(&rule.payload.items),
                 base64: rule.base64_data.as_ref().map(|l| List::compile(&l.items)),
                 buffers,
@@ -343,7 +372,14 @@ impl Engine {
             HeaderMatch::ICode(c) => matches!(p.l4, L4::Icmp { code, .. } if c.test(u64::from(code))),
             HeaderMatch::IcmpId(id) => matches!(p.l4, L4::Icmp { ident, icmp_type, .. } if ident == id && icmp_has_id(icmp_type)),
             HeaderMatch::IcmpSeq(s) => matches!(p.l4, L4::Icmp { seq, icmp_type, .. } if seq == s && icmp_has_id(icmp_type)),
-            HeaderMatch::Dsize(c) => c.test(p.payload.len() as u64),
+            HeaderMatch::Dsize(c) => {
+                // Suricata: only "less than" forms (and `=0`) can match an empty payload;
+                // pseudo packets never match.
+                let n = p.payload.len() as u64;
+                !v.pseudo
+                    && (n > 0 || matches!(c, NumCmp::Lt(_) | NumCmp::Le(_) | NumCmp::Eq(0)))
+                    && c.test(n)
+            }
             HeaderMatch::FragBits(fb) => {
                 let raw = p.frame.get(ip.offset..).unwrap_or(&[]);
                 let bits = match raw.get(6) {
@@ -550,7 +586,11 @@ impl Engine {
         for &id in &cands {
             let sig = &self.sigs[id as usize];
             let rule = &sig.rule;
-            if sig.app {
+            if sig.app || (sig.ip_only && !v.first_in_direction) {
+                continue;
+            }
+            // Pseudo packets (flow end) carry stream data only.
+            if v.pseudo && sig.payload.is_empty() {
                 continue;
             }
             let Some(reversed) = Self::header_matches(rule, v.pkt) else {

@@ -30,6 +30,9 @@ struct ThresholdEntry {
 /// Per-worker detection state.
 #[derive(Debug, Default)]
 pub struct DetectState {
+    /// Host-tracked state shared with the other workers (thresholds, xbits). Without it
+    /// (a single process), the local maps below are used.
+    shared: Option<meerkat_ring::SharedTable>,
     pub(super) mpm: MpmScratch,
     pub(super) cands: Vec<u32>,
     pub(super) scratch: Scratch,
@@ -46,7 +49,20 @@ fn ip_key(ip: IpAddr) -> u128 {
     }
 }
 
+/// Folds a 128-bit tracking key to 64 bits for the shared table.
+fn fold(k: u128) -> u64 {
+    (k as u64) ^ ((k >> 64) as u64).rotate_left(29)
+}
+
 impl DetectState {
+    /// Uses `table` for state that all workers share.
+    pub fn with_shared(table: meerkat_ring::SharedTable) -> DetectState {
+        DetectState {
+            shared: Some(table),
+            ..Default::default()
+        }
+    }
+
     fn entry(
         &mut self,
         gid: u32,
@@ -73,35 +89,83 @@ impl DetectState {
         now: u64,
     ) -> bool {
         let window = u64::from(t.seconds) * 1_000_000_000;
-        let e = self.entry(gid, sid, key, now, t.seconds);
-        if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
-            e.window_start_ns = now;
-            e.count = 0;
-            e.alerted = false;
+        if let Some(table) = &self.shared {
+            return table.update([1 << 40 | u64::from(gid), sid, fold(key)], |e| {
+                let mut local = ThresholdEntry {
+                    window_start_ns: e.t0,
+                    count: e.count,
+                    alerted: e.flags & 1 != 0,
+                    ports: Vec::new(),
+                };
+                let r = threshold_step(&mut local, t, now, window);
+                e.t0 = local.window_start_ns;
+                e.count = local.count;
+                e.flags = u32::from(local.alerted);
+                r
+            });
         }
-        e.count += 1;
-        match t.kind {
-            ThresholdKind::Limit => e.count <= t.count,
-            ThresholdKind::Threshold => {
-                if e.count >= t.count {
-                    e.count = 0;
-                    // The next event opens a new window.
-                    true
-                } else {
-                    false
-                }
+        let e = self.entry(gid, sid, key, now, t.seconds);
+        threshold_step(e, t, now, window)
+    }
+}
+
+fn threshold_step(e: &mut ThresholdEntry, t: &Threshold, now: u64, window: u64) -> bool {
+    if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
+        e.window_start_ns = now;
+        e.count = 0;
+        e.alerted = false;
+    }
+    e.count += 1;
+    match t.kind {
+        ThresholdKind::Limit => e.count <= t.count,
+        ThresholdKind::Threshold => {
+            if e.count >= t.count {
+                // Every `count`-th event alerts; counting starts again.
+                e.count = 0;
+                true
+            } else {
+                false
             }
-            ThresholdKind::Both => {
-                if e.count >= t.count && !e.alerted {
-                    e.alerted = true;
-                    true
-                } else {
-                    false
-                }
+        }
+        ThresholdKind::Both => {
+            if e.count >= t.count && !e.alerted {
+                e.alerted = true;
+                true
+            } else {
+                false
             }
         }
     }
+}
 
+fn detection_filter_step(
+    e: &mut ThresholdEntry,
+    d: &DetectionFilter,
+    now: u64,
+    window: u64,
+    unique: Option<u16>,
+) -> bool {
+    if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
+        e.window_start_ns = now;
+        e.count = 0;
+        e.ports.clear();
+    }
+    match unique {
+        Some(port) => {
+            if !e.ports.contains(&port) && e.ports.len() < MAX_UNIQUE_PORTS {
+                e.ports.push(port);
+            }
+            e.count = e.count.max(1);
+            e.ports.len() as u32 > d.count
+        }
+        None => {
+            e.count += 1;
+            e.count > d.count
+        }
+    }
+}
+
+impl DetectState {
     /// `detection_filter`: alerts once the (distinct) count exceeds `count` in the window.
     pub(super) fn detection_filter(
         &mut self,
@@ -113,25 +177,24 @@ impl DetectState {
         unique: Option<u16>,
     ) -> bool {
         let window = u64::from(d.seconds) * 1_000_000_000;
+        if let Some(table) = &self.shared {
+            return table.update([2 << 40 | u64::from(gid), sid, fold(key)], |e| {
+                let mut local = ThresholdEntry {
+                    window_start_ns: e.t0,
+                    count: e.count,
+                    alerted: false,
+                    ports: e.ports[..e.nports].to_vec(),
+                };
+                let r = detection_filter_step(&mut local, d, now, window, unique);
+                e.t0 = local.window_start_ns;
+                e.count = local.count;
+                e.nports = local.ports.len().min(meerkat_ring::table::PORTS);
+                e.ports[..e.nports].copy_from_slice(&local.ports[..e.nports]);
+                r
+            });
+        }
         let e = self.entry(gid, sid, key, now, d.seconds);
-        if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
-            e.window_start_ns = now;
-            e.count = 0;
-            e.ports.clear();
-        }
-        match unique {
-            Some(port) => {
-                if !e.ports.contains(&port) && e.ports.len() < MAX_UNIQUE_PORTS {
-                    e.ports.push(port);
-                }
-                e.count = e.count.max(1);
-                e.ports.len() as u32 > d.count
-            }
-            None => {
-                e.count += 1;
-                e.count > d.count
-            }
-        }
+        detection_filter_step(e, d, now, window, unique)
     }
 
     fn xbit_key(x: &XbitCmd, v: &PacketView<'_>) -> Option<u128> {
@@ -147,8 +210,16 @@ impl DetectState {
     }
 
     pub(super) fn xbit_isset(&self, x: &XbitCmd, v: &PacketView<'_>) -> bool {
-        Self::xbit_key(x, v)
-            .and_then(|k| self.xbits.get(&(x.name, k)))
+        let Some(k) = Self::xbit_key(x, v) else {
+            return false;
+        };
+        if let Some(table) = &self.shared {
+            return table
+                .get([3 << 40 | u64::from(x.name), 0, fold(k)])
+                .is_some_and(|e| e.t0 > v.ts_ns);
+        }
+        self.xbits
+            .get(&(x.name, k))
             .is_some_and(|&exp| exp > v.ts_ns)
     }
 
@@ -156,6 +227,20 @@ impl DetectState {
         let Some(k) = Self::xbit_key(x, v) else {
             return;
         };
+        if let Some(table) = &self.shared {
+            let key = [3 << 40 | u64::from(x.name), 0, fold(k)];
+            if on {
+                let exp = if x.expire_s == 0 {
+                    u64::MAX
+                } else {
+                    v.ts_ns + u64::from(x.expire_s) * 1_000_000_000
+                };
+                table.update(key, |e| e.t0 = exp);
+            } else {
+                table.remove(key);
+            }
+            return;
+        }
         if on {
             if self.xbits.len() >= MAX_XBITS {
                 let now = v.ts_ns;

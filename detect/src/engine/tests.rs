@@ -43,6 +43,8 @@ fn run(
         stream: None,
         stream_bytes: (0, 0),
         flow_id: 1,
+        first_in_direction: true,
+        pseudo: false,
     };
     let mut hits = Vec::new();
     e.inspect_packet(st, &v, Some(vars), &mut hits);

@@ -332,11 +332,9 @@ impl Session {
             self.state = State::Closed;
         }
         match self.state {
-            State::SynSent => {
-                if d == 1 && flags & (SYN | ACK) == SYN | ACK {
-                    self.sides[1].set_base(seq.wrapping_add(1));
-                    self.state = State::SynRecv;
-                }
+            State::SynSent if d == 1 && flags & (SYN | ACK) == SYN | ACK => {
+                self.sides[1].set_base(seq.wrapping_add(1));
+                self.state = State::SynRecv;
             }
             State::SynRecv => {
                 if d == 0 && flags & ACK != 0 && flags & SYN == 0 {

@@ -286,8 +286,11 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Applies one option.
+    /// Applies one option. Keywords are case-insensitive, as in Suricata.
     pub(super) fn option(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
+        if kw.bytes().any(|b| b.is_ascii_uppercase()) {
+            return self.option(&kw.to_ascii_lowercase(), v);
+        }
         // The older HTTP keywords (`http_uri`) modify the content before them; the dotted
         // ones (`http.uri`) select a buffer for what follows.
         if let Some(def) = app::buffers::modifier(kw) {
@@ -708,11 +711,21 @@ impl<'a> Builder<'a> {
     }
 
     fn transform(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
-        let Cur::Buffer(i) = self.cur else {
+        let Cur::Buffer(mut i) = self.cur else {
             return Err(fail(kw, "transforms need a sticky buffer before them"));
         };
         if !self.rule.buffers[i].list.items.is_empty() {
-            return Err(fail(kw, "transforms must come before the buffer's matches"));
+            // A transform after matches starts a second, transformed instance of the
+            // buffer; the matches after it inspect that one (both must match).
+            let def = self.rule.buffers[i].def;
+            let transforms = self.rule.buffers[i].transforms.clone();
+            self.rule.buffers.push(BufferList {
+                def,
+                transforms,
+                list: MatchList::default(),
+            });
+            i = self.rule.buffers.len() - 1;
+            self.cur = Cur::Buffer(i);
         }
         let t = match kw {
             "dotprefix" => Transform::DotPrefix,

@@ -265,8 +265,11 @@ fn check_lists(rule: &Rule) -> Result<(), Fail> {
         .chain(rule.base64_data.iter());
     for l in lists {
         for m in &l.items {
-            if let Match::Content(c) = m {
-                if c.startswith && (c.offset.is_some() || c.depth.is_some() || c.relative()) {
+            if let Match::Content(c) = m
+                && c.startswith
+                && (c.offset.is_some() || c.depth.is_some() || c.relative())
+            {
+                {
                     return Err((
                         Some("startswith".to_string()),
                         "cannot be combined with offset, depth, distance or within".to_string(),
