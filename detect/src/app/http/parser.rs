@@ -533,7 +533,10 @@ mod tests {
             (&b"GET"[..], &b"/a?b"[..], &b"HTTP/1.1"[..])
         );
         let r = parse_request_line(b"GET /uri afterspace HTTP/1.1");
-        assert_eq!((r.uri, r.protocol), (&b"/uri afterspace"[..], &b"HTTP/1.1"[..]));
+        assert_eq!(
+            (r.uri, r.protocol),
+            (&b"/uri afterspace"[..], &b"HTTP/1.1"[..])
+        );
         let r = parse_request_line(b"GET /a b  HTTP/1.0  ");
         assert_eq!((r.uri, r.protocol), (&b"/a b"[..], &b"HTTP/1.0"[..]));
         let r = parse_request_line(b"GET /a junk");
