@@ -317,3 +317,24 @@ fn record_fields() {
     assert_eq!(r.http_refer, b"r");
     assert_eq!(r.length, 3);
 }
+
+#[test]
+fn request_without_end_of_headers() {
+    // suricata-verify UriTestSig34: the capture stops inside the headers.
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST /normalized%20uri HTTP/1.0\r\nUser-Agent: Mozilla/1.0\r\n",
+        100,
+    );
+    let t = tx(&s, 0);
+    assert_eq!(t.progress(Dir::ToServer), 2);
+    assert_eq!(ready(t.buffer(B::HTTP_URI, 0)), b"/normalized uri");
+    assert_eq!(ready(t.buffer(B::HTTP_URI_RAW, 0)), b"/normalized%20uri");
+    let mut out = ParseOutput::default();
+    s.eof(Dir::ToServer, &mut out);
+    let t = tx(&s, 0);
+    assert_eq!(t.progress(Dir::ToServer), 5);
+    assert_eq!(ready(t.buffer(B::HTTP_USER_AGENT, 0)), b"Mozilla/1.0");
+}
