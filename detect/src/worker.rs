@@ -580,7 +580,17 @@ impl Inner {
                     to_log.push((id, r));
                 }
             }
-            if flow.app.txs[td].logged && complete_both && id == done_below {
+            // Free only once both directions were inspected at their final progress:
+            // the other direction's last bytes (e.g. a response completed by its FIN)
+            // may not have been inspected yet.
+            let seen_final = [Dir::ToServer, Dir::ToClient]
+                .iter()
+                .all(|&d| flow.app.txs[td].inspected[d.index()] == Some(tx.progress(d)));
+            if flow.app.txs[td].logged
+                && complete_both
+                && (seen_final || ending)
+                && id == done_below
+            {
                 done_below = id + 1;
             }
         }
