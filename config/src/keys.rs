@@ -59,6 +59,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "pcap-file.checksum-checks",
     "stats.enabled",
     "stats.interval",
+    "mpm-algo",
 ];
 
 /// Suricata maps whose keys are names the user chooses.

@@ -631,6 +631,15 @@ pub struct Config {
     pub pcap_file: PcapFile,
     #[serde(default)]
     pub stats: Stats,
+    /// Prefilter matcher (Suricata's `mpm-algo`): `auto` (Hyperscan when the build has it,
+    /// else Meerkat's pure-Rust fingerprint filter), `hs`, or `ac`/`ac-ks`/`ac-bs` (the
+    /// pure-Rust filter).
+    #[serde(default = "default_mpm_algo")]
+    pub mpm_algo: String,
+}
+
+fn default_mpm_algo() -> String {
+    "auto".to_string()
 }
 
 impl Default for Config {
@@ -650,6 +659,7 @@ impl Default for Config {
             heartbeat: Heartbeat::default(),
             pcap_file: PcapFile::default(),
             stats: Stats::default(),
+            mpm_algo: default_mpm_algo(),
         }
     }
 }
@@ -679,6 +689,15 @@ impl Config {
                 "detect.event-batch-size and detect.max-unacked-batches must be at least 1"
                     .to_string(),
             ));
+        }
+        if !matches!(
+            self.mpm_algo.as_str(),
+            "auto" | "hs" | "hyperscan" | "ac" | "ac-ks" | "ac-bs" | "fingerprint" | "fp"
+        ) {
+            return Err(ConfigError::Invalid(format!(
+                "mpm-algo `{}` must be auto, hs or ac",
+                self.mpm_algo
+            )));
         }
         let known = keys::suricata_app_protocols();
         for name in self.app_layer.protocols.keys() {
