@@ -1118,7 +1118,10 @@ outputs:
                 aligned: true
             })
         );
-        let stats = eves[0].type_entry("stats").and_then(|t| t.options()).unwrap();
+        let stats = eves[0]
+            .type_entry("stats")
+            .and_then(|t| t.options())
+            .unwrap();
         assert_eq!((stats.totals, stats.threads), (Some(true), Some(true)));
         let redis = eves[1].redis.as_ref().unwrap();
         assert_eq!(eves[1].filetype, FileType::Redis);
@@ -1134,11 +1137,7 @@ outputs:
         assert_eq!(back.config, r.config);
         assert!(r.config.eve_wants("flow") && !r.config.eve_wants("dns"));
 
-        let e = resolve(
-            Some(&path),
-            &["outputs.1.eve-log.threaded=yes".to_string()],
-        )
-        .unwrap_err();
+        let e = resolve(Some(&path), &["outputs.1.eve-log.threaded=yes".to_string()]).unwrap_err();
         assert!(e.to_string().contains("threaded"), "{e}");
         let e = resolve(None, &["outputs.eve-log.redis.mode=xadd".to_string()]).unwrap_err();
         assert!(e.to_string().contains("xadd"), "{e}");

@@ -146,9 +146,9 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         finish_timeout: Duration::from_secs(60),
     })?;
 
-    let eve = config.eve_logs().next();
-    let want_anomaly = eve.is_some_and(|e| e.type_entry("anomaly").is_some());
-    let want_flow = eve.is_some_and(|e| e.type_entry("flow").is_some());
+    // Any output that logs the type wants it (outputs filter by type themselves).
+    let want_anomaly = config.eve_wants("anomaly");
+    let want_flow = config.eve_wants("flow");
     let mut checksums = if !config.stream.checksum_validation {
         Checksums::Off
     } else {
