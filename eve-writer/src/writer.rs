@@ -700,3 +700,153 @@ pub fn spawn(writer: Writer) -> Result<(Sender<Msg>, std::thread::JoinHandle<()>
         .map_err(|e| WriterError::Thread(e.to_string()))?;
     Ok((tx, h))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_proto::events::Event;
+
+    fn config(dir: &Path, sets: &[&str]) -> Config {
+        let mut o = vec![
+            format!("default-log-dir={}", dir.display()),
+            format!("runtime-dir={}", dir.display()),
+        ];
+        o.extend(sets.iter().map(|s| s.to_string()));
+        meerkat_config::resolve(None, &o).unwrap().config
+    }
+
+    fn batch(
+        producer: &str,
+        epoch: u64,
+        seq: u64,
+        worker: u32,
+        n: usize,
+        flush: bool,
+    ) -> EventBatch {
+        let mut events = Vec::new();
+        for i in 0..n {
+            let mut ev = if i % 2 == 0 {
+                crate::render::tests::sample_alert()
+            } else {
+                crate::render::tests::sample_flow()
+            };
+            ev.pcap_cnt = epoch * 1_000_000 + seq * 1000 + i as u64;
+            events.push(ev);
+        }
+        EventBatch {
+            producer: producer.to_string(),
+            epoch,
+            seq,
+            worker,
+            events,
+            flush,
+        }
+    }
+
+    fn send(tx: &Sender<Msg>, b: EventBatch) -> oneshot::Receiver<BatchAck> {
+        let (atx, arx) = oneshot::channel();
+        tx.send(Msg::Batch(b, atx)).unwrap();
+        arx
+    }
+
+    fn lines(p: &Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn acks_after_flush_and_drops_duplicates_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path(), &["outputs.eve-log.buffer-size=1mb"]);
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        let mut a1 = send(&tx, batch("detect-0", 7, 1, 0, 4, false));
+        let a2 = send(&tx, batch("detect-0", 7, 2, 0, 4, true));
+        // Batch 1 is acknowledged only with the flush that batch 2 asked for.
+        let ack2 = a2.blocking_recv().unwrap();
+        assert_eq!(a1.try_recv().unwrap().seq, 1);
+        assert_eq!((ack2.seq, ack2.duplicates), (2, 0));
+        assert_eq!(lines(&dir.path().join("eve.json")).len(), 8);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+
+        // A new writer (same runtime dir) remembers what was delivered.
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        let dup = send(&tx, batch("detect-0", 7, 2, 0, 4, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!((dup.seq, dup.duplicates), (2, 1));
+        let next = send(&tx, batch("detect-0", 7, 3, 0, 2, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(next.seq, 3);
+        // Another incarnation of the producer is a new sequence space.
+        let other = send(&tx, batch("detect-0", 8, 1, 0, 1, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!((other.seq, other.duplicates), (1, 0));
+        let (ctx, crx) = oneshot::channel();
+        tx.send(Msg::Counters(ctx)).unwrap();
+        let c: HashMap<String, u64> = crx.blocking_recv().unwrap().into_iter().collect();
+        assert_eq!(c["eve.duplicate_batches"], 1);
+        assert_eq!(c["eve.events_written"], 3);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+        let all = lines(&dir.path().join("eve.json"));
+        assert_eq!(all.len(), 11);
+        let mut cnts: Vec<u64> = all
+            .iter()
+            .map(|v| v["pcap_cnt"].as_u64().unwrap())
+            .collect();
+        cnts.sort_unstable();
+        cnts.dedup();
+        assert_eq!(cnts.len(), 11, "no line written twice");
+    }
+
+    #[test]
+    fn outputs_filter_by_type_and_threaded_splits_by_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = dir.path().join("m.yaml");
+        std::fs::write(
+            &yaml,
+            format!(
+                "default-log-dir: {d}\nruntime-dir: {d}\noutputs:\n  - eve-log:\n      filename: all.json\n      threaded: yes\n      types: [alert, flow, stats]\n  - eve-log:\n      filename: alerts.json\n      buffer-size: 64kb\n      types:\n        - alert:\n            metadata: no\n",
+                d = dir.path().display()
+            ),
+        )
+        .unwrap();
+        let cfg = meerkat_config::resolve(Some(&yaml), &[]).unwrap().config;
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        send(&tx, batch("detect-0", 1, 1, 0, 4, true))
+            .blocking_recv()
+            .unwrap();
+        send(&tx, batch("detect-1", 1, 1, 1, 2, true))
+            .blocking_recv()
+            .unwrap();
+        let mut bad = batch("detect-2", 1, 1, 5000, 1, true);
+        bad.events.push(Event {
+            event_type: 99,
+            ..Default::default()
+        });
+        send(&tx, bad).blocking_recv().unwrap();
+        let (rtx, rrx) = oneshot::channel();
+        tx.send(Msg::Flush {
+            timeout: Duration::from_secs(5),
+            reply: rtx,
+        })
+        .unwrap();
+        assert!(rrx.blocking_recv().unwrap().complete);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+        assert_eq!(lines(&dir.path().join("all.0.json")).len(), 4);
+        assert_eq!(lines(&dir.path().join("all.1.json")).len(), 2);
+        // A worker index beyond the limit goes to the unsuffixed file.
+        assert_eq!(lines(&dir.path().join("all.json")).len(), 1);
+        let alerts = lines(&dir.path().join("alerts.json"));
+        assert_eq!(alerts.len(), 2 + 1 + 1);
+        assert!(alerts.iter().all(|v| v["event_type"] == "alert"));
+        assert!(alerts.iter().all(|v| v["alert"].get("metadata").is_none()));
+    }
+}

@@ -227,6 +227,12 @@ fn parse_reply(b: &[u8]) -> Result<Option<(usize, Option<String>)>, String> {
     }
 }
 
+/// Length of the first complete reply in `b` (for tests that read replies themselves).
+#[cfg(test)]
+pub(crate) fn parse_reply_for_tests(b: &[u8]) -> Option<usize> {
+    parse_reply(b).ok().flatten().map(|(n, _)| n)
+}
+
 fn parse_len(line: &[u8]) -> Result<i64, String> {
     std::str::from_utf8(line)
         .ok()
