@@ -670,8 +670,12 @@ impl Writer {
         }
     }
 
-    /// Flushes everything; keeps retrying failing outputs for a while.
+    /// Writes a last `stats` record (as Suricata does at exit, so that short pcap runs
+    /// have one), flushes everything, and keeps retrying failing outputs for a while.
     fn shutdown(&mut self) {
+        if self.stats_every.is_some() {
+            self.write_stats(Instant::now());
+        }
         let give_up = Instant::now() + SHUTDOWN_GRACE;
         loop {
             self.flush(Instant::now(), true);
