@@ -46,7 +46,11 @@ fn compare(want: &BTreeMap<String, usize>, got: &BTreeMap<String, usize>) -> usi
         }
     }
     let unknown: Vec<&String> = got.keys().filter(|k| !want.contains_key(*k)).collect();
-    assert!(unknown.is_empty(), "lines not in the undisturbed run: {:?}", &unknown[..unknown.len().min(3)]);
+    assert!(
+        unknown.is_empty(),
+        "lines not in the undisturbed run: {:?}",
+        &unknown[..unknown.len().min(3)]
+    );
     assert_eq!(missing, 0, "{missing} events lost");
     dups
 }
@@ -78,7 +82,10 @@ fn sigkill_of_the_writer_mid_run_loses_nothing() {
     });
     kill9(&mut writer);
     let first = s.counter("eve-writer", "eve.events_written");
-    assert!(first < total as u64, "the writer was killed after the end ({first})");
+    assert!(
+        first < total as u64,
+        "the writer was killed after the end ({first})"
+    );
     let mut writer = s.start_writer();
     wait_success(&mut capture, "capture", Duration::from_secs(120));
     for w in &mut workers {
@@ -88,7 +95,10 @@ fn sigkill_of_the_writer_mid_run_loses_nothing() {
     let dropped_dups = s.counter("eve-writer", "eve.duplicate_batches");
     terminate(&writer);
     wait_success(&mut writer, "eve-writer", Duration::from_secs(30));
-    assert!(second > 0, "the new writer wrote nothing: the kill was not mid-run");
+    assert!(
+        second > 0,
+        "the new writer wrote nothing: the kill was not mid-run"
+    );
 
     let got = event_multiset(&read_eve(&s.log_dir.join("eve.json"), schema.as_ref()));
     let dups = compare(&want, &got);
@@ -151,7 +161,11 @@ fn full_disk_holds_events_until_space_is_freed() {
     // Leave room for about a third of the output.
     let ballast = s.log_dir.join("ballast");
     let free = nix_free_bytes(&s.log_dir);
-    std::fs::write(&ballast, vec![0u8; free.saturating_sub(200 * 1024) as usize]).unwrap();
+    std::fs::write(
+        &ballast,
+        vec![0u8; free.saturating_sub(200 * 1024) as usize],
+    )
+    .unwrap();
     let mut writer = s.start_writer();
     let mut workers = s.start_workers(WORKERS);
     let mut capture = s.spawn("capture", &["-r", pcap.to_str().unwrap()]);
@@ -163,7 +177,10 @@ fn full_disk_holds_events_until_space_is_freed() {
     let held = s.counter("eve-writer", "eve.held_bytes");
     assert!(held > 0, "nothing held");
     let events_in = s.counter("eve-writer", "eve.events_in");
-    assert!(writer.try_wait().unwrap().is_none(), "the writer died on a full disk");
+    assert!(
+        writer.try_wait().unwrap().is_none(),
+        "the writer died on a full disk"
+    );
     assert!(
         events_in < total as u64,
         "all {events_in} events reached the writer: no backpressure"
@@ -179,7 +196,9 @@ fn full_disk_holds_events_until_space_is_freed() {
     let got = event_multiset(&read_eve(&s.log_dir.join("eve.json"), schema().as_ref()));
     let dups = compare(&want, &got);
     assert_eq!(dups, 0, "a full disk wrote events twice");
-    println!("disk full: {errors} failed writes, {held} bytes held; all {total} events written once");
+    println!(
+        "disk full: {errors} failed writes, {held} bytes held; all {total} events written once"
+    );
 }
 
 /// Free bytes of the filesystem holding `dir`.

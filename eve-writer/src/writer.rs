@@ -659,7 +659,11 @@ impl Writer {
             }
             let mut polled = false;
             for t in &mut self.targets {
-                if t.next_deadline(now, wall).is_some_and(|d| now >= d) {
+                // Redis replies are due "soon" (now + 1 ms) whenever some are missing:
+                // anything due within that slack is polled now.
+                if t.next_deadline(now, wall)
+                    .is_some_and(|d| d <= now + crate::output::REPLY_POLL)
+                {
                     t.poll(now, wall);
                     polled = true;
                 }

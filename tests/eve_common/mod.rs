@@ -200,7 +200,10 @@ pub fn schema() -> Option<jsonschema::Validator> {
 }
 
 /// Parses every line of `text` and validates each against the schema (when present).
-pub fn validate_lines(text: &str, schema: Option<&jsonschema::Validator>) -> Vec<serde_json::Value> {
+pub fn validate_lines(
+    text: &str,
+    schema: Option<&jsonschema::Validator>,
+) -> Vec<serde_json::Value> {
     text.lines()
         .enumerate()
         .map(|(i, line)| {
@@ -245,7 +248,89 @@ pub fn run_capture(setup: &Setup, pcap: &Path) {
 
 /// Whether a program is on PATH.
 pub fn have(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// A redis-server of the test's own on a Unix socket in `dir` (None, with a message,
+/// when redis-server is not installed).
+pub struct Redis {
+    child: Child,
+    pub socket: PathBuf,
+}
+
+impl Redis {
+    pub fn start(dir: &Path) -> Option<Redis> {
+        if !have("redis-server") {
+            println!("skipped: redis-server is not installed (apt-get install redis-server)");
+            return None;
+        }
+        let socket = dir.join("redis.sock");
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&socket)
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("redis-server", Duration::from_secs(10), || {
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+        Some(Redis { child, socket })
+    }
+
+    /// Every element of a list, as strings.
+    pub fn list(&self, key: &str) -> Vec<String> {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let mut c = std::os::unix::net::UnixStream::connect(&self.socket).unwrap();
+        let cmd = format!(
+            "*4\r\n$6\r\nLRANGE\r\n${}\r\n{key}\r\n$1\r\n0\r\n$2\r\n-1\r\n",
+            key.len()
+        );
+        c.write_all(cmd.as_bytes()).unwrap();
+        let mut r = BufReader::new(c);
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let n: i64 = line.trim_end().trim_start_matches('*').parse().unwrap();
+        let mut out = Vec::new();
+        for _ in 0..n.max(0) {
+            line.clear();
+            r.read_line(&mut line).unwrap();
+            let len: usize = line.trim_end().trim_start_matches('$').parse().unwrap();
+            let mut b = vec![0u8; len + 2];
+            r.read_exact(&mut b).unwrap();
+            b.truncate(len);
+            out.push(String::from_utf8(b).unwrap());
+        }
+        out
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `meerkat run -c <config> -r <pcap> <args>` and checks it succeeds.
+pub fn meerkat_run(setup: &Setup, pcap: &Path, args: &[&str]) {
+    let out = Command::new(BIN)
+        .arg("-q")
+        .arg("run")
+        .arg("-c")
+        .arg(&setup.config)
+        .arg("-r")
+        .arg(pcap)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "meerkat run failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

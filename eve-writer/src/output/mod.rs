@@ -51,7 +51,7 @@ pub const RETRY_MAX: Duration = Duration::from_secs(2);
 /// Wait before writing again to a socket whose buffer was full.
 const BLOCKED_RETRY: Duration = Duration::from_millis(2);
 /// How often redis replies are looked for while some are due.
-const REPLY_POLL: Duration = Duration::from_millis(1);
+pub const REPLY_POLL: Duration = Duration::from_millis(1);
 /// Delivered bytes at the front of a buffer that are dropped even while more is held.
 const COMPACT_AT: usize = 1 << 20;
 
