@@ -426,7 +426,10 @@ pub struct EveTypeOptions {
 }
 
 fn opt_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    de::flex_bool(d).map(Some)
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        v => de::flex_bool(v).map(Some).map_err(serde::de::Error::custom),
+    }
 }
 
 /// One entry of `outputs.eve-log.types`: a name, or a name with options.
@@ -1161,6 +1164,32 @@ outputs:
         assert!(e.to_string().contains("output-flush-interval"), "{e}");
         let e = resolve(None, &["capture.ring-size=1000".to_string()]).unwrap_err();
         assert!(e.to_string().contains("ring-size"), "{e}");
+    }
+
+    #[test]
+    fn resolved_config_round_trips() {
+        let r = resolve(
+            None,
+            &[
+                "outputs.1.eve-log.types.2.anomaly.types.stream=yes".to_string(),
+                "outputs.eve-log.types.0.alert.metadata=no".to_string(),
+            ],
+        )
+        .unwrap();
+        let eve = r.config.eve_logs().next().unwrap();
+        // The plain `anomaly` entry became `anomaly: {types: {stream: yes}}`, not a second one.
+        assert_eq!(
+            eve.types.iter().filter(|t| t.name() == "anomaly").count(),
+            1
+        );
+        let anomaly = eve.type_entry("anomaly").unwrap().options().unwrap();
+        assert!(anomaly.types.contains_key("stream"));
+        assert_eq!(
+            eve.type_entry("alert").unwrap().options().unwrap().metadata,
+            Some(false)
+        );
+        let back = resolve_tree(parse_text(&r.config.to_yaml()).unwrap()).unwrap();
+        assert_eq!(back.config, r.config);
     }
 
     #[test]

@@ -427,7 +427,7 @@ fn synthetic_event(i: u32) -> Event {
                 age_s: 20,
                 state: "closed".to_string(),
                 reason: "timeout".to_string(),
-                alerted: i % 9 == 0,
+                alerted: i.is_multiple_of(9),
                 tcp: (proto == 6).then(|| TcpSummary {
                     tcp_flags: 0x1b,
                     tcp_flags_ts: 0x1b,
