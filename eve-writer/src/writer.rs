@@ -768,7 +768,10 @@ mod tests {
     #[test]
     fn acks_after_flush_and_drops_duplicates_across_restarts() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = config(dir.path(), &["outputs.eve-log.buffer-size=1mb"]);
+        let cfg = config(
+            dir.path(),
+            &["outputs.eve-log.buffer-size=1mb", "stats.enabled=no"],
+        );
         let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
         let mut a1 = send(&tx, batch("detect-0", 7, 1, 0, 4, false));
         let a2 = send(&tx, batch("detect-0", 7, 2, 0, 4, true));
@@ -850,8 +853,16 @@ mod tests {
         h.join().unwrap();
         assert_eq!(lines(&dir.path().join("all.0.json")).len(), 4);
         assert_eq!(lines(&dir.path().join("all.1.json")).len(), 2);
-        // A worker index beyond the limit goes to the unsuffixed file.
-        assert_eq!(lines(&dir.path().join("all.json")).len(), 1);
+        // A worker index beyond the limit goes to the unsuffixed file, as do the
+        // writer's own records (the stats record written at shutdown).
+        let main = lines(&dir.path().join("all.json"));
+        assert_eq!(main.len(), 2);
+        assert_eq!(main[0]["event_type"], "alert");
+        assert_eq!(main[1]["event_type"], "stats");
+        assert_eq!(
+            main[1]["stats"]["uptime"].as_u64().map(|u| u < 3600),
+            Some(true)
+        );
         let alerts = lines(&dir.path().join("alerts.json"));
         assert_eq!(alerts.len(), 2 + 1 + 1);
         assert!(alerts.iter().all(|v| v["event_type"] == "alert"));
