@@ -4,6 +4,7 @@
 //! ```text
 //! cargo bench -p meerkat-eve-writer --bench eve_writer            # everything
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --quick # 1 repetition, fewer events
+//! cargo bench -p meerkat-eve-writer --bench eve_writer -- --full-path-only # for perf
 //! ```
 //!
 //! The bench starts a writer process of its own (this binary re-executed in writer
@@ -55,6 +56,12 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    if std::env::args().any(|a| a == "--full-path-only") {
+        // For profiling the writer: `perf record -g -- <bench> --full-path-only`, then
+        // `perf report --comm eve-writer,eve-grpc`.
+        run_writer_bench(65536, 0, false, 1_000_000, Some(1)).print("64 KiB, one core (full path)");
+        return;
+    }
     let reps = if quick { 1 } else { 3 };
     let scale = if quick { 1 } else { 4 };
     println!("eve-writer benchmark ({reps} repetition(s) per row; medians)\n");

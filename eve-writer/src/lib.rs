@@ -97,6 +97,7 @@ pub fn run(config: &Config, stop: &AtomicBool, hup: &AtomicBool) -> Result<(), W
     let (tx, handle) = writer::spawn(w)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("eve-grpc")
         .enable_all()
         .build()
         .map_err(|e| WriterError::Thread(e.to_string()))?;
