@@ -5,6 +5,7 @@
 //! cargo bench -p meerkat-eve-writer --bench eve_writer            # everything
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --quick # 1 repetition, fewer events
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --full-path-only # for perf
+//! cargo bench -p meerkat-eve-writer --bench eve_writer -- --profile-only   # for callgrind
 //! ```
 //!
 //! The bench starts a writer process of its own (this binary re-executed in writer
@@ -56,6 +57,11 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    if std::env::args().any(|a| a == "--profile-only") {
+        // Stable instruction counts: `valgrind --tool=callgrind <bench> --profile-only`.
+        profile(20_000);
+        return;
+    }
     if std::env::args().any(|a| a == "--full-path-only") {
         // For profiling the writer: `perf record -g -- <bench> --full-path-only`, then
         // `perf report --comm eve-writer,eve-grpc`.
