@@ -883,8 +883,8 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         finish_timeout: Duration::from_secs(60),
     })?;
 
-    let eve = config.eve_logs().next();
-    let wants = |t: &str| eve.is_some_and(|e| e.type_entry(t).is_some());
+    // Any output that logs the type wants it (outputs filter by type themselves).
+    let wants = |t: &str| config.eve_wants(t);
     let app_setting = |name: &str| match config.app_layer.enabled(name) {
         AppEnabled::Yes => (true, true),
         AppEnabled::DetectionOnly => (true, false),
