@@ -252,6 +252,11 @@ pub struct Engine {
     pkt_sport: [PortGroups; 4],
     app: [AppGroup; 4],
     pub names: Names,
+    /// Without prefilter: every rule of the class is a candidate (for the differential
+    /// test of the prefilter).
+    naive: bool,
+    class_rules: [Vec<u32>; 4],
+    app_rules: [[Vec<u32>; 2]; 4],
 }
 
 /// One match to report.
@@ -349,6 +354,7 @@ impl Engine {
                         if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
                             continue;
                         }
+                        e.app_rules[proto % 4][d.index()].push(id);
                         match &rule.fast {
                             Some(fp) => match fp.list {
                                 ListRef::Buffer(bi) => {
@@ -390,12 +396,14 @@ impl Engine {
                     let ports = Some(rule.sport.ranges().to_vec());
                     for &c in classes {
                         sport_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
                     }
                 } else {
                     let ports =
                         (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
                     for &c in classes {
                         pkt_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
                     }
                 }
             }
@@ -429,6 +437,12 @@ impl Engine {
 
     pub fn len(&self) -> usize {
         self.sigs.len()
+    }
+
+    /// Turns the prefilter off (every rule of a group is evaluated): the reference the
+    /// prefiltered engine is tested against.
+    pub fn set_naive(&mut self, on: bool) {
+        self.naive = on;
     }
 
     /// Sizes of the groups: (packet groups: (patterns, always), app groups: per proto and
@@ -766,7 +780,13 @@ impl Engine {
         let (sp, dp) = v.pkt.ports();
         let pg = &self.pkt[c];
         st.cands.clear();
+        if self.naive {
+            st.cands.extend_from_slice(&self.class_rules[c]);
+        }
         for g in [&pg.any, pg.group(dp), self.pkt_sport[c].group(sp)] {
+            if self.naive {
+                break;
+            }
             st.cands.extend_from_slice(&g.always);
             if let Some(m) = &g.mpm {
                 if let Some(s) = v.stream {
@@ -880,8 +900,12 @@ impl Engine {
             return;
         }
         st.cands.clear();
-        st.cands.extend_from_slice(&g.always[dir.index()]);
-        for (bid, transforms, m) in &g.mpms[dir.index()] {
+        if self.naive {
+            st.cands.extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
+        } else {
+            st.cands.extend_from_slice(&g.always[dir.index()]);
+        }
+        for (bid, transforms, m) in g.mpms[dir.index()].iter().filter(|_| !self.naive) {
             for i in 0..crate::app::buffers::MAX_ITEMS {
                 match tx.buffer(*bid, i) {
                     Buf::Ready(b) | Buf::Partial(b) => {
