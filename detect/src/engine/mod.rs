@@ -367,7 +367,11 @@ impl Engine {
                                             .iter()
                                             .position(|(x, t, _)| *x == bid && *t == b.transforms)
                                             .unwrap_or_else(|| {
-                                                list.push((bid, b.transforms.clone(), MpmBuilder::new(algo)));
+                                                list.push((
+                                                    bid,
+                                                    b.transforms.clone(),
+                                                    MpmBuilder::new(algo),
+                                                ));
                                                 list.len() - 1
                                             });
                                         list[pos].2.add(&fp.bytes, fp.nocase, id);
@@ -901,7 +905,8 @@ impl Engine {
         }
         st.cands.clear();
         if self.naive {
-            st.cands.extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
+            st.cands
+                .extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
         } else {
             st.cands.extend_from_slice(&g.always[dir.index()]);
         }
