@@ -26,6 +26,11 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::Mode;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -172,6 +177,56 @@ impl Window {
                 .map(|&len| data.get(..len as usize).map(xxh3_128))
                 .collect(),
         })
+    }
+}
+
+/// Opens files and reads their windows, reusing one buffer.
+#[derive(Debug)]
+pub struct WindowReader {
+    pub window: Window,
+    buf: Vec<u8>,
+    /// Open with O_NOATIME (reading a fingerprint should not change a file's atime);
+    /// cleared when the kernel refuses it (files of another owner).
+    noatime: bool,
+}
+
+impl WindowReader {
+    pub fn new(window: Window) -> WindowReader {
+        WindowReader {
+            window,
+            buf: Vec::new(),
+            noatime: true,
+        }
+    }
+
+    /// Opens `name` relative to the open directory `dir` (one path component for the
+    /// kernel to look up), or `name` as a path when there is no directory.
+    pub fn open(&mut self, dir: Option<&File>, name: &Path) -> io::Result<File> {
+        let base = OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+        loop {
+            let flags = if self.noatime {
+                base | OFlag::O_NOATIME
+            } else {
+                base
+            };
+            let r = match dir {
+                Some(d) => openat(d, name, flags, Mode::empty()).map(File::from),
+                None => nix::fcntl::open(name, flags, Mode::empty()).map(File::from),
+            };
+            match r {
+                Ok(f) => return Ok(f),
+                // Not the owner: O_NOATIME is refused; stop asking.
+                Err(Errno::EPERM) if self.noatime => self.noatime = false,
+                Err(e) => return Err(io::Error::from(e)),
+            }
+        }
+    }
+
+    /// Stats the open file and reads its window, with the hashes of `prefixes`.
+    pub fn read(&mut self, file: &File, prefixes: &[u32]) -> io::Result<(Stat, WindowRead)> {
+        let stat = Stat::from_metadata(&file.metadata()?);
+        let r = self.window.read(file, &mut self.buf, prefixes)?;
+        Ok((stat, r))
     }
 }
 

@@ -32,13 +32,20 @@
 //! moved away and back, or renamed across two scans, is still known), then *forgotten*.
 
 use std::collections::HashMap;
-use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::glob::{Excludes, Glob, GlobError};
-use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window};
-use crate::walk::{Found, Unreadable, Walker};
+use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader};
+use crate::walk::{Unreadable, Walker};
+
+/// A file found, with its stat.
+#[derive(Debug)]
+struct Resolved {
+    path: PathBuf,
+    stat: Stat,
+}
 
 /// A stable identity number, assigned by the scanner (and kept by the registry).
 pub type FileId = u64;
@@ -165,12 +172,25 @@ pub struct Scanner {
     by_fp: HashMap<Fingerprint, Vec<FileId>>,
     next_id: FileId,
     generation: u64,
-    buf: Vec<u8>,
+    reader: WindowReader,
+    /// Directory entries' inode numbers are the files' (not so on some overlay
+    /// filesystems): a file whose entry names an unknown inode is new, and is stat'ed
+    /// through the descriptor opened to fingerprint it.
+    trust_d_ino: bool,
 }
 
-/// A changed or new file, with its window read (when it was).
+/// A window to read: the file and the length of the known fingerprint of its inode (to
+/// compare prefixes).
+struct Read {
+    path: PathBuf,
+    known_len: Option<u32>,
+}
+
+type ReadResult = std::io::Result<(Stat, Fingerprint, Option<u128>)>;
+
+/// A changed or new file (with its stat resolved), with its window read (when it was).
 struct Pending {
-    found: Found,
+    found: Resolved,
     fingerprint: Option<Fingerprint>,
     /// Hash of the window's first `known fingerprint len` bytes of the inode's known file.
     prefix: Option<u128>,
@@ -198,7 +218,8 @@ impl Scanner {
             by_fp: HashMap::new(),
             next_id: 1,
             generation: 0,
-            buf: Vec::new(),
+            reader: WindowReader::new(cfg.window),
+            trust_d_ino: true,
         })
     }
 
@@ -278,24 +299,32 @@ impl Scanner {
     pub fn scan(&mut self) -> ScanReport {
         self.generation += 1;
         let generation = self.generation;
-        let walk = self.walker.walk();
+        let fp_mode = self.identity == Identity::Fingerprint;
+        // In fingerprint mode a file of an unknown inode will be opened: stat it then.
+        let walk = {
+            let by_inode = &self.by_inode;
+            let lazy = fp_mode && self.trust_d_ino;
+            let reader = lazy.then_some(&mut self.reader);
+            self.walker
+                .walk(&|hint| !lazy || by_inode.contains_key(&hint), reader)
+        };
         let mut unreadable = walk.unreadable;
         let mut changes = Vec::new();
         let mut pending = Vec::new();
-        let fp_mode = self.identity == Identity::Fingerprint;
 
         // Phase 0: unchanged (dev, ino, size, mtime): nothing to open.
         for f in walk.found {
-            if let Some(&id) = self.by_inode.get(&f.stat.inode())
+            if let Some(stat) = f.stat
+                && let Some(&id) = self.by_inode.get(&stat.inode())
                 && let Some(e) = self.entries.get(&id)
             {
                 if e.seen == generation {
                     // Another name (hard link) of a file already matched.
                     continue;
                 }
-                if e.info.stat.same_version(&f.stat) && (!fp_mode || e.info.fingerprint.is_some()) {
+                if e.info.stat.same_version(&stat) && (!fp_mode || e.info.fingerprint.is_some()) {
                     let fp = e.info.fingerprint;
-                    self.claim(id, f.path, f.stat, fp, false, &mut changes);
+                    self.claim(id, f.path, stat, fp, false, &mut changes);
                     continue;
                 }
             }
@@ -304,32 +333,78 @@ impl Scanner {
 
         // Read the windows of changed and new files (all of them for fingerprints; in
         // native mode those whose inode has a known fingerprint to compare with).
-        let mut opened = 0;
         let mut todo = Vec::with_capacity(pending.len());
+        let mut reads = Vec::new();
+        let mut opened = 0;
         for found in pending {
+            if let Some(window) = found.window {
+                opened += 1;
+                match window {
+                    Ok((stat, fp)) if stat.inode() == found.hint => todo.push(Pending {
+                        found: Resolved {
+                            path: found.path,
+                            stat,
+                        },
+                        fingerprint: Some(fp),
+                        prefix: None,
+                        read: true,
+                    }),
+                    // The directory entry named another inode than the file has (an
+                    // overlay filesystem): stat every file from now on, and read this one
+                    // again, as a file that may be known.
+                    Ok((stat, _)) => {
+                        self.trust_d_ino = false;
+                        let known_len = self
+                            .by_inode
+                            .get(&stat.inode())
+                            .and_then(|id| self.entries.get(id))
+                            .and_then(|e| e.info.fingerprint)
+                            .map(|f| f.len);
+                        reads.push(Read {
+                            path: found.path,
+                            known_len,
+                        });
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(error) => unreadable.push(Unreadable {
+                        path: found.path,
+                        error,
+                        subtree: false,
+                    }),
+                }
+                continue;
+            }
+            let inode = found.stat.map(|s| s.inode()).unwrap_or(found.hint);
             let known_fp = self
                 .by_inode
-                .get(&found.stat.inode())
+                .get(&inode)
                 .and_then(|id| self.entries.get(id))
                 .filter(|e| e.seen != generation)
                 .and_then(|e| e.info.fingerprint);
-            if !fp_mode && known_fp.is_none() {
-                todo.push(Pending {
-                    found,
+            match found.stat {
+                Some(stat) if !fp_mode && known_fp.is_none() => todo.push(Pending {
+                    found: Resolved {
+                        path: found.path,
+                        stat,
+                    },
                     fingerprint: None,
                     prefix: None,
                     read: false,
-                });
-                continue;
+                }),
+                _ => reads.push(Read {
+                    path: found.path,
+                    known_len: known_fp.map(|k| k.len),
+                }),
             }
-            match self.read_window(&found.path, known_fp) {
+        }
+        for read in reads {
+            opened += 1;
+            let path = read.path;
+            match self.read_window(&path, read.known_len) {
                 Ok((stat, fp, prefix)) => {
-                    opened += 1;
-                    let mut found = found;
                     // The window belongs to the file that was opened: keep its stat.
-                    found.stat = stat;
                     todo.push(Pending {
-                        found,
+                        found: Resolved { path, stat },
                         fingerprint: Some(fp),
                         prefix,
                         read: true,
@@ -337,7 +412,7 @@ impl Scanner {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(error) => unreadable.push(Unreadable {
-                    path: found.path,
+                    path,
                     error,
                     subtree: false,
                 }),
@@ -387,8 +462,19 @@ impl Scanner {
         }
 
         // Phase 2: same fingerprint, another inode (fingerprint mode).
-        weak.sort_by(|a, b| a.found.path.cmp(&b.found.path));
-        for p in weak {
+        // Files whose fingerprint nobody had are new; the others compete for the known
+        // identities in path order (deterministic whatever the directory order).
+        let (mut contested, fresh): (Vec<Pending>, Vec<Pending>) = weak
+            .into_iter()
+            .partition(|p| p.fingerprint.is_some_and(|fp| self.by_fp.contains_key(&fp)));
+        contested.sort_unstable_by(|a, b| {
+            a.found
+                .path
+                .as_os_str()
+                .as_bytes()
+                .cmp(b.found.path.as_os_str().as_bytes())
+        });
+        for p in contested.into_iter().chain(fresh) {
             if self
                 .by_inode
                 .get(&p.found.stat.inode())
@@ -465,22 +551,19 @@ impl Scanner {
 
     /// Opens `path`, stats the open file and hashes its window (and the prefix of the
     /// known fingerprint's length, to compare with it).
-    fn read_window(
-        &mut self,
-        path: &Path,
-        known: Option<Fingerprint>,
-    ) -> std::io::Result<(Stat, Fingerprint, Option<u128>)> {
-        let file = File::open(path)?;
-        let stat = Stat::from_metadata(&file.metadata()?);
-        let lens: &[u32] = match &known {
-            Some(k) => std::slice::from_ref(&k.len),
+    /// Opens `path` (by path: the files read here are the few that changed) and reads
+    /// its window, with the prefix of the known fingerprint's length.
+    fn read_window(&mut self, path: &Path, known_len: Option<u32>) -> ReadResult {
+        let file = self.reader.open(None, path)?;
+        let lens: &[u32] = match &known_len {
+            Some(k) => std::slice::from_ref(k),
             None => &[],
         };
-        let r = self.window.read(&file, &mut self.buf, lens)?;
+        let (stat, r) = self.reader.read(&file, lens)?;
         Ok((stat, r.fingerprint, r.prefixes.first().copied().flatten()))
     }
 
-    fn create(&mut self, found: Found, fp: Option<Fingerprint>, changes: &mut Vec<Change>) {
+    fn create(&mut self, found: Resolved, fp: Option<Fingerprint>, changes: &mut Vec<Change>) {
         let id = self.next_id;
         self.next_id += 1;
         self.by_inode.insert(found.stat.inode(), id);
@@ -585,7 +668,7 @@ mod tests {
     use super::*;
     use meerkat_synth::Frame;
     use meerkat_synth::pcap::{Format, LINKTYPE_ETHERNET, to_bytes};
-    use std::fs;
+    use std::fs::{self, File};
     use std::io::Write;
 
     const BOTH: [Identity; 2] = [Identity::Native, Identity::Fingerprint];
