@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::events;
 use crate::flow::FlowTable;
 use crate::rules::{self, RuleContext};
-use crate::sink::{EventSink, SinkConfig};
+use crate::sink::{AckedMark, EventSink, SinkConfig};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -49,6 +49,9 @@ pub fn counter_names(index: usize) -> Vec<String> {
         "ring_corrupt",
         "rules_loaded",
         "rules_failed",
+        // The highest ring sequence number whose events the eve-writer has all written
+        // (see sink.rs: marks); capture's checkpoints wait on it.
+        "acked_seq",
     ]
     .iter()
     .map(|n| format!("detect.{index}.{n}"))
@@ -144,6 +147,10 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         batch_delay: Duration::from_millis(config.detect.event_batch_delay_ms),
         max_unacked: config.detect.max_unacked_batches,
         finish_timeout: Duration::from_secs(60),
+        acked: Some(AckedMark {
+            page: page.clone(),
+            counter: c("acked_seq"),
+        }),
     })?;
 
     let eve = config.eve_logs().next();
@@ -165,6 +172,8 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     let mut bad_checksums = 0u64;
     // Packet time: flows end by the clock of the traffic, not the wall clock.
     let mut now_ns = 0u64;
+    // Ring sequence number of the last packet processed.
+    let mut last_seq = 0u64;
     loop {
         let mut n = 0;
         loop {
@@ -180,6 +189,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             };
             let meta = rec.meta;
             now_ns = now_ns.max(meta.ts_ns);
+            last_seq = meta.seq;
             summary.packets += 1;
             bytes += rec.data.len() as u64;
             let (pkt, ev) = decode::decode(meta.link_type, rec.data);
@@ -248,6 +258,8 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         }
         sink.tick(Instant::now());
         if n == 0 {
+            // Idle: have what is pushed acknowledged now (capture may be waiting on it).
+            sink.flush_mark();
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -261,6 +273,8 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
                 sink.push(events::flow_end(&f, reason));
             }
         });
+        // Every event of the packets up to `last_seq` is pushed (the sweep included).
+        sink.mark(last_seq);
     }
     flows.drain(|f, reason| {
         if want_flow {

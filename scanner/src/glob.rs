@@ -68,6 +68,18 @@ pub fn is_pattern(s: &str) -> bool {
     false
 }
 
+/// `s` with its wildcard characters escaped: a pattern that matches the path `s` only.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn compile_segment(text: &str, seg: &[u8]) -> Result<Seg, GlobError> {
     if seg == b"**" {
         return Ok(Seg::AnyDirs);
@@ -419,6 +431,10 @@ mod tests {
         assert!(is_pattern("/a/[ab]"));
         assert!(!is_pattern("/a/b.pcap"));
         assert!(!is_pattern("/a/\\*"));
+        let odd = "/caps/[x]*?.pcap";
+        let g = Glob::new(&escape(odd)).unwrap();
+        assert!(g.is_literal());
+        assert_eq!(g.base(), Path::new(odd));
     }
 
     #[test]
