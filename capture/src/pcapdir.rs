@@ -65,9 +65,12 @@ const STOP_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(8);
 /// Granularity of waits on a stop request.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
-/// Whether the inputs are handled here: a directory, a pattern, or continuous mode.
+/// Whether the inputs are handled here: a directory, a pattern, continuous mode, or
+/// `delete-when-done` (a file is deleted only once a checkpoint says it is done, which
+/// needs the registry even for a single file).
 pub fn applies(config: &Config, inputs: &[PathBuf]) -> bool {
     config.pcap_file.continuous
+        || config.pcap_file.delete_when_done != DeleteWhenDone::No
         || inputs
             .iter()
             .any(|i| i.is_dir() || i.to_str().is_some_and(|s| !i.exists() && is_pattern(s)))
@@ -677,5 +680,84 @@ impl Run<'_> {
             }
             Err(e) => tracing::warn!(file = %entry.path.display(), "cannot delete: {e}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_inputs_use_the_scanner() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("one.pcap");
+        std::fs::write(&file, b"x").unwrap();
+        let mut c = Config::default();
+        assert!(!applies(&c, std::slice::from_ref(&file)));
+        assert!(applies(&c, &[d.path().to_path_buf()]));
+        assert!(applies(&c, &[d.path().join("*.pcap")]));
+        c.pcap_file.delete_when_done = DeleteWhenDone::NonAlerts;
+        assert!(applies(&c, std::slice::from_ref(&file)));
+        c.pcap_file.delete_when_done = DeleteWhenDone::No;
+        c.pcap_file.continuous = true;
+        assert!(applies(&c, &[file]));
+    }
+
+    #[test]
+    fn existing_paths_are_literal_others_patterns() {
+        let d = tempfile::tempdir().unwrap();
+        let odd = d.path().join("caps[1]");
+        std::fs::create_dir(&odd).unwrap();
+        let mut c = Config::default();
+        c.pcap_file.recursive = true;
+        c.scanner.identity = ScannerIdentity::Native;
+        let cfg = scan_config(&c, &[odd.clone(), d.path().join("x/*.pcap")]).unwrap();
+        assert_eq!(cfg.inputs[0], format!("{}/caps\\[1]", d.path().display()));
+        assert_eq!(cfg.inputs[1], format!("{}/x/*.pcap", d.path().display()));
+        assert!(cfg.recursive);
+        assert_eq!(cfg.identity, Identity::Native);
+        assert_eq!(cfg.window.length, 4096);
+        assert_eq!(cfg.excludes, [".*", "*.tmp", "*.part"]);
+    }
+
+    #[test]
+    fn recover_cuts_outputs_of_a_dead_run_only() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Config {
+            default_log_dir: d.path().to_path_buf(),
+            ..Default::default()
+        };
+        let eve = d.path().join("eve.json");
+        std::fs::write(&eve, b"{\"a\":1}\n").unwrap();
+        // No registry: nothing to do.
+        assert!(recover(&c, true).unwrap().is_empty());
+        {
+            let (identity, window) = identity(&c);
+            let mut reg = Registry::open(&c.registry_path(), identity, window).unwrap();
+            reg.commit(
+                Vec::new(),
+                Vec::new(),
+                Some(RunState {
+                    status: RunStatus::Open,
+                    outputs: output_marks(&c).unwrap(),
+                }),
+            )
+            .unwrap();
+        }
+        // The run died after writing more.
+        std::fs::write(&eve, b"{\"a\":1}\n{\"b\":2}\n").unwrap();
+        let r = recover(&c, true).unwrap();
+        assert_eq!(
+            r,
+            vec![RollBack::Truncated {
+                path: eve.clone(),
+                removed: 8
+            }]
+        );
+        assert_eq!(std::fs::read(&eve).unwrap(), b"{\"a\":1}\n");
+        // Closed now: a second recovery leaves the file alone.
+        std::fs::write(&eve, b"{\"a\":1}\n{\"c\":3}\n").unwrap();
+        assert!(recover(&c, true).unwrap().is_empty());
+        assert!(!close_run(&c).unwrap());
     }
 }

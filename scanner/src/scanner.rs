@@ -38,7 +38,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::glob::{Excludes, Glob, GlobError};
 use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader};
-use crate::walk::{Unreadable, Walker};
+use crate::walk::{Found, Unreadable, Walker};
 
 /// A file found, with its stat.
 #[derive(Debug)]
@@ -169,7 +169,7 @@ pub struct Scanner {
     forget_after: Duration,
     entries: HashMap<FileId, Entry>,
     by_inode: HashMap<(u64, u64), FileId>,
-    by_fp: HashMap<Fingerprint, Vec<FileId>>,
+    by_fp: FpIndex,
     next_id: FileId,
     generation: u64,
     reader: WindowReader,
@@ -187,6 +187,17 @@ struct Read {
 }
 
 type ReadResult = std::io::Result<(Stat, Fingerprint, Option<u128>)>;
+
+/// Opens a file found without a stat (relative to its directory when that is open) and
+/// reads its window, with the open file's stat.
+fn read_found(reader: &mut WindowReader, f: &Found) -> std::io::Result<(Stat, Fingerprint)> {
+    let file = match (&f.dir, f.path.file_name()) {
+        (Some(dir), Some(name)) => reader.open(Some(dir), Path::new(name))?,
+        _ => reader.open(None, &f.path)?,
+    };
+    let (stat, r) = reader.read(&file, &[])?;
+    Ok((stat, r.fingerprint))
+}
 
 /// A changed or new file (with its stat resolved), with its window read (when it was).
 struct Pending {
@@ -215,7 +226,7 @@ impl Scanner {
             forget_after: cfg.forget_after,
             entries: HashMap::new(),
             by_inode: HashMap::new(),
-            by_fp: HashMap::new(),
+            by_fp: FpIndex::default(),
             next_id: 1,
             generation: 0,
             reader: WindowReader::new(cfg.window),
@@ -247,7 +258,7 @@ impl Scanner {
             self.next_id = self.next_id.max(id + 1);
             self.by_inode.insert(r.info.stat.inode(), id);
             if let Some(fp) = r.info.fingerprint {
-                self.by_fp.entry(fp).or_default().push(id);
+                self.by_fp.insert(fp, id);
             }
             self.entries.insert(
                 id,
@@ -268,10 +279,10 @@ impl Scanner {
             return;
         };
         if let Some(old) = e.info.fingerprint.replace(fp) {
-            unindex_fp(&mut self.by_fp, old, id);
+            self.by_fp.remove(old, id);
         }
         if self.identity == Identity::Fingerprint {
-            self.by_fp.entry(fp).or_default().push(id);
+            self.by_fp.insert(fp, id);
         }
     }
 
@@ -304,9 +315,8 @@ impl Scanner {
         let walk = {
             let by_inode = &self.by_inode;
             let lazy = fp_mode && self.trust_d_ino;
-            let reader = lazy.then_some(&mut self.reader);
             self.walker
-                .walk(&|hint| !lazy || by_inode.contains_key(&hint), reader)
+                .walk(&|hint| !lazy || by_inode.contains_key(&hint))
         };
         let mut unreadable = walk.unreadable;
         let mut changes = Vec::new();
@@ -332,48 +342,50 @@ impl Scanner {
         }
 
         // Read the windows of changed and new files (all of them for fingerprints; in
-        // native mode those whose inode has a known fingerprint to compare with).
+        // native mode those whose inode has a known fingerprint to compare with). New
+        // files first: opened relative to their directory, stat'ed through the open
+        // descriptor.
         let mut todo = Vec::with_capacity(pending.len());
         let mut reads = Vec::new();
-        let mut opened = 0;
-        for found in pending {
-            if let Some(window) = found.window {
-                opened += 1;
-                match window {
-                    Ok((stat, fp)) if stat.inode() == found.hint => todo.push(Pending {
-                        found: Resolved {
-                            path: found.path,
-                            stat,
-                        },
-                        fingerprint: Some(fp),
-                        prefix: None,
-                        read: true,
-                    }),
-                    // The directory entry named another inode than the file has (an
-                    // overlay filesystem): stat every file from now on, and read this one
-                    // again, as a file that may be known.
-                    Ok((stat, _)) => {
-                        self.trust_d_ino = false;
-                        let known_len = self
-                            .by_inode
-                            .get(&stat.inode())
-                            .and_then(|id| self.entries.get(id))
-                            .and_then(|e| e.info.fingerprint)
-                            .map(|f| f.len);
-                        reads.push(Read {
-                            path: found.path,
-                            known_len,
-                        });
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(error) => unreadable.push(Unreadable {
+        let (fresh, pending): (Vec<Found>, Vec<Found>) =
+            pending.into_iter().partition(|f| f.stat.is_none());
+        let mut opened = fresh.len();
+        for found in fresh {
+            match read_found(&mut self.reader, &found) {
+                Ok((stat, fp)) if stat.inode() == found.hint => todo.push(Pending {
+                    found: Resolved {
                         path: found.path,
-                        error,
-                        subtree: false,
-                    }),
+                        stat,
+                    },
+                    fingerprint: Some(fp),
+                    prefix: None,
+                    read: true,
+                }),
+                // The directory entry named another inode than the file has (an overlay
+                // filesystem): stat every file from now on, and read this one again, as
+                // a file that may be known.
+                Ok((stat, _)) => {
+                    self.trust_d_ino = false;
+                    let known_len = self
+                        .by_inode
+                        .get(&stat.inode())
+                        .and_then(|id| self.entries.get(id))
+                        .and_then(|e| e.info.fingerprint)
+                        .map(|f| f.len);
+                    reads.push(Read {
+                        path: found.path,
+                        known_len,
+                    });
                 }
-                continue;
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => unreadable.push(Unreadable {
+                    path: found.path,
+                    error,
+                    subtree: false,
+                }),
             }
+        }
+        for found in pending {
             let inode = found.stat.map(|s| s.inode()).unwrap_or(found.hint);
             let known_fp = self
                 .by_inode
@@ -466,7 +478,7 @@ impl Scanner {
         // identities in path order (deterministic whatever the directory order).
         let (mut contested, fresh): (Vec<Pending>, Vec<Pending>) = weak
             .into_iter()
-            .partition(|p| p.fingerprint.is_some_and(|fp| self.by_fp.contains_key(&fp)));
+            .partition(|p| p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)));
         contested.sort_unstable_by(|a, b| {
             a.found
                 .path
@@ -485,7 +497,7 @@ impl Scanner {
             }
             let fp = p.fingerprint;
             let taken = fp.and_then(|fp| {
-                self.by_fp.get(&fp)?.iter().copied().find(|id| {
+                self.by_fp.ids(&fp).iter().copied().find(|id| {
                     self.entries.get(id).is_some_and(|e| {
                         e.seen != generation
                             && !unreadable.iter().any(|u| u.hides(&e.info.path))
@@ -536,7 +548,7 @@ impl Scanner {
                     self.by_inode.remove(&e.info.stat.inode());
                 }
                 if let Some(fp) = e.info.fingerprint {
-                    unindex_fp(&mut self.by_fp, fp, id);
+                    self.by_fp.remove(fp, id);
                 }
             }
             changes.push(Change::Forgotten { id });
@@ -570,7 +582,7 @@ impl Scanner {
         if let Some(fp) = fp
             && self.identity == Identity::Fingerprint
         {
-            self.by_fp.entry(fp).or_default().push(id);
+            self.by_fp.insert(fp, id);
         }
         self.entries.insert(
             id,
@@ -643,22 +655,76 @@ impl Scanner {
         if e.info.fingerprint != fp {
             let prev = std::mem::replace(&mut e.info.fingerprint, fp);
             if let Some(prev) = prev {
-                unindex_fp(&mut self.by_fp, prev, id);
+                self.by_fp.remove(prev, id);
             }
             if let Some(fp) = fp
                 && fp_mode
             {
-                self.by_fp.entry(fp).or_default().push(id);
+                self.by_fp.insert(fp, id);
             }
         }
     }
 }
 
-fn unindex_fp(by_fp: &mut HashMap<Fingerprint, Vec<FileId>>, fp: Fingerprint, id: FileId) {
-    if let Some(ids) = by_fp.get_mut(&fp) {
-        ids.retain(|&i| i != id);
-        if ids.is_empty() {
-            by_fp.remove(&fp);
+/// Identities by fingerprint: almost always one each (stored without an allocation).
+#[derive(Debug, Default)]
+struct FpIndex(HashMap<Fingerprint, Ids>);
+
+#[derive(Debug)]
+enum Ids {
+    One(FileId),
+    Many(Vec<FileId>),
+}
+
+impl FpIndex {
+    fn insert(&mut self, fp: Fingerprint, id: FileId) {
+        match self.0.entry(fp) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Ids::One(id));
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let ids = o.get_mut();
+                match ids {
+                    Ids::One(x) if *x == id => {}
+                    Ids::One(x) => *ids = Ids::Many(vec![*x, id]),
+                    Ids::Many(v) if v.contains(&id) => {}
+                    Ids::Many(v) => v.push(id),
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, fp: Fingerprint, id: FileId) {
+        let Some(ids) = self.0.get_mut(&fp) else {
+            return;
+        };
+        match ids {
+            Ids::One(x) if *x == id => {
+                self.0.remove(&fp);
+            }
+            Ids::One(_) => {}
+            Ids::Many(v) => {
+                v.retain(|&i| i != id);
+                match v.as_slice() {
+                    [] => {
+                        self.0.remove(&fp);
+                    }
+                    [one] => *ids = Ids::One(*one),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn contains(&self, fp: &Fingerprint) -> bool {
+        self.0.contains_key(fp)
+    }
+
+    fn ids(&self, fp: &Fingerprint) -> &[FileId] {
+        match self.0.get(fp) {
+            Some(Ids::One(x)) => std::slice::from_ref(x),
+            Some(Ids::Many(v)) => v,
+            None => &[],
         }
     }
 }
