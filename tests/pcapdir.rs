@@ -364,7 +364,7 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
     let e = env();
     let files = [
         ("a.pcap", 3_000, 7, 1_000u64, 30u64),
-        ("b.pcap", 50_000, 13, 2_000, 20),
+        ("b.pcap", 60_000, 13, 2_000, 20),
         ("c.pcap", 3_000, 11, 3_000, 10),
     ];
     let mut total_packets = 0u64;
@@ -374,7 +374,8 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
         set_mtime(&p, age);
         total_packets += n as u64;
     }
-    let checkpoints = ["--set", "scanner.checkpoint-interval=0.05"];
+    // Long enough between checkpoints that the kill below lands before the next one.
+    let checkpoints = ["--set", "scanner.checkpoint-interval=0.3"];
 
     // One clean pass, into its own log directory.
     let clean_logs = e.caps.parent().unwrap().join("clean-logs");
@@ -382,7 +383,7 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
     let clean = alert_keys(&clean_logs);
     assert_eq!(
         clean.len(),
-        alerting(3_000, 7) + alerting(50_000, 13) + alerting(3_000, 11)
+        alerting(3_000, 7) + alerting(60_000, 13) + alerting(3_000, 11)
     );
 
     // The run to kill: its own process group, so that one signal kills every role.
@@ -393,24 +394,36 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
     let log = Registry::log_path(&e.logs.join("pcap-registry.json"));
     let b = e.caps.join("b.pcap");
     let b_json = serde_json::to_string(b.to_str().unwrap()).unwrap();
-    // Wait for a checkpoint in the middle of b (a is done by then).
-    poll("a checkpoint inside b.pcap", RUN_TIMEOUT, || {
-        let Ok(text) = fs::read_to_string(&log) else {
-            return false;
-        };
-        text.lines().any(|l| {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+    // Wait for a checkpoint in the middle of b (a is done by then), and then for events
+    // written after it (of work it does not cover): kill there.
+    let eve = e.logs.join("eve.json");
+    poll(
+        "a checkpoint inside b.pcap, and events after it",
+        RUN_TIMEOUT,
+        || {
+            let Ok(text) = fs::read_to_string(&log) else {
                 return false;
             };
-            v["put"].as_array().is_some_and(|put| {
-                put.iter().any(|p| {
-                    serde_json::to_string(&p["path"]).unwrap() == b_json
-                        && p["done"] == false
-                        && p["bytes_done"].as_u64().unwrap_or(0) > 24
-                })
-            })
-        })
-    });
+            let last_b_checkpoint = text
+                .lines()
+                .rev()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|v| {
+                    v["put"].as_array().is_some_and(|put| {
+                        put.iter().any(|p| {
+                            serde_json::to_string(&p["path"]).unwrap() == b_json
+                                && p["done"] == false
+                                && p["bytes_done"].as_u64().unwrap_or(0) > 24
+                        })
+                    })
+                });
+            let Some(ck) = last_b_checkpoint else {
+                return false;
+            };
+            let mark = ck["run"]["outputs"][0]["len"].as_u64().unwrap_or(u64::MAX);
+            fs::metadata(&eve).is_ok_and(|m| m.len() > mark)
+        },
+    );
     // SAFETY: kill(2) on the process group of the child started above.
     assert_eq!(unsafe { libc::kill(-pgid, libc::SIGKILL) }, 0);
     let killed = wait_output(child, RUN_TIMEOUT);
