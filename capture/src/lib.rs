@@ -153,7 +153,8 @@ impl Counters {
 }
 
 /// The files an input names: the file itself, or a directory's regular files in
-/// (modification time, name) order.
+/// (modification time, name) order. (`run_offline` reads directories through
+/// [`pcapdir`], which tracks each file across runs.)
 pub fn input_files(input: &Path) -> Result<Vec<PathBuf>, CaptureError> {
     let meta = std::fs::metadata(input).map_err(|source| CaptureError::Open {
         path: input.to_path_buf(),

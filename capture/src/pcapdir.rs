@@ -417,6 +417,9 @@ impl Run<'_> {
         self.registry.commit(put, del, None)?;
         if self.first_scan {
             self.first_scan = false;
+            if self.scanner.files().next().is_none() && !self.config.pcap_file.continuous {
+                tracing::warn!("the inputs hold no files");
+            }
             let skipped = self
                 .scanner
                 .files()

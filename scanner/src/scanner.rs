@@ -38,7 +38,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::glob::{Excludes, Glob, GlobError};
 use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader};
-use crate::walk::{Found, Unreadable, Walker};
+use crate::walk::{Unreadable, Walker};
 
 /// A file found, with its stat.
 #[derive(Debug)]
@@ -188,17 +188,6 @@ struct Read {
 
 type ReadResult = std::io::Result<(Stat, Fingerprint, Option<u128>)>;
 
-/// Opens a file found without a stat (relative to its directory when that is open) and
-/// reads its window, with the open file's stat.
-fn read_found(reader: &mut WindowReader, f: &Found) -> std::io::Result<(Stat, Fingerprint)> {
-    let file = match (&f.dir, f.path.file_name()) {
-        (Some(dir), Some(name)) => reader.open(Some(dir), Path::new(name))?,
-        _ => reader.open(None, &f.path)?,
-    };
-    let (stat, r) = reader.read(&file, &[])?;
-    Ok((stat, r.fingerprint))
-}
-
 /// A changed or new file (with its stat resolved), with its window read (when it was).
 struct Pending {
     found: Resolved,
@@ -315,8 +304,9 @@ impl Scanner {
         let walk = {
             let by_inode = &self.by_inode;
             let lazy = fp_mode && self.trust_d_ino;
+            let reader = lazy.then_some(&mut self.reader);
             self.walker
-                .walk(&|hint| !lazy || by_inode.contains_key(&hint))
+                .walk(&|hint| !lazy || by_inode.contains_key(&hint), reader)
         };
         let mut unreadable = walk.unreadable;
         let mut changes = Vec::new();
@@ -343,49 +333,49 @@ impl Scanner {
 
         // Read the windows of changed and new files (all of them for fingerprints; in
         // native mode those whose inode has a known fingerprint to compare with). New
-        // files first: opened relative to their directory, stat'ed through the open
-        // descriptor.
+        // files were read by the walk, right after their directory entry (opened relative
+        // to the directory, stat'ed through the open descriptor).
         let mut todo = Vec::with_capacity(pending.len());
         let mut reads = Vec::new();
-        let (fresh, pending): (Vec<Found>, Vec<Found>) =
-            pending.into_iter().partition(|f| f.stat.is_none());
-        let mut opened = fresh.len();
-        for found in fresh {
-            match read_found(&mut self.reader, &found) {
-                Ok((stat, fp)) if stat.inode() == found.hint => todo.push(Pending {
-                    found: Resolved {
-                        path: found.path,
-                        stat,
-                    },
-                    fingerprint: Some(fp),
-                    prefix: None,
-                    read: true,
-                }),
-                // The directory entry named another inode than the file has (an overlay
-                // filesystem): stat every file from now on, and read this one again, as
-                // a file that may be known.
-                Ok((stat, _)) => {
-                    self.trust_d_ino = false;
-                    let known_len = self
-                        .by_inode
-                        .get(&stat.inode())
-                        .and_then(|id| self.entries.get(id))
-                        .and_then(|e| e.info.fingerprint)
-                        .map(|f| f.len);
-                    reads.push(Read {
-                        path: found.path,
-                        known_len,
-                    });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(error) => unreadable.push(Unreadable {
-                    path: found.path,
-                    error,
-                    subtree: false,
-                }),
-            }
-        }
+        let mut opened = 0;
         for found in pending {
+            if let Some(window) = found.window {
+                opened += 1;
+                match window {
+                    Ok((stat, fp)) if stat.inode() == found.hint => todo.push(Pending {
+                        found: Resolved {
+                            path: found.path,
+                            stat,
+                        },
+                        fingerprint: Some(fp),
+                        prefix: None,
+                        read: true,
+                    }),
+                    // The directory entry named another inode than the file has (an
+                    // overlay filesystem): stat every file from now on, and read this one
+                    // again, as a file that may be known.
+                    Ok((stat, _)) => {
+                        self.trust_d_ino = false;
+                        let known_len = self
+                            .by_inode
+                            .get(&stat.inode())
+                            .and_then(|id| self.entries.get(id))
+                            .and_then(|e| e.info.fingerprint)
+                            .map(|f| f.len);
+                        reads.push(Read {
+                            path: found.path,
+                            known_len,
+                        });
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(error) => unreadable.push(Unreadable {
+                        path: found.path,
+                        error,
+                        subtree: false,
+                    }),
+                }
+                continue;
+            }
             let inode = found.stat.map(|s| s.inode()).unwrap_or(found.hint);
             let known_fp = self
                 .by_inode

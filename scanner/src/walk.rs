@@ -17,10 +17,9 @@ use std::fs::{self, DirEntry};
 use std::io;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::glob::{Excludes, Glob};
-use crate::identity::Stat;
+use crate::identity::{Fingerprint, Stat, WindowReader};
 
 /// A regular file found by a walk.
 #[derive(Debug)]
@@ -31,9 +30,9 @@ pub struct Found {
     pub hint: (u64, u64),
     /// Its stat, when the caller asked for one (see [`Walker::walk`]).
     pub stat: Option<Stat>,
-    /// When the caller did not want a stat: the file's directory, open, so that the
-    /// file can be opened relative to it (one path component for the kernel to look up).
-    pub dir: Option<Arc<fs::File>>,
+    /// When the caller did not want a stat but gave a reader: the file was opened and
+    /// its window read (with the open file's stat).
+    pub window: Option<io::Result<(Stat, Fingerprint)>>,
 }
 
 /// A path the walk could not look at (EACCES, EMFILE, EIO, ...).
@@ -86,7 +85,14 @@ impl Walker {
     /// whether to `stat` it; a caller that will open a file anyway (to read its
     /// fingerprint) stats the open file instead, which saves a system call and describes
     /// exactly the bytes it reads.
-    pub fn walk(&self, want_stat: &dyn Fn((u64, u64)) -> bool) -> Walk {
+    ///
+    /// With a `reader`, a file that is not to be stat'ed is opened relative to its open
+    /// directory and its window read right away ([`Found::window`]).
+    pub fn walk(
+        &self,
+        want_stat: &dyn Fn((u64, u64)) -> bool,
+        mut reader: Option<&mut WindowReader>,
+    ) -> Walk {
         let mut w = Walk::default();
         for input in &self.inputs {
             let path = input.base();
@@ -95,7 +101,7 @@ impl Walker {
                     let mut ctx = Ctx {
                         pattern: (!input.is_literal()).then_some(input),
                         want_stat,
-                        dirs_open: 0,
+                        reader: reader.as_deref_mut(),
                     };
                     self.list(path, m.dev(), &mut PathBuf::new(), &mut ctx, &mut w);
                 }
@@ -105,7 +111,7 @@ impl Walker {
                         path: path.to_path_buf(),
                         hint: stat.inode(),
                         stat: Some(stat),
-                        dir: None,
+                        window: None,
                     })
                 }
                 Ok(_) => {}
@@ -141,8 +147,8 @@ impl Walker {
                 return;
             }
         };
-        // Opened on the first file not stat'ed, for relative opens.
-        let mut dir_file: Option<Option<Arc<fs::File>>> = None;
+        // Opened on the first file to read, for relative opens.
+        let mut dir_file: Option<io::Result<fs::File>> = None;
         for entry in rd {
             let entry = match entry {
                 Ok(e) => e,
@@ -165,7 +171,7 @@ impl Walker {
         &self,
         entry: &DirEntry,
         dir: &Path,
-        dir_file: &mut Option<Option<Arc<fs::File>>>,
+        dir_file: &mut Option<io::Result<fs::File>>,
         dev: u64,
         rel: &mut PathBuf,
         ctx: &mut Ctx<'_>,
@@ -204,23 +210,26 @@ impl Walker {
         {
             let hint = (dev, entry.ino());
             if ft.is_file() && !(ctx.want_stat)(hint) {
-                let dir = dir_file
-                    .get_or_insert_with(|| {
-                        // Bounded: a tree of many directories must not use up the
-                        // descriptors (the files are then opened by path).
-                        if ctx.dirs_open >= MAX_DIRS_OPEN {
-                            return None;
-                        }
-                        ctx.dirs_open += 1;
-                        fs::File::open(dir).ok().map(Arc::new)
-                    })
-                    .clone();
-                w.found.push(Found {
-                    path,
-                    hint,
-                    stat: None,
-                    dir,
+                let window = ctx.reader.as_deref_mut().and_then(|r| {
+                    let d = dir_file.get_or_insert_with(|| fs::File::open(dir)).as_ref();
+                    let opened = match d {
+                        Ok(d) => r.open(Some(d), Path::new(&name)),
+                        Err(_) => r.open(None, &path),
+                    };
+                    match opened.and_then(|f| r.read(&f, &[])) {
+                        Ok((stat, read)) => Some(Ok((stat, read.fingerprint))),
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                        Err(e) => Some(Err(e)),
+                    }
                 });
+                if ctx.reader.is_none() || window.is_some() {
+                    w.found.push(Found {
+                        path,
+                        hint,
+                        stat: None,
+                        window,
+                    });
+                }
             } else {
                 // A link is followed to its target; a plain file is stat'ed relative to the
                 // open directory (no path walk).
@@ -236,7 +245,7 @@ impl Walker {
                             path,
                             hint: stat.inode(),
                             stat: Some(stat),
-                            dir: None,
+                            window: None,
                         })
                     }
                     Ok(_) => {}
@@ -249,14 +258,11 @@ impl Walker {
     }
 }
 
-/// Directories a walk keeps open for relative opens, at most.
-const MAX_DIRS_OPEN: usize = 64;
-
 /// What one walk carries down the directories.
 struct Ctx<'a> {
     pattern: Option<&'a Glob>,
     want_stat: &'a dyn Fn((u64, u64)) -> bool,
-    dirs_open: usize,
+    reader: Option<&'a mut WindowReader>,
 }
 
 fn unreadable(w: &mut Walk, path: PathBuf, error: io::Error, subtree: bool) {
@@ -311,9 +317,9 @@ mod tests {
     fn directory_flat_and_recursive() {
         let d = tree();
         let root = d.path().display().to_string();
-        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true);
+        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true, None);
         assert_eq!(names(&flat, d.path()), ["a.pcap", "b.pcapng"]);
-        let deep = walker(&[root], true).walk(&|_| true);
+        let deep = walker(&[root], true).walk(&|_| true, None);
         assert_eq!(
             names(&deep, d.path()),
             ["a.pcap", "b.pcapng", "sub/d.pcap", "sub/deeper/e.pcap"]
@@ -325,12 +331,12 @@ mod tests {
     fn patterns_and_explicit_files() {
         let d = tree();
         let root = d.path().display().to_string();
-        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true);
+        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true, None);
         assert_eq!(
             names(&w, d.path()),
             ["a.pcap", "sub/d.pcap", "sub/deeper/e.pcap"]
         );
-        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true);
+        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true, None);
         assert_eq!(names(&w, d.path()), ["sub/d.pcap"]);
         // A file named explicitly is taken even if an exclude would match it; overlapping
         // inputs list it once.
@@ -342,9 +348,9 @@ mod tests {
             ],
             false,
         )
-        .walk(&|_| true);
+        .walk(&|_| true, None);
         assert_eq!(names(&w, d.path()), [".hidden.pcap", "a.pcap"]);
-        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true);
+        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true, None);
         assert!(missing.found.is_empty() && missing.unreadable.is_empty());
     }
 
@@ -354,7 +360,7 @@ mod tests {
         std::os::unix::fs::symlink(d.path().join("a.pcap"), d.path().join("link.pcap")).unwrap();
         std::os::unix::fs::symlink(d.path(), d.path().join("sub/loop")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", d.path().join("dangling.pcap")).unwrap();
-        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true);
+        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true, None);
         assert_eq!(
             names(&w, d.path()),
             [
@@ -373,7 +379,7 @@ mod tests {
             .unwrap();
         assert_eq!(a.stat.unwrap().inode(), l.stat.unwrap().inode());
         // Without stat, the directory entry's inode is the file's.
-        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false);
+        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false, None);
         let a2 = w.found.iter().find(|f| f.path.ends_with("a.pcap")).unwrap();
         assert_eq!(a2.stat, None);
         assert_eq!(a2.hint, a.stat.unwrap().inode());
