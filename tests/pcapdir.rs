@@ -374,8 +374,15 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
         set_mtime(&p, age);
         total_packets += n as u64;
     }
-    // Long enough between checkpoints that the kill below lands before the next one.
-    let checkpoints = ["--set", "scanner.checkpoint-interval=0.3"];
+    // Long enough between checkpoints that the kill below lands before the next one; a
+    // small ring keeps capture close behind the workers, so that b.pcap takes several
+    // checkpoint intervals whatever the machine's load.
+    let checkpoints = [
+        "--set",
+        "scanner.checkpoint-interval=0.3",
+        "--set",
+        "capture.ring-size=64kb",
+    ];
 
     // One clean pass, into its own log directory.
     let clean_logs = e.caps.parent().unwrap().join("clean-logs");

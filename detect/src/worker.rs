@@ -25,7 +25,7 @@ use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Probe, Transport};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
-use crate::flow::{EndReason, Flow, FlowTable, defrag::Defrag, tcp};
+use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{AckedMark, EventSink, SinkConfig};
 
@@ -331,7 +331,9 @@ impl Inner {
                 }
             }
             Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
-                progressed[d] |= self.feed_app(flow, dir, Transport::Udp, pkt.payload);
+                let ports = [flow.client.1, flow.server.1];
+                progressed[d] |=
+                    self.feed_app(&mut flow.app, ports, dir, Transport::Udp, pkt.payload);
             }
             _ => {}
         }
@@ -420,16 +422,18 @@ impl Inner {
             self.parse_output(&out, flow.app.proto);
         }
         let mut got = false;
-        if to > from {
-            // Copy out: the parser may not borrow the stream it lives beside.
-            let data = s.sides[d].bytes(from, to).to_vec();
+        if flow.app.detection_done && flow.app.state.is_none() {
+            // Nobody parses this flow: let the bytes go.
             s.sides[d].app_done = to;
-            got = self.feed_app(flow, dir, Transport::Tcp, &data);
-        } else if let Some(s) = flow.tcp.as_deref_mut()
-            && flow.app.state.is_none()
-        {
-            // Nobody parses: let the buffer go.
-            s.sides[d].app_done = s.sides[d].next();
+        } else if to > from {
+            let ports = [flow.client.1, flow.server.1];
+            let Flow { tcp, app, .. } = &mut *flow;
+            if let Some(s) = tcp.as_deref_mut() {
+                // The parser reads the stream in place (the app state and the stream are
+                // different parts of the flow).
+                got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                s.sides[d].app_done = to;
+            }
         }
         if fin && let Some(state) = flow.app.state.as_deref_mut() {
             let mut out = ParseOutput::default();
@@ -448,35 +452,46 @@ impl Inner {
     }
 
     /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
-    fn feed_app(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) -> bool {
-        if !flow.app.detection_done {
-            self.detect_protocol(flow, dir, transport, data);
-            if flow.app.state.is_none() {
-                return false;
-            }
+    /// `ports` are the flow's (client, server) ports.
+    fn feed_app(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) -> bool {
+        if !app.detection_done {
+            self.detect_protocol(app, ports, dir, transport, data);
             // The probe fed the first bytes already.
-            return true;
+            return app.state.is_some();
         }
-        let Some(state) = flow.app.state.as_deref_mut() else {
+        let Some(state) = app.state.as_deref_mut() else {
             return false;
         };
         let mut out = ParseOutput::default();
         state.parse(dir, data, &mut out);
-        self.parse_output(&out, flow.app.proto);
+        self.parse_output(&out, app.proto);
         if out.failed {
-            flow.app.state = None;
+            app.state = None;
         }
         true
     }
 
-    fn detect_protocol(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) {
+    fn detect_protocol(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) {
         let d = dir.index();
-        flow.app.probed[d] += data.len();
-        let ports = [flow.client.1, flow.server.1];
+        app.probed[d] += data.len();
         let mut candidates: Vec<&'static dyn app::Protocol> = app::protocols()
             .iter()
             .copied()
-            .filter(|p| self.cfg.app[p.proto() as usize].0)
+            .filter(|p| self.cfg.app[p.proto() as usize % 4].0)
             .collect();
         // Protocols usually on these ports are tried first.
         candidates.sort_by_key(|p| !p.default_ports().iter().any(|dp| ports.contains(dp)));
@@ -485,16 +500,16 @@ impl Inner {
         for p in candidates {
             match p.probe(transport, dir, window) {
                 Probe::Match => {
-                    flow.app.proto = p.proto();
-                    flow.app.detection_done = true;
+                    app.proto = p.proto();
+                    app.detection_done = true;
                     self.stats.app_flows[p.proto() as usize % 4] += 1;
-                    if self.cfg.app[p.proto() as usize].1 {
+                    if self.cfg.app[p.proto() as usize % 4].1 {
                         let mut state = p.new_state(transport);
                         let mut out = ParseOutput::default();
                         state.parse(dir, data, &mut out);
-                        self.parse_output(&out, flow.app.proto);
+                        self.parse_output(&out, app.proto);
                         if !out.failed {
-                            flow.app.state = Some(state);
+                            app.state = Some(state);
                         }
                     }
                     return;
@@ -504,10 +519,10 @@ impl Inner {
             }
         }
         // TCP data arrives in pieces: give up once enough was seen both ways.
-        let enough = flow.app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
+        let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
         if !need_more || enough {
-            flow.app.proto = AppProto::Failed;
-            flow.app.detection_done = true;
+            app.proto = AppProto::Failed;
+            app.detection_done = true;
         }
     }
 
@@ -824,7 +839,15 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         rules_failed: loaded.problems.len(),
         ..Default::default()
     };
-    let engine = Engine::new(loaded.rules, loaded.names);
+    let algo = crate::engine::mpm::Algo::parse(&config.mpm_algo).unwrap_or_default();
+    if algo == crate::engine::mpm::Algo::Hyperscan && !crate::engine::mpm::Algo::HYPERSCAN_AVAILABLE
+    {
+        return Err(DetectError::Rules(
+            "mpm-algo: hs, but this build has no Hyperscan (install libhyperscan-dev and rebuild)"
+                .to_string(),
+        ));
+    }
+    let engine = Engine::with_algo(loaded.rules, loaded.names, algo);
     tracing::info!(
         worker = index,
         rules = summary.rules_loaded,
@@ -867,8 +890,8 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         }),
     })?;
 
-    let eve = config.eve_logs().next();
-    let wants = |t: &str| eve.is_some_and(|e| e.type_entry(t).is_some());
+    // Any output that logs the type wants it (outputs filter by type themselves).
+    let wants = |t: &str| config.eve_wants(t);
     let app_setting = |name: &str| match config.app_layer.enabled(name) {
         AppEnabled::Yes => (true, true),
         AppEnabled::DetectionOnly => (true, false),
