@@ -154,7 +154,7 @@ struct Worker {
 /// Where a worker's events go.
 enum Out {
     /// Streamed to the eve-writer.
-    Grpc(EventSink),
+    Grpc(Box<EventSink>),
     /// Kept in this process (in-process runs: tests and benchmarks).
     Collect(Vec<Event>),
 }
@@ -1112,7 +1112,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         index,
         engine,
         DetectState::with_shared(table),
-        Out::Grpc(sink),
+        Out::Grpc(Box::new(sink)),
     );
     let mut ring_corrupt = 0u64;
     // Ring sequence number of the last packet processed.
