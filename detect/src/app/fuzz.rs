@@ -100,7 +100,7 @@ pub fn probes(data: &[u8]) {
     let r = super::Registry::default();
     for t in [super::Transport::Tcp, super::Transport::Udp] {
         for d in [Dir::ToServer, Dir::ToClient] {
-            let _ = r.probe(t, d, 80, data);
+            let _ = r.probe(t, d, [40000, 80], data);
         }
     }
 }

@@ -29,28 +29,6 @@ pub mod fuzz;
 pub mod http;
 pub mod tls;
 
-/// Every protocol Meerkat parses, in probing order. The HTTP parser takes its limits
-/// from [`init`] (Suricata's defaults until then).
-pub fn protocols() -> &'static [&'static dyn Protocol] {
-    static HTTP: http::HttpProtocol = http::HttpProtocol::configured();
-    static ALL: [&dyn Protocol; 3] = [&HTTP, &tls::TlsProtocol, &dns::DnsProtocol];
-    &ALL
-}
-
-static HTTP_CONFIG: std::sync::OnceLock<http::HttpConfig> = std::sync::OnceLock::new();
-
-/// Sets the app-layer settings of this process from the config (call once at start;
-/// later calls are ignored). Only the HTTP limits need it today
-/// (`app-layer.protocols.http.libhtp.default-config`).
-pub fn init(config: &meerkat_config::Config) {
-    let _ = HTTP_CONFIG.set(http::HttpConfig::from_config(&config.app_layer.libhtp()));
-}
-
-/// The HTTP settings in force.
-pub fn http_config() -> http::HttpConfig {
-    HTTP_CONFIG.get().copied().unwrap_or_default()
-}
-
 pub use buffers::{BufferDef, BufferId};
 
 use meerkat_proto::events::{Dns, Http, Tls};
@@ -254,12 +232,20 @@ pub enum Detected {
 }
 
 impl Registry {
+    /// The protocols enabled for detection by `app-layer.protocols.<name>.enabled`, the
+    /// HTTP parser with the limits of `app-layer.protocols.http.libhtp.default-config`.
+    pub fn from_config(config: &meerkat_config::Config) -> Registry {
+        let on = |name: &str| config.app_layer.enabled(name) != meerkat_config::AppEnabled::No;
+        Registry::new(
+            http::HttpConfig::from_config(&config.app_layer.libhtp()),
+            [on("http"), on("dns"), on("tls")],
+        )
+    }
+
     /// `enabled` is [http, dns, tls].
     pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 3]) -> Registry {
         Registry {
-            http: http::HttpProtocol {
-                cfg: Some(http_cfg),
-            },
+            http: http::HttpProtocol { cfg: http_cfg },
             dns: dns::DnsProtocol,
             tls: tls::TlsProtocol,
             enabled,
@@ -279,18 +265,19 @@ impl Registry {
     }
 
     /// Probes `data` (everything seen so far in `dir`, from its first byte). Protocols
-    /// whose default ports include `port` (the server port) are tried first, then the
-    /// rest: detection is by content, the port only orders the attempts.
-    pub fn probe(&self, transport: Transport, dir: Dir, port: u16, data: &[u8]) -> Detected {
+    /// whose default ports include one of the flow's `ports` (client, server) are tried
+    /// first, then the rest: detection is by content, the ports only order the attempts.
+    pub fn probe(&self, transport: Transport, dir: Dir, ports: [u16; 2], data: &[u8]) -> Detected {
         let mut need_more = false;
-        let (preferred, others): (Vec<&dyn Protocol>, Vec<&dyn Protocol>) = self
-            .protocols()
-            .partition(|p| p.default_ports().contains(&port));
-        for p in preferred.into_iter().chain(others) {
-            match p.probe(transport, dir, data) {
-                Probe::Match => return Detected::Proto(p.proto()),
-                Probe::NeedMore => need_more = true,
-                Probe::NoMatch => {}
+        let usual = |p: &dyn Protocol| p.default_ports().iter().any(|dp| ports.contains(dp));
+        // Two passes instead of a sorted copy: no allocation per probe.
+        for preferred in [true, false] {
+            for p in self.protocols().filter(|p| usual(*p) == preferred) {
+                match p.probe(transport, dir, data) {
+                    Probe::Match => return Detected::Proto(p.proto()),
+                    Probe::NeedMore => need_more = true,
+                    Probe::NoMatch => {}
+                }
             }
         }
         if need_more {
@@ -309,38 +296,53 @@ mod registry_tests {
     fn content_detection_on_any_port() {
         let r = Registry::default();
         assert_eq!(
-            r.probe(Transport::Tcp, Dir::ToServer, 8080, b"GET / HTTP/1.1\r\n"),
+            r.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                [40000, 8080],
+                b"GET / HTTP/1.1\r\n"
+            ),
             Detected::Proto(AppProto::Http)
         );
         assert_eq!(
-            r.probe(Transport::Tcp, Dir::ToClient, 8080, b"HTTP/1.1 200 OK\r\n"),
+            r.probe(
+                Transport::Tcp,
+                Dir::ToClient,
+                [40000, 8080],
+                b"HTTP/1.1 200 OK\r\n"
+            ),
             Detected::Proto(AppProto::Http)
         );
         assert_eq!(
             r.probe(
                 Transport::Tcp,
                 Dir::ToServer,
-                8443,
+                [40000, 8443],
                 b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc"
             ),
             Detected::Proto(AppProto::Tls)
         );
         let q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03www\x07example\x03com\x00\x00\x01\x00\x01";
         assert_eq!(
-            r.probe(Transport::Udp, Dir::ToServer, 5353, q),
+            r.probe(Transport::Udp, Dir::ToServer, [40000, 5353], q),
             Detected::Proto(AppProto::Dns)
         );
         assert_eq!(
-            r.probe(Transport::Tcp, Dir::ToServer, 80, b"G"),
+            r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"G"),
             Detected::NeedMore
         );
         assert_eq!(
-            r.probe(Transport::Tcp, Dir::ToServer, 80, b"SSH-2.0-x\r\n"),
+            r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"SSH-2.0-x\r\n"),
             Detected::None
         );
         let no_http = Registry::new(http::HttpConfig::default(), [false, true, true]);
         assert_eq!(
-            no_http.probe(Transport::Tcp, Dir::ToServer, 80, b"GET / HTTP/1.1\r\n"),
+            no_http.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                [40000, 80],
+                b"GET / HTTP/1.1\r\n"
+            ),
             Detected::None
         );
     }

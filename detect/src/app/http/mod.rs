@@ -69,18 +69,10 @@ const METHODS: &[&[u8]] = &[
     b"UNLINK",
 ];
 
-/// The HTTP/1 protocol descriptor: with fixed settings, or (`cfg: None`) the
-/// process's settings from [`crate::app::init`].
+/// The HTTP/1 protocol descriptor with its settings.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HttpProtocol {
-    pub cfg: Option<HttpConfig>,
-}
-
-impl HttpProtocol {
-    /// A descriptor that uses the process-wide settings.
-    pub const fn configured() -> HttpProtocol {
-        HttpProtocol { cfg: None }
-    }
+    pub cfg: HttpConfig,
 }
 
 impl HttpConfig {
@@ -148,7 +140,7 @@ impl Protocol for HttpProtocol {
     }
 
     fn new_state(&self, _transport: Transport) -> Box<dyn AppState> {
-        Box::new(HttpState::new(self.cfg.unwrap_or_else(super::http_config)))
+        Box::new(HttpState::new(self.cfg))
     }
 }
 
