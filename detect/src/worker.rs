@@ -377,7 +377,9 @@ impl Inner {
                     progressed[side] |= self.feed_stream(flow, sdir, false);
                 }
             }
-            Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
+            // A datagram's checksum does not keep it from its parser (as in Suricata, where
+            // only TCP's stream refuses bad checksums).
+            Some(Transport::Udp) if !pkt.payload.is_empty() => {
                 let ports = [flow.client.1, flow.server.1];
                 progressed[d] |=
                     self.feed_app(&mut flow.app, ports, dir, Transport::Udp, pkt.payload);
@@ -1198,4 +1200,83 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         sink.finish()?;
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_synth::{sample, session};
+
+    fn run(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> InProcessResult {
+        let ctx = RuleContext::from_config(config).unwrap();
+        let loaded = rules::load_str(rules, &ctx);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let mut w = InProcess::new(config, Engine::new(loaded.rules, loaded.names));
+        for (i, f) in frames.iter().enumerate() {
+            let meta = PacketMeta {
+                ts_ns: f.ts_ns,
+                seq: i as u64 + 1,
+                origlen: f.data.len() as u32,
+                link_type: 1,
+                iface: 0,
+            };
+            w.packet(&meta, &f.data);
+        }
+        w.finish()
+    }
+
+    fn alerts(r: &InProcessResult) -> Vec<(u64, Option<u64>, String)> {
+        r.events
+            .iter()
+            .filter_map(|e| {
+                let a = e.alert.as_ref()?;
+                Some((a.signature_id, e.tx_id, e.app_proto.clone()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_datagram_with_a_bad_checksum_still_reaches_its_parser() {
+        let mut config = Config::default();
+        config.pcap_file.checksum_checks = ChecksumChecks::Yes;
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:53".parse().unwrap(),
+        );
+        let q = sample::dns_query(7, "bad.example", 1);
+        let mut frames = session::udp_exchange(c, s, 1_000, 1_000, &q, None, None);
+        // Ethernet (14) + IPv4 (20) + UDP checksum at 6.
+        frames[0].data[40] ^= 0xff;
+        let rules = r#"alert dns any any -> any any (dns.query; content:"bad.example"; sid:1;)"#;
+        let r = run(&config, rules, &frames);
+        assert_eq!(alerts(&r), [(1, Some(0), "dns".to_string())]);
+    }
+
+    #[test]
+    fn http_on_an_unusual_port_is_found_by_content_and_alerts_per_transaction() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:1234".parse().unwrap(),
+        );
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.handshake();
+        t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+        t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n");
+        t.close();
+        let rules = "alert http any any -> any any (http.uri; content:\"/b\"; sid:1;)\n\
+                     alert http any any -> any any (http.stat_code; content:\"404\"; sid:2;)\n\
+                     alert tcp any any -> any any (app-layer-protocol:http; http.uri; content:\"/a\"; sid:3;)";
+        let mut got = alerts(&run(&config, rules, &t.into_frames()));
+        got.sort();
+        let http = || "http".to_string();
+        assert_eq!(
+            got,
+            [
+                (1, Some(1), http()),
+                (2, Some(1), http()),
+                (3, Some(0), http())
+            ]
+        );
+    }
 }

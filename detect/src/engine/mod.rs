@@ -1060,13 +1060,17 @@ enum TxMatch {
 
 fn tls_check(c: TlsCheck, tx: &dyn Transaction) -> Option<bool> {
     match c {
-        TlsCheck::VersionIs(v) | TlsCheck::VersionNot(v) => {
+        TlsCheck::VersionIs(_) | TlsCheck::SslVersions { .. } => {
             let got = match tx.buffer(BufferId::TLS_VERSION_NUM, 0) {
                 Buf::Ready(b) | Buf::Partial(b) if b.len() >= 2 => u16::from_be_bytes([b[0], b[1]]),
                 Buf::Absent => return Some(false),
                 _ => return None,
             };
-            Some((got == v) == matches!(c, TlsCheck::VersionIs(_)))
+            Some(match c {
+                TlsCheck::SslVersions { mask, negated } => crate::rules::ast::ssl_version_bit(got)
+                    .is_some_and(|bit| (bit & mask != 0) != negated),
+                _ => TlsCheck::VersionIs(got) == c,
+            })
         }
         TlsCheck::State { mask, negated } => {
             let got = match tx.buffer(BufferId::TLS_STATE, 0) {
