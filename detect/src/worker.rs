@@ -206,6 +206,8 @@ struct Inner {
     stats: Stats,
     decode_counts: [u64; DecodeEvent::ALL.len()],
     hits: Vec<Hit>,
+    /// Transaction records waiting to be logged (kept for its capacity).
+    to_log: Vec<(u64, AppRecord)>,
     /// The enabled app-layer protocols with their settings.
     registry: app::Registry,
     /// Packet time: flows end by the clock of the traffic, not the wall clock.
@@ -597,7 +599,8 @@ impl Inner {
             pseudo: c.src == events::PacketSrc::FlowTimeout,
         };
         let mut hits = std::mem::take(&mut self.hits);
-        let mut to_log: Vec<(u64, AppRecord)> = Vec::new();
+        // Reused between calls: records are large, and most calls log nothing.
+        let mut to_log = std::mem::take(&mut self.to_log);
         let mut done_below = flow.app.next_free;
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
@@ -655,10 +658,11 @@ impl Inner {
             }
         }
         self.hits = hits;
-        for (id, r) in to_log {
+        for (id, r) in to_log.drain(..) {
             let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
             self.emit(ev);
         }
+        self.to_log = to_log;
         if done_below > flow.app.next_free {
             flow.app.next_free = done_below;
             if let Some(state) = flow.app.state.as_deref_mut() {
@@ -925,6 +929,7 @@ impl Worker {
                 stats: Stats::default(),
                 decode_counts: [0; DecodeEvent::ALL.len()],
                 hits: Vec::new(),
+                to_log: Vec::new(),
                 registry: app::Registry::from_config(config),
                 now_ns: 0,
             },

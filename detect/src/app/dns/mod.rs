@@ -50,8 +50,7 @@ pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
     if !h.qr() && (h.ancount > 0 || h.nscount > 0) {
         return Probe::NoMatch;
     }
-    let mut name = Vec::new();
-    match parser::read_name(msg, parser::HEADER_LEN, &mut name) {
+    match parser::skip_name(msg, parser::HEADER_LEN) {
         Ok(end) if msg.len() >= end + 4 => Probe::Match,
         Ok(_) | Err(parser::NameError::Truncated) if !complete => Probe::NeedMore,
         _ => Probe::NoMatch,

@@ -122,6 +122,15 @@ pub enum NameError {
 /// Reads the name at `at` in `msg`; returns the dotted name and the offset after it
 /// in the original position (pointers do not move it further).
 pub fn read_name(msg: &[u8], at: usize, out: &mut Vec<u8>) -> Result<usize, NameError> {
+    walk_name(msg, at, Some(out))
+}
+
+/// Checks the name at `at` like [`read_name`] without copying it (probing).
+pub fn skip_name(msg: &[u8], at: usize) -> Result<usize, NameError> {
+    walk_name(msg, at, None)
+}
+
+fn walk_name(msg: &[u8], at: usize, mut out: Option<&mut Vec<u8>>) -> Result<usize, NameError> {
     let mut pos = at;
     let mut end: Option<usize> = None;
     let mut jumps = 0usize;
@@ -139,7 +148,9 @@ pub fn read_name(msg: &[u8], at: usize, out: &mut Vec<u8>) -> Result<usize, Name
                 if labels > MAX_LABELS {
                     return Err(NameError::Loop);
                 }
-                if out.len() < MAX_NAME_LEN {
+                if let Some(out) = out.as_deref_mut()
+                    && out.len() < MAX_NAME_LEN
+                {
                     if !out.is_empty() {
                         out.push(b'.');
                     }

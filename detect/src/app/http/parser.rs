@@ -422,6 +422,20 @@ pub fn name_eq(name: &[u8], want: &[u8]) -> bool {
     it.next().is_none()
 }
 
+/// Compares two header names ignoring NUL bytes and case on both sides (duplicate
+/// detection), without copying either.
+pub fn names_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut x = a.iter().filter(|&&c| c != 0);
+    let mut y = b.iter().filter(|&&c| c != 0);
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return true,
+            (Some(p), Some(q)) if p.eq_ignore_ascii_case(q) => {}
+            _ => return false,
+        }
+    }
+}
+
 /// `v` without NUL bytes.
 pub fn without_nul(v: &[u8]) -> Vec<u8> {
     v.iter().copied().filter(|&c| c != 0).collect()
@@ -589,6 +603,9 @@ mod tests {
         );
         assert!(name_eq(b"Transfer\0-Encoding", b"transfer-encoding"));
         assert!(!name_eq(b"Transfer", b"transfer-encoding"));
+        assert!(names_eq(b"Host\0", b"\0hOST"));
+        assert!(!names_eq(b"Host", b"Hosts"));
+        assert!(!names_eq(b"Hosts", b"Host"));
         // On the request side a NUL ends the value.
         let mut out = Vec::new();
         parse_headers(&[b"A: b\0c"], Side::Request, &mut out);

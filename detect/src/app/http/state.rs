@@ -705,7 +705,7 @@ impl HttpState {
         let mut repeated = false;
         for h in raw_headers {
             match merged.iter_mut().find(|m| {
-                !h.name.is_empty() && parser::name_eq(&m.name, &parser::without_nul(&h.name))
+                !h.name.is_empty() && parser::names_eq(&m.name, &h.name)
             }) {
                 Some(m) => {
                     repeated = true;
