@@ -5,14 +5,25 @@
 //! flow meet in one worker, and writes the packet into that worker's shared-memory ring
 //! (`<runtime-dir>/ring-<n>`, see `meerkat-ring`).
 //!
-//! Sources: pcap and pcapng files ([`pcap`]), one file or every file of a directory.
-//! Offline reading never drops: when a worker's ring is full, capture waits for it.
+//! Sources: pcap and pcapng files ([`pcap`]), one file or every file of a directory;
+//! live, an AF_PACKET interface ([`afpacket`], TPACKET_V3) or, with the `dpdk` feature, a
+//! DPDK port ([`dpdk`]). Offline reading never drops: when a worker's ring is full,
+//! capture waits for it. Live capture never blocks the source: a [`backlog`] absorbs
+//! bursts, and what still does not fit is dropped and counted ([`live`]).
 //!
 //! Counters (packets, bytes, progress through the input, ring-full waits, per-worker
-//! packets) live in the shared counter page `<runtime-dir>/counters-capture`.
+//! packets, and live: kernel/NIC drops, backlog depth, high-water mark and drops, ring-full
+//! drops) live in the shared counter page `<runtime-dir>/counters-capture`.
 
+pub mod afpacket;
+pub mod backlog;
+pub mod bpf;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod hash;
+pub mod live;
 pub mod pcap;
+pub mod privs;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -22,6 +33,7 @@ use std::time::Duration;
 use meerkat_config::Config;
 use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
+pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).
@@ -50,6 +62,8 @@ pub enum CaptureError {
     NoRuntimeDir,
     #[error("{0} holds no capture files")]
     EmptyDir(PathBuf),
+    #[error(transparent)]
+    Source(#[from] SourceError),
 }
 
 /// Path of worker `n`'s ring in `runtime_dir`.
@@ -91,7 +105,72 @@ pub fn counter_names(workers: usize) -> Vec<String> {
     for w in 0..workers {
         names.push(format!("capture.worker.{w}.packets"));
     }
+    names.extend(live::LIVE_COUNTERS.iter().map(|s| s.to_string()));
     names
+}
+
+/// The rings and the counter page of a live run, set up before the source is opened and
+/// privileges are dropped.
+fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
+    let runtime = config
+        .runtime_dir
+        .as_deref()
+        .ok_or(CaptureError::NoRuntimeDir)?;
+    let workers = config.workers();
+    let ring_size = config.capture.ring_size.bytes() as usize;
+    let mut producers = Vec::with_capacity(workers);
+    for w in 0..workers {
+        let path = ring_path(runtime, w);
+        meerkat_ring::create(&path, ring_size)?;
+        producers.push(Producer::attach(&path)?);
+    }
+    let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    let counters = LiveCounters::new(&page);
+    Ok((Fanout::new(producers, &page), counters, page))
+}
+
+/// Live capture from AF_PACKET interface `iface` (settings from its `af-packet` entry)
+/// until `stop`, then drains into the rings and ends them.
+pub fn run_af_packet(
+    config: &Config,
+    iface: &str,
+    stop: &AtomicBool,
+) -> Result<LiveSummary, CaptureError> {
+    let cfg = meerkat_config::live::af_packet_for(&config.af_packet, iface);
+    if cfg.threads() > 1 && config.capture.backlog_size == 0 {
+        return Err(SourceError::Config(format!(
+            "af-packet.threads {} on {iface} needs capture.backlog-size > 0",
+            cfg.threads()
+        ))
+        .into());
+    }
+    let (fanout, counters, _page) = live_outputs(config)?;
+    let sources = afpacket::AfPacket::open_group(&cfg)?;
+    if let Some(s) = sources.first() {
+        let g = s.geometry();
+        tracing::info!(
+            iface,
+            threads = sources.len(),
+            block_size = g.block_size,
+            blocks = g.block_nr,
+            frames = g.frame_nr,
+            "AF_PACKET ring ready"
+        );
+    }
+    privs::drop_to(&config.run_as)?;
+    live::run_live(fanout, counters, sources, config.capture.backlog_size, stop)
+}
+
+/// Live capture from the DPDK port of the `dpdk` section until `stop`.
+#[cfg(feature = "dpdk")]
+pub fn run_dpdk(config: &Config, stop: &AtomicBool) -> Result<LiveSummary, CaptureError> {
+    let port_cfg = config.dpdk.port().cloned().ok_or_else(|| {
+        SourceError::Config("dpdk.interfaces names no port (an entry other than `default`)".to_string())
+    })?;
+    let (fanout, counters, _page) = live_outputs(config)?;
+    let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg)?;
+    privs::drop_to(&config.run_as)?;
+    live::run_live(fanout, counters, vec![port], config.capture.backlog_size, stop)
 }
 
 struct Counters {

@@ -213,10 +213,7 @@ pub struct Capture {
     /// (NIC or kernel ring) and the workers' rings, so that a burst the workers cannot
     /// take at once is absorbed instead of dropped; 0 = off (the source thread writes
     /// straight into the workers' rings and drops when one is full).
-    #[serde(
-        default = "default_backlog_size",
-        deserialize_with = "de::flex_usize"
-    )]
+    #[serde(default = "default_backlog_size", deserialize_with = "de::flex_usize")]
     pub backlog_size: usize,
 }
 

@@ -10,8 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
-use crate::de::{self, ByteSize};
 use crate::ConfigError;
+use crate::de::{self, ByteSize};
 
 /// The interface name of the entry that holds defaults.
 pub const DEFAULT_IFACE: &str = "default";
@@ -155,7 +155,7 @@ fn flex_u16<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
 
 /// The `af-packet` settings of interface `name`: its own entry, else the `default` entry
 /// (or an entry without a name), else the built-in defaults.
-pub fn af_packet_for<'a>(list: &'a [AfPacketIface], name: &str) -> AfPacketIface {
+pub fn af_packet_for(list: &[AfPacketIface], name: &str) -> AfPacketIface {
     let own = list.iter().find(|e| e.interface == name);
     let fallback = || list.iter().find(|e| e.interface == DEFAULT_IFACE);
     let mut entry: AfPacketIface = own.or_else(fallback).cloned().unwrap_or_default();
@@ -251,10 +251,16 @@ pub struct DpdkIface {
     #[serde(default = "default_iface_name")]
     pub interface: String,
     /// RX descriptors of the port's queue (its hardware ring). `auto` = 1024.
-    #[serde(default = "default_rx_descriptors", deserialize_with = "flex_auto_u16_rxd")]
+    #[serde(
+        default = "default_rx_descriptors",
+        deserialize_with = "flex_auto_u16_rxd"
+    )]
     pub rx_descriptors: u16,
     /// Mbufs in the port's mempool. `auto` = 65535.
-    #[serde(default = "default_mempool_size", deserialize_with = "flex_auto_u32_mempool")]
+    #[serde(
+        default = "default_mempool_size",
+        deserialize_with = "flex_auto_u32_mempool"
+    )]
     pub mempool_size: u32,
     /// Per-lcore mbuf cache of the mempool. `auto` = 256.
     #[serde(
@@ -379,11 +385,18 @@ mod tests {
                 .unwrap();
         assert_eq!(
             m.0,
-            ["--proc-type=primary", "--no-huge", "--vdev=a", "--vdev=b", "-m=256"]
+            [
+                "--proc-type=primary",
+                "--no-huge",
+                "--vdev=a",
+                "--vdev=b",
+                "-m=256"
+            ]
         );
         let s: EalParams = serde_yaml::from_str("'--no-huge -m 256  --no-pci'").unwrap();
         assert_eq!(s.0, ["--no-huge", "-m", "256", "--no-pci"]);
-        let l: EalParams = serde_yaml::from_str("[--no-pci, --vdev, 'net_pcap0,rx_pcap=x']").unwrap();
+        let l: EalParams =
+            serde_yaml::from_str("[--no-pci, --vdev, 'net_pcap0,rx_pcap=x']").unwrap();
         assert_eq!(l.0, ["--no-pci", "--vdev", "net_pcap0,rx_pcap=x"]);
         assert!(serde_yaml::from_str::<EalParams>("7").is_err());
     }
@@ -418,6 +431,11 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert!(d.validate().unwrap_err().to_string().contains("mempool-size 10"));
+        assert!(
+            d.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("mempool-size 10")
+        );
     }
 }
