@@ -54,8 +54,15 @@ pub struct RunArgs {
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Read packets from this pcap/pcapng file, or every file of this directory.
-    #[arg(short = 'r', value_name = "PCAP")]
+    #[arg(short = 'r', value_name = "PCAP", conflicts_with_all = ["interface", "dpdk"])]
     pub pcap: Vec<PathBuf>,
+    /// Capture live from this interface (AF_PACKET; settings from its `af-packet` entry)
+    /// until SIGTERM/SIGINT.
+    #[arg(short = 'i', value_name = "IFACE", conflicts_with = "dpdk")]
+    pub interface: Option<String>,
+    /// Capture live from the DPDK port of the `dpdk` section until SIGTERM/SIGINT.
+    #[arg(long)]
+    pub dpdk: bool,
     /// Use only this rule file (repeat for more); replaces `rule-files`.
     #[arg(short = 'S', value_name = "RULES")]
     pub exclusive_rules: Vec<PathBuf>,
@@ -97,8 +104,14 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub role: RoleArgs,
     /// Pcap files or directories to read.
-    #[arg(short = 'r', value_name = "PCAP", required = true)]
+    #[arg(short = 'r', value_name = "PCAP", required_unless_present_any = ["interface", "dpdk"], conflicts_with_all = ["interface", "dpdk"])]
     pub pcap: Vec<PathBuf>,
+    /// Capture live from this interface (AF_PACKET) until SIGTERM/SIGINT.
+    #[arg(short = 'i', value_name = "IFACE", conflicts_with = "dpdk")]
+    pub interface: Option<String>,
+    /// Capture live from the DPDK port of the `dpdk` section until SIGTERM/SIGINT.
+    #[arg(long)]
+    pub dpdk: bool,
 }
 
 #[derive(Debug, Args, Clone)]

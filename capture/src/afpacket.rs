@@ -198,9 +198,7 @@ impl AfPacket {
         }
         if n > 1 {
             let mode = match cfg.cluster_type {
-                ClusterType::ClusterFlow | ClusterType::ClusterRollover => {
-                    libc::PACKET_FANOUT_HASH
-                }
+                ClusterType::ClusterFlow | ClusterType::ClusterRollover => libc::PACKET_FANOUT_HASH,
                 ClusterType::ClusterCpu => libc::PACKET_FANOUT_CPU,
                 ClusterType::ClusterQm => libc::PACKET_FANOUT_QM,
                 ClusterType::ClusterRoundRobin => libc::PACKET_FANOUT_LB,

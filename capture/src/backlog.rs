@@ -344,8 +344,11 @@ mod tests {
         // Space came back: keep pushing across the end of the buffer many times.
         let mut pushed = 100u64;
         for _ in 0..200 {
-            while w.try_push(pushed, 60 + pushed as u32, &payload[..(pushed as usize * 13) % 1500])
-            {
+            while w.try_push(
+                pushed,
+                60 + pushed as u32,
+                &payload[..(pushed as usize * 13) % 1500],
+            ) {
                 pushed += 1;
             }
             w.publish();

@@ -24,6 +24,8 @@ pub mod hash;
 pub mod live;
 pub mod pcap;
 pub mod privs;
+pub mod replay;
+pub mod vethns;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -165,12 +167,20 @@ pub fn run_af_packet(
 #[cfg(feature = "dpdk")]
 pub fn run_dpdk(config: &Config, stop: &AtomicBool) -> Result<LiveSummary, CaptureError> {
     let port_cfg = config.dpdk.port().cloned().ok_or_else(|| {
-        SourceError::Config("dpdk.interfaces names no port (an entry other than `default`)".to_string())
+        SourceError::Config(
+            "dpdk.interfaces names no port (an entry other than `default`)".to_string(),
+        )
     })?;
     let (fanout, counters, _page) = live_outputs(config)?;
     let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg)?;
     privs::drop_to(&config.run_as)?;
-    live::run_live(fanout, counters, vec![port], config.capture.backlog_size, stop)
+    live::run_live(
+        fanout,
+        counters,
+        vec![port],
+        config.capture.backlog_size,
+        stop,
+    )
 }
 
 struct Counters {

@@ -106,8 +106,11 @@ pub trait Source: Send {
     fn name(&self) -> &str;
     /// Hands the packets available now to `f` (a bounded batch), waiting up to `timeout`
     /// when none is there. Returns the number of packets.
-    fn recv<F: FnMut(RxPacket<'_>)>(&mut self, timeout: Duration, f: F)
-    -> Result<usize, SourceError>;
+    fn recv<F: FnMut(RxPacket<'_>)>(
+        &mut self,
+        timeout: Duration,
+        f: F,
+    ) -> Result<usize, SourceError>;
     /// The source's counts since the last call.
     fn stats(&mut self) -> Result<SourceStats, SourceError>;
 }
@@ -496,7 +499,8 @@ fn with_backlog<S: Source>(
                     summary.received += s.received;
                     summary.source += s.source;
                     summary.backlog_drops += s.backlog_drops;
-                    summary.backlog_high_water = summary.backlog_high_water.max(s.backlog_high_water);
+                    summary.backlog_high_water =
+                        summary.backlog_high_water.max(s.backlog_high_water);
                 }
                 Ok(Err(e)) => {
                     first_err.get_or_insert(e);

@@ -66,7 +66,11 @@ pub fn drop_to(run_as: &RunAs) -> Result<Option<(Uid, Gid)>, SourceError> {
     setgroups(&[gid]).map_err(|e| err(format!("setgroups({gid}): {e}")))?;
     setgid(gid).map_err(|e| err(format!("setgid({gid}): {e}")))?;
     setuid(uid).map_err(|e| err(format!("setuid({uid}): {e}")))?;
-    tracing::info!(uid = uid.as_raw(), gid = gid.as_raw(), "switched to run-as user");
+    tracing::info!(
+        uid = uid.as_raw(),
+        gid = gid.as_raw(),
+        "switched to run-as user"
+    );
     Ok(Some((uid, gid)))
 }
 

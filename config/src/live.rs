@@ -231,7 +231,7 @@ fn default_rx_descriptors() -> u16 {
     1024
 }
 fn default_mempool_size() -> u32 {
-    65535
+    8191
 }
 fn default_mempool_cache_size() -> u32 {
     256
@@ -256,7 +256,8 @@ pub struct DpdkIface {
         deserialize_with = "flex_auto_u16_rxd"
     )]
     pub rx_descriptors: u16,
-    /// Mbufs in the port's mempool. `auto` = 65535.
+    /// Mbufs in the port's mempool. `auto` = 8191 (capture copies each burst out at once,
+    /// so the pool needs little more than the RX descriptors).
     #[serde(
         default = "default_mempool_size",
         deserialize_with = "flex_auto_u32_mempool"
