@@ -36,6 +36,7 @@ use meerkat_config::Config;
 use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
+pub use meerkat_config::RxPriority;
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).
@@ -159,8 +160,33 @@ pub fn run_af_packet(
             "AF_PACKET ring ready"
         );
     }
+    let rt = rx_priority(config);
     privs::drop_to(&config.run_as)?;
-    live::run_live(fanout, counters, sources, config.capture.backlog_size, stop)
+    live::run_live(
+        fanout,
+        counters,
+        sources,
+        config.capture.backlog_size,
+        rt,
+        stop,
+    )
+}
+
+/// Raises this thread to real-time priority if configured and permitted (source threads
+/// started from it inherit it). Returns whether it did.
+fn rx_priority(config: &Config) -> bool {
+    if config.capture.rx_priority != meerkat_config::RxPriority::Realtime {
+        return false;
+    }
+    match privs::realtime_thread() {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "capture.rx-priority realtime not available ({e}); the capture threads run at normal priority"
+            );
+            false
+        }
+    }
 }
 
 /// Live capture from the DPDK port of the `dpdk` section until `stop`.
@@ -173,12 +199,14 @@ pub fn run_dpdk(config: &Config, stop: &AtomicBool) -> Result<LiveSummary, Captu
     })?;
     let (fanout, counters, _page) = live_outputs(config)?;
     let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg)?;
+    let rt = rx_priority(config);
     privs::drop_to(&config.run_as)?;
     live::run_live(
         fanout,
         counters,
         vec![port],
         config.capture.backlog_size,
+        rt,
         stop,
     )
 }

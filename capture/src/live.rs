@@ -366,12 +366,15 @@ fn record_len(caplen: usize) -> usize {
 }
 
 /// Runs live capture from `sources` into `fanout` until `stop`, then drains. With
-/// `backlog_size` 0 there must be exactly one source.
+/// `backlog_size` 0 there must be exactly one source. `realtime`: the calling thread runs
+/// under a real-time policy that the source threads inherit (the drain thread then goes
+/// back to normal).
 pub fn run_live<S: Source>(
     mut fanout: Fanout,
     counters: LiveCounters,
     mut sources: Vec<S>,
     backlog_size: usize,
+    realtime: bool,
     stop: &AtomicBool,
 ) -> Result<LiveSummary, CaptureError> {
     let Some(first) = sources.first() else {
@@ -398,7 +401,14 @@ pub fn run_live<S: Source>(
         let source = &mut sources[0];
         direct(&mut fanout, &counters, source, stop)
     } else {
-        with_backlog(&mut fanout, &counters, &mut sources, backlog_size, stop)
+        with_backlog(
+            &mut fanout,
+            &counters,
+            &mut sources,
+            backlog_size,
+            realtime,
+            stop,
+        )
     };
     fanout.finish();
     fanout.sync(&counters);
@@ -464,6 +474,7 @@ fn with_backlog<S: Source>(
     c: &LiveCounters,
     sources: &mut [S],
     backlog_size: usize,
+    realtime: bool,
     stop: &AtomicBool,
 ) -> Result<LiveSummary, CaptureError> {
     let per_source = backlog_size.div_ceil(sources.len());
@@ -489,6 +500,11 @@ fn with_backlog<S: Source>(
                         )))
                     })?,
             );
+        }
+        if realtime {
+            // The fill threads inherited the real-time policy; the drain waits on the
+            // workers like any other thread.
+            crate::privs::normal_thread();
         }
         let drained = drain(fanout, c, &mut readers, stop);
         let mut summary = LiveSummary::default();

@@ -5,6 +5,9 @@
 //! page first, then switches to the configured user and group for good: supplementary
 //! groups are replaced, then the gid, then the uid (in that order, since after `setuid`
 //! the others are no longer allowed).
+//!
+//! The source threads' real-time priority (`capture.rx-priority`) is set here too, before
+//! the switch, because an unprivileged user may not raise it.
 
 use meerkat_config::RunAs;
 use nix::unistd::{Gid, Group, Uid, User, setgid, setgroups, setuid};
@@ -72,6 +75,26 @@ pub fn drop_to(run_as: &RunAs) -> Result<Option<(Uid, Gid)>, SourceError> {
         "switched to run-as user"
     );
     Ok(Some((uid, gid)))
+}
+
+/// Puts the calling thread under SCHED_FIFO priority 1 (threads it starts inherit it).
+/// Returns the error when not permitted.
+pub fn realtime_thread() -> Result<(), std::io::Error> {
+    let p = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pid 0 = the calling thread; the param struct is ours and initialised.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Puts the calling thread back under the normal scheduler (always permitted).
+pub fn normal_thread() {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as above; lowering one's own policy needs no privilege.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_OTHER, &p);
+    }
 }
 
 #[cfg(test)]

@@ -211,8 +211,10 @@ fn fanout_group_splits_by_flow() {
 fn live_run(backlog_size: usize, n: usize) -> (meerkat_capture::LiveSummary, u64) {
     let ns = VethNs::create("live", 1500).unwrap();
     let rt = tempfile::tempdir().unwrap();
-    let mut config = meerkat_config::Config::default();
-    config.runtime_dir = Some(rt.path().to_path_buf());
+    let mut config = meerkat_config::Config {
+        runtime_dir: Some(rt.path().to_path_buf()),
+        ..Default::default()
+    };
     config.detect.workers = Some(1);
     config.capture.ring_size = meerkat_config::ByteSize::kib(64);
     config.capture.backlog_size = backlog_size;

@@ -34,6 +34,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "detect.max-unacked-batches",
     "capture.ring-size",
     "capture.backlog-size",
+    "capture.rx-priority",
     "af-packet.interface",
     "af-packet.threads",
     "af-packet.cluster-id",

@@ -215,6 +215,22 @@ pub struct Capture {
     /// straight into the workers' rings and drops when one is full).
     #[serde(default = "default_backlog_size", deserialize_with = "de::flex_usize")]
     pub backlog_size: usize,
+    /// Live capture only: scheduling of the threads that take packets out of the source
+    /// ring. `realtime` (SCHED_FIFO, priority 1; needs root or CAP_SYS_NICE, else a warning
+    /// and `normal`) lets them preempt the busy detect workers as soon as the kernel hands
+    /// over a block, so a small kernel or NIC ring does not overflow during a burst; they
+    /// sleep whenever the ring is empty.
+    #[serde(default)]
+    pub rx_priority: RxPriority,
+}
+
+/// `capture.rx-priority`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxPriority {
+    #[default]
+    Realtime,
+    Normal,
 }
 
 impl Default for Capture {
@@ -222,6 +238,7 @@ impl Default for Capture {
         Capture {
             ring_size: default_ring_size(),
             backlog_size: default_backlog_size(),
+            rx_priority: RxPriority::default(),
         }
     }
 }
