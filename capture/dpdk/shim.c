@@ -65,15 +65,15 @@ int mk_dpdk_port_open(const char *name, uint16_t nb_rxd, uint32_t pool_size,
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof conf);
     *ts_usec = 0;
-    if ((info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0 &&
-        strcmp(info.driver_name, "net_pcap") == 0) {
-        if (rte_mbuf_dyn_rx_timestamp_register(&ts_offset, &ts_flag) == 0) {
-            conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
-            *ts_usec = 1;
-        }
-    }
     if ((info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0 && room + RTE_PKTMBUF_HEADROOM > RTE_MBUF_DEFAULT_BUF_SIZE)
         conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    /* net_pcap stamps each mbuf with the pcap record's time in microseconds (through the
+     * standard Rx timestamp dynamic field, without advertising the offload), which makes
+     * a replayed file look exactly like `-r FILE` to the workers. Other ports' stamps are
+     * in NIC clock units, so they are not used; those packets get the host's clock. */
+    if (strcmp(info.driver_name, "net_pcap") == 0 &&
+        rte_mbuf_dyn_rx_timestamp_register(&ts_offset, &ts_flag) == 0)
+        *ts_usec = 1;
     r = rte_eth_dev_configure(port, 1, 0, &conf);
     if (r != 0) {
         snprintf(err, errlen, "rte_eth_dev_configure(%s): %s", name, rte_strerror(-r));

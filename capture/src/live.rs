@@ -450,14 +450,16 @@ fn direct<S: Source>(
                 fanout.push_or_drop(p.ts_ns, p.origlen, p.data);
             })
             .map_err(CaptureError::Source)?;
+        // Counters after each batch (a few relaxed stores, not per packet); the kernel's
+        // statistics cost a system call, so they are read when idle or every interval.
+        c.source_packets.set(received);
+        c.source_bytes.set(rbytes);
+        fanout.sync(c);
         fanout.publish_all();
         if n == 0 || last_stats.elapsed() >= STATS_EVERY {
             let st = source.stats().map_err(CaptureError::Source)?;
             summary.source += st;
             c.add_source_stats(st);
-            c.source_packets.set(received);
-            c.source_bytes.set(rbytes);
-            fanout.sync(c);
             last_stats = Instant::now();
         }
         if stopping && n == 0 {
@@ -546,7 +548,6 @@ fn fill<S: Source>(
     let mut queued = 0u64;
     let mut drops = 0u64;
     let mut bytes = 0u64;
-    let mut reported = 0u64;
     let mut last_stats = Instant::now();
     let result = (|| -> Result<(), CaptureError> {
         loop {
@@ -562,22 +563,23 @@ fn fill<S: Source>(
                     }
                 })
                 .map_err(CaptureError::Source)?;
-            w.publish();
             s.received += n as u64;
+            // Counters before the publish, so that a reader never sees more packets in the
+            // rings than were received; a few relaxed adds per batch, not per packet.
+            c.source_packets.add(n as u64);
+            c.source_bytes.add(bytes);
+            c.backlog_packets.add(queued);
+            c.backlog_drops.add(drops);
+            s.backlog_drops += drops;
+            bytes = 0;
+            queued = 0;
+            drops = 0;
+            w.publish();
             if n == 0 || last_stats.elapsed() >= STATS_EVERY {
+                // The kernel's statistics cost a system call: when idle or every interval.
                 let st = source.stats().map_err(CaptureError::Source)?;
                 s.source += st;
                 c.add_source_stats(st);
-                // Several fill threads share these counters: add the increase.
-                c.source_packets.add(s.received - reported);
-                reported = s.received;
-                c.source_bytes.add(bytes);
-                c.backlog_packets.add(queued);
-                c.backlog_drops.add(drops);
-                s.backlog_drops += drops;
-                bytes = 0;
-                queued = 0;
-                drops = 0;
                 c.backlog_depth.set(w.depth());
                 c.backlog_high_water.max(w.high_water());
                 last_stats = Instant::now();
@@ -587,11 +589,6 @@ fn fill<S: Source>(
             }
         }
     })();
-    s.backlog_drops += drops;
-    c.source_packets.add(s.received - reported);
-    c.backlog_packets.add(queued);
-    c.backlog_drops.add(drops);
-    c.source_bytes.add(bytes);
     s.backlog_high_water = w.high_water();
     c.backlog_high_water.max(w.high_water());
     result.map(|()| s)
