@@ -154,18 +154,18 @@ fn one_run(args: &Args, meerkat: &Path, burst: &[Vec<u8>], ring: u32, backlog: u
     let veth_before = ns.link_stat(&ns.b, "rx_dropped").unwrap_or(0)
         + ns.link_stat(&ns.a, "tx_dropped").unwrap_or(0);
     let refs: Vec<&[u8]> = burst.iter().map(Vec::as_slice).collect();
-    let (sent, send_secs) = std::thread::scope(|s| {
+    let sent = std::thread::scope(|s| {
         s.spawn(|| {
             ns.enter_current_thread().unwrap();
             let mut tx = Sender::open(&ns.a).unwrap();
             let t0 = Instant::now();
             let st = tx.send(&refs).unwrap();
-            (st.sent, t0.elapsed().as_secs_f64())
+            (st.sent, t0.elapsed().as_secs_f64(), t0)
         })
         .join()
         .unwrap()
     });
-    let t_sent = Instant::now();
+    let (sent, send_secs, t_start) = sent;
     // Idle until every packet is accounted for, or nothing moves for 10 s.
     let mut last_progress = (0u64, Instant::now());
     let o = loop {
@@ -177,8 +177,8 @@ fn one_run(args: &Args, meerkat: &Path, burst: &[Vec<u8>], ring: u32, backlog: u
             sent,
             send_secs,
             veth_drops: veth,
-            kernel_packets: c("capture.kernel.packets"),
-            kernel_drops: c("capture.kernel.drops"),
+            kernel_packets: c("capture.kernel_packets"),
+            kernel_drops: c("capture.kernel_drops"),
             backlog_drops: c("capture.backlog.drops"),
             backlog_high_water: c("capture.backlog.high_water"),
             ring_full_drops: c("capture.ring_full_drops"),
@@ -186,7 +186,7 @@ fn one_run(args: &Args, meerkat: &Path, burst: &[Vec<u8>], ring: u32, backlog: u
             inspected: (0..args.workers)
                 .map(|w| counter(rtp, &format!("detect-{w}"), &format!("detect.{w}.packets")))
                 .sum(),
-            settle_secs: t_sent.elapsed().as_secs_f64(),
+            settle_secs: t_start.elapsed().as_secs_f64(),
         };
         let accounted =
             o.veth_drops + o.kernel_drops + o.backlog_drops + o.ring_full_drops + o.inspected;
@@ -239,7 +239,7 @@ fn main() {
         args.mtu
     );
     println!(
-        "| backlog | ring frames | run | sent | send Mpps | veth drops | kernel drops | backlog drops | backlog high-water | ring-full drops | inspected | loss % | settled after s |"
+        "| backlog | ring frames | run | sent | send Mpps | veth drops | kernel drops | backlog drops | backlog high-water | ring-full drops | inspected | loss % | all inspected after s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut summary = Vec::new();

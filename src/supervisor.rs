@@ -161,6 +161,11 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
             "no input: give a capture file or directory with -r, an interface with -i, or --dpdk"
         )));
     }
+    if args.dpdk && !cfg!(feature = "dpdk") {
+        return Err(Failure::usage(anyhow!(
+            "--dpdk: this meerkat was built without DPDK support (build with `--features dpdk`)"
+        )));
+    }
     if let Some(iface) = &args.interface
         && nix::net::if_::if_nametoindex(iface.as_str()).is_err()
     {
@@ -365,7 +370,7 @@ fn counter(runtime: &Path, role: &str, name: &str) -> u64 {
 /// ring).
 fn live_drops(runtime: &Path) -> u64 {
     [
-        "capture.kernel.drops",
+        "capture.kernel_drops",
         "capture.dpdk.imissed",
         "capture.backlog.drops",
         "capture.ring_full_drops",
@@ -592,7 +597,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             "; live: {} received, dropped {} (kernel {}, nic {}, backlog {}, ring full {}), backlog high-water {}",
             c("capture.source.packets"),
             live_drops(&rt),
-            c("capture.kernel.drops"),
+            c("capture.kernel_drops"),
             c("capture.dpdk.imissed"),
             c("capture.backlog.drops"),
             c("capture.ring_full_drops"),

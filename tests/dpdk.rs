@@ -3,7 +3,9 @@
 //!   alerts equal those of `meerkat run -r` on the same file;
 //! - the `net_af_packet` virtual device reads one end of a veth pair (in a namespace the
 //!   test makes) while the test sends on the other, and every frame arrives.
-//! Skips with a message where DPDK's EAL cannot start, or without root/iproute2 for veth.
+//!
+//! Skips with a message when not root (EAL's memory setup), and the veth case also
+//! without iproute2.
 
 #![cfg(feature = "dpdk")]
 #![allow(clippy::unwrap_used)]
@@ -134,12 +136,23 @@ fn run_dpdk(
         counter(rt.path(), "capture", "capture.live") == 1
     });
     feed(rt.path());
-    wait_for("the workers to inspect every packet", deadline, &mut run, || {
-        (0..2)
-            .map(|w| counter(rt.path(), &format!("detect-{w}"), &format!("detect.{w}.packets")))
-            .sum::<u64>()
-            >= n
-    });
+    wait_for(
+        "the workers to inspect every packet",
+        deadline,
+        &mut run,
+        || {
+            (0..2)
+                .map(|w| {
+                    counter(
+                        rt.path(),
+                        &format!("detect-{w}"),
+                        &format!("detect.{w}.packets"),
+                    )
+                })
+                .sum::<u64>()
+                >= n
+        },
+    );
     let counters: BTreeMap<String, u64> = CounterReader::open(&rt.path().join("counters-capture"))
         .unwrap()
         .iter()
@@ -173,14 +186,21 @@ fn offline(pcap: &Path, rules: &Path, sets: &[&str]) -> Alerts {
         .args(sets.iter().flat_map(|s| ["--set", s]))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     alerts(&log.path().join("eve.json"))
 }
 
 fn pcap_vdev_equals_offline(pcap: &Path, sets: &[&str]) {
     let rules = repo("sample/sample.rules");
     let want = offline(pcap, &rules, sets);
-    assert!(!want.is_empty(), "the -r run raised no alert; the test would prove nothing");
+    assert!(
+        !want.is_empty(),
+        "the -r run raised no alert; the test would prove nothing"
+    );
     let n = frames(pcap).len() as u64;
     let vdev = format!("net_pcap0,rx_pcap={}", pcap.display());
     let (got, c) = run_dpdk(None, &vdev, "net_pcap0", &rules, sets, n, |_| {});
@@ -212,7 +232,10 @@ fn net_pcap_vdev_gives_the_alerts_of_r_on_mix_small() {
     }
     pcap_vdev_equals_offline(
         &pcap,
-        &["vars.address-groups.HOME_NET=any", "vars.address-groups.EXTERNAL_NET=any"],
+        &[
+            "vars.address-groups.HOME_NET=any",
+            "vars.address-groups.EXTERNAL_NET=any",
+        ],
     );
 }
 

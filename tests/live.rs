@@ -164,7 +164,7 @@ fn live(pcap: &Path, rules: &Path, sets: &[&str]) -> LiveRun {
     });
     let received = counter(rt.path(), "capture", "capture.source.packets");
     let drops: u64 = [
-        "capture.kernel.drops",
+        "capture.kernel_drops",
         "capture.backlog.drops",
         "capture.ring_full_drops",
     ]
@@ -259,4 +259,81 @@ fn unknown_interface_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("interface nosuchif0 does not exist"), "{err}");
+}
+
+#[test]
+fn capture_switches_to_run_as_user_after_opening_the_socket() {
+    if let Some(why) = VethNs::unavailable() {
+        eprintln!("skipping capture_switches_to_run_as_user_after_opening_the_socket: {why}");
+        return;
+    }
+    let ns = VethNs::create("runas", 1500).unwrap();
+    let log = tempfile::tempdir().unwrap();
+    let rt = tempfile::tempdir().unwrap();
+    let rt_set = format!("runtime-dir={}", rt.path().display());
+    let child = ns
+        .command(MEERKAT)
+        .args(["run", "-i", &ns.b, "-S"])
+        .arg(repo("sample/sample.rules"))
+        .arg("-l")
+        .arg(log.path())
+        .args(COMMON)
+        .args([
+            "--set",
+            &rt_set,
+            "--set",
+            "run-as.user=65534",
+            "--set",
+            "run-as.group=65534",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut run = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    wait_for("live capture to start", deadline, || {
+        counter(rt.path(), "capture", "capture.live") == 1
+    });
+    // The capture process (owner of the counter page) now runs as 65534.
+    let pid = CounterReader::open(&rt.path().join("counters-capture"))
+        .unwrap()
+        .pid();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let ids = |key: &str| -> Vec<String> {
+        let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+        line.split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(ids("Uid:"), ["65534"; 4], "{status}");
+    assert_eq!(ids("Gid:"), ["65534"; 4], "{status}");
+    assert_eq!(ids("Groups:"), ["65534"], "{status}");
+    // And still captures, through the socket and rings it opened before.
+    let sent = frames(&repo("sample/sample.pcap"));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            ns.enter_current_thread().unwrap();
+            let refs: Vec<&[u8]> = sent.iter().map(Vec::as_slice).collect();
+            Sender::open(&ns.a).unwrap().send(&refs).unwrap();
+        });
+    });
+    wait_for("capture to take the frames", deadline, || {
+        counter(rt.path(), "capture", "capture.packets") >= sent.len() as u64
+    });
+    // SAFETY (test): SIGTERM to our own child, the supervisor.
+    unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
+    let stop_deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = run.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < stop_deadline,
+            "meerkat did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!alerts(&log.path().join("eve.json")).is_empty());
 }

@@ -201,6 +201,8 @@ impl BacklogWriter {
         }
         s.head.0.1.store(self.head_pkts, Ordering::Release);
         s.head.0.0.store(self.head, Ordering::Release);
+        // One load of the reader's position per batch keeps the high-water mark true.
+        self.refresh_tail();
         let depth = self.head_pkts - self.tail_pkts_cache;
         self.high_water = self.high_water.max(depth);
         if let Some(t) = &self.reader {
@@ -208,8 +210,8 @@ impl BacklogWriter {
         }
     }
 
-    /// Most packets seen queued at a publish (an upper bound of the true peak by at most
-    /// what the reader took since it last released).
+    /// Most packets seen queued at a publish (the reader's position is read at each
+    /// publish, so this is the peak as of the batches, within one drain batch).
     pub fn high_water(&self) -> u64 {
         self.high_water
     }
@@ -332,6 +334,7 @@ mod tests {
         assert!(!w.try_push(100, 0, b"x"));
         w.publish();
         assert_eq!(w.high_water(), 100);
+        assert_eq!(w.depth(), 100);
         let mut next = 0u64;
         let mut seen = |q: Queued<'_>| {
             assert_eq!(q.ts_ns, next);
@@ -341,8 +344,13 @@ mod tests {
             true
         };
         assert_eq!(r.drain(40, &mut seen), 40);
+        assert_eq!(w.depth(), 60);
+        // The mark is the peak, not the current depth.
+        assert!(w.try_push(100, 160, &payload[..1300]));
+        w.publish();
+        assert_eq!(w.high_water(), 100);
+        let mut pushed = 101u64;
         // Space came back: keep pushing across the end of the buffer many times.
-        let mut pushed = 100u64;
         for _ in 0..200 {
             while w.try_push(
                 pushed,

@@ -9,7 +9,7 @@
 //! Live capture never blocks the source: with the backlog on, a full backlog drops the
 //! packet (counted as `capture.backlog.drops`) while the drain thread waits for ring space;
 //! with it off, a full worker ring drops the packet (`capture.ring_full_drops`). Drops
-//! before us are read from the source (`capture.kernel.drops`, `capture.dpdk.imissed`).
+//! before us are read from the source (`capture.kernel_drops`, `capture.dpdk.imissed`).
 //! Every counter lives in the capture counter page, which the supervisor, the control API
 //! and the stats records read.
 //!
@@ -120,8 +120,8 @@ pub const LIVE_COUNTERS: &[&str] = &[
     "capture.live",
     "capture.source.packets",
     "capture.source.bytes",
-    "capture.kernel.packets",
-    "capture.kernel.drops",
+    "capture.kernel_packets",
+    "capture.kernel_drops",
     "capture.dpdk.imissed",
     "capture.dpdk.ierrors",
     "capture.dpdk.rx_nombuf",
@@ -163,8 +163,8 @@ impl LiveCounters {
             live: page.expect("capture.live"),
             source_packets: page.expect("capture.source.packets"),
             source_bytes: page.expect("capture.source.bytes"),
-            kernel_packets: page.expect("capture.kernel.packets"),
-            kernel_drops: page.expect("capture.kernel.drops"),
+            kernel_packets: page.expect("capture.kernel_packets"),
+            kernel_drops: page.expect("capture.kernel_drops"),
             imissed: page.expect("capture.dpdk.imissed"),
             ierrors: page.expect("capture.dpdk.ierrors"),
             nombuf: page.expect("capture.dpdk.rx_nombuf"),
@@ -488,20 +488,39 @@ fn with_backlog<S: Source>(
         writers.push(w);
         readers.push(r);
     }
+    // Set when one fill thread fails or cannot start: the others then end as on stop, so
+    // that the drain finishes and the error is reported instead of the run going on blind.
+    let halt = AtomicBool::new(false);
+    let halt = &halt;
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
+        let mut spawn_err = None;
         for (source, writer) in sources.iter_mut().zip(writers) {
             let c = *c;
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("capture-rx-{}", handles.len()))
-                    .spawn_scoped(scope, move || fill(source, writer, &c, stop))
-                    .map_err(|e| {
-                        CaptureError::Source(SourceError::Config(format!(
-                            "cannot start a capture thread: {e}"
-                        )))
-                    })?,
-            );
+            let spawned = std::thread::Builder::new()
+                .name(format!("capture-rx-{}", handles.len()))
+                .spawn_scoped(scope, move || {
+                    let r = fill(source, writer, &c, stop, halt);
+                    if r.is_err() {
+                        halt.store(true, Ordering::SeqCst);
+                    }
+                    r
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    halt.store(true, Ordering::SeqCst);
+                    spawn_err = Some(CaptureError::Source(SourceError::Config(format!(
+                        "cannot start a capture thread: {e}"
+                    ))));
+                    break;
+                }
+            }
+        }
+        if spawn_err.is_some() {
+            // The readers of writers never handed to a thread are finished already (their
+            // writers were dropped); the started threads end on `halt`.
+            readers.truncate(handles.len());
         }
         if realtime {
             // The fill threads inherited the real-time policy; the drain waits on the
@@ -510,7 +529,7 @@ fn with_backlog<S: Source>(
         }
         let drained = drain(fanout, c, &mut readers, stop);
         let mut summary = LiveSummary::default();
-        let mut first_err = drained.err();
+        let mut first_err = spawn_err.or(drained.err());
         for h in handles {
             match h.join() {
                 Ok(Ok(s)) => {
@@ -543,6 +562,7 @@ fn fill<S: Source>(
     mut w: BacklogWriter,
     c: &LiveCounters,
     stop: &AtomicBool,
+    halt: &AtomicBool,
 ) -> Result<LiveSummary, CaptureError> {
     let mut s = LiveSummary::default();
     let mut queued = 0u64;
@@ -551,7 +571,7 @@ fn fill<S: Source>(
     let mut last_stats = Instant::now();
     let result = (|| -> Result<(), CaptureError> {
         loop {
-            let stopping = stop.load(Ordering::Relaxed);
+            let stopping = stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed);
             let timeout = if stopping { Duration::ZERO } else { POLL };
             let n = source
                 .recv(timeout, |p| {
