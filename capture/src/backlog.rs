@@ -31,6 +31,8 @@ const PAD: u32 = u32::MAX;
 pub const BYTES_PER_PACKET: usize = 2048;
 /// Smallest byte buffer (so that one maximal record always fits a few times).
 const MIN_BYTES: usize = 1 << 20;
+/// Stride of the pre-faulting writes (the smallest page size on Linux).
+const PAGE: usize = 4096;
 
 #[repr(align(128))]
 struct Padded<T>(T);
@@ -67,13 +69,20 @@ pub fn backlog(max_packets: usize) -> (BacklogWriter, BacklogReader) {
         .saturating_mul(BYTES_PER_PACKET)
         .max(MIN_BYTES)
         .next_power_of_two();
-    // A zeroed allocation this large comes straight from mmap, so pages are only backed
-    // by memory once a burst writes them.
     let zeroed: Box<[u8]> = vec![0u8; bytes].into_boxed_slice();
     // SAFETY: UnsafeCell<u8> has the same layout as u8 (repr(transparent)), so the box
     // keeps its layout; ownership moves from one box to the other.
-    let buf: Box<[UnsafeCell<u8>]> =
+    let mut buf: Box<[UnsafeCell<u8>]> =
         unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [UnsafeCell<u8>]) };
+    // A zeroed allocation this large comes from mmap with no memory behind it yet. Touch
+    // every page now: a page fault per few packets in the middle of a burst would slow the
+    // very thread that must keep up with the NIC. (The backlog is a reservation, as
+    // Suricata's mbuf pool is: backlog-size x BYTES_PER_PACKET bytes.)
+    for cell in buf.iter_mut().step_by(PAGE) {
+        // SAFETY: a valid, exclusively borrowed byte; volatile so that the store of a zero
+        // into zeroed memory is not optimised away.
+        unsafe { std::ptr::write_volatile(cell.get_mut(), 0) };
+    }
     let shared = Arc::new(Shared {
         buf,
         mask: bytes as u64 - 1,

@@ -112,6 +112,28 @@ pub fn counter_names(workers: usize) -> Vec<String> {
     names
 }
 
+/// Gives a ring file its memory now (tmpfs allocates on first write): live capture writes
+/// the rings from the thread that must keep up with bursts, where allocating and zeroing a
+/// page per few packets costs dearly. Best effort: a file system without fallocate just
+/// allocates later.
+fn preallocate(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) else {
+        return;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // SAFETY: fallocate on a descriptor we own; mode 0 only allocates blocks within the
+    // current size (the ring's length does not change, its bytes stay as they are).
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) };
+    if r != 0 {
+        tracing::debug!(
+            ring = %path.display(),
+            "fallocate: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// The rings and the counter page of a live run, set up before the source is opened and
 /// privileges are dropped.
 fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
@@ -125,6 +147,7 @@ fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), 
     for w in 0..workers {
         let path = ring_path(runtime, w);
         meerkat_ring::create(&path, ring_size)?;
+        preallocate(&path);
         producers.push(Producer::attach(&path)?);
     }
     let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;

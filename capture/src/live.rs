@@ -428,6 +428,43 @@ pub fn run_live<S: Source>(
     Ok(s)
 }
 
+/// Most source reads after a stop request: what the source holds then is taken (a kernel
+/// ring in one read, a NIC ring in a few bursts), but traffic that keeps coming cannot
+/// hold the stop off.
+const MAX_READS_AFTER_STOP: u32 = 64;
+
+/// When a source thread stops: once asked to, it reads until the source is empty (the
+/// first read waits a poll interval, so that a half-filled kernel block is handed over
+/// by its block timeout), at most [`MAX_READS_AFTER_STOP`] times.
+#[derive(Debug, Default)]
+struct StopTail {
+    reads: Option<u32>,
+    empty: bool,
+}
+
+impl StopTail {
+    /// The timeout of the next read, or `None` when the thread should end.
+    fn next(&mut self, stop: bool) -> Option<Duration> {
+        match self.reads {
+            None if !stop => Some(POLL),
+            None => {
+                self.reads = Some(0);
+                Some(POLL)
+            }
+            Some(n) if self.empty || n >= MAX_READS_AFTER_STOP => None,
+            Some(_) => Some(Duration::ZERO),
+        }
+    }
+
+    /// Records how many packets the last read returned.
+    fn got(&mut self, n: usize) {
+        if let Some(r) = &mut self.reads {
+            *r += 1;
+            self.empty = n == 0;
+        }
+    }
+}
+
 /// Backlog off: the source thread writes straight into the rings and drops on a full one.
 fn direct<S: Source>(
     fanout: &mut Fanout,
@@ -439,10 +476,8 @@ fn direct<S: Source>(
     let mut received = 0u64;
     let mut rbytes = 0u64;
     let mut last_stats = Instant::now();
-    loop {
-        let stopping = stop.load(Ordering::Relaxed);
-        // When stopping, take what the source already holds without waiting.
-        let timeout = if stopping { Duration::ZERO } else { POLL };
+    let mut tail = StopTail::default();
+    while let Some(timeout) = tail.next(stop.load(Ordering::Relaxed)) {
         let n = source
             .recv(timeout, |p| {
                 received += 1;
@@ -462,9 +497,7 @@ fn direct<S: Source>(
             c.add_source_stats(st);
             last_stats = Instant::now();
         }
-        if stopping && n == 0 {
-            break;
-        }
+        tail.got(n);
     }
     summary.received = received;
     Ok(summary)
@@ -570,9 +603,12 @@ fn fill<S: Source>(
     let mut bytes = 0u64;
     let mut last_stats = Instant::now();
     let result = (|| -> Result<(), CaptureError> {
+        let mut tail = StopTail::default();
         loop {
             let stopping = stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed);
-            let timeout = if stopping { Duration::ZERO } else { POLL };
+            let Some(timeout) = tail.next(stopping) else {
+                return Ok(());
+            };
             let n = source
                 .recv(timeout, |p| {
                     bytes += p.data.len() as u64;
@@ -604,9 +640,7 @@ fn fill<S: Source>(
                 c.backlog_high_water.max(w.high_water());
                 last_stats = Instant::now();
             }
-            if stopping && n == 0 {
-                return Ok(());
-            }
+            tail.got(n);
         }
     })();
     s.backlog_high_water = w.high_water();
@@ -621,7 +655,6 @@ fn drain(
     readers: &mut [BacklogReader],
     stop: &AtomicBool,
 ) -> Result<(), CaptureError> {
-    let mut last_sync = Instant::now();
     let mut err: Option<RingError> = None;
     loop {
         let mut moved = 0;
@@ -646,17 +679,42 @@ fn drain(
             c.errors.add(1);
             tracing::error!("{e}");
         }
+        // A few relaxed stores per round of up to DRAIN_BATCH packets per backlog.
+        fanout.sync(c);
         if moved == 0 {
             fanout.publish_all();
-            fanout.sync(c);
-            last_sync = Instant::now();
             if readers.iter_mut().all(BacklogReader::finished) {
                 return Ok(());
             }
             std::thread::park_timeout(POLL);
-        } else if last_sync.elapsed() >= STATS_EVERY {
-            fanout.sync(c);
-            last_sync = Instant::now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reads_the_rest_but_not_forever() {
+        let mut t = StopTail::default();
+        assert_eq!(t.next(false), Some(POLL));
+        t.got(5);
+        assert_eq!(t.next(false), Some(POLL));
+        t.got(0);
+        // Stop: one read that may wait, then reads without waiting until empty.
+        assert_eq!(t.next(true), Some(POLL));
+        t.got(7);
+        assert_eq!(t.next(true), Some(Duration::ZERO));
+        t.got(0);
+        assert_eq!(t.next(true), None);
+        // A source that never runs dry is left after MAX_READS_AFTER_STOP reads.
+        let mut t = StopTail::default();
+        let mut reads = 0;
+        while t.next(true).is_some() {
+            t.got(1);
+            reads += 1;
+        }
+        assert_eq!(reads, MAX_READS_AFTER_STOP);
     }
 }
