@@ -87,6 +87,9 @@ pub struct RunArgs {
     /// Accepted for Suricata command lines; IPS simulation is not available (ignored with a warning).
     #[arg(long, hide = true)]
     pub simulate_ips: bool,
+    /// Also write the end-of-run summary (counts, CPU and memory per role) as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

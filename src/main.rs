@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            tracing::error!("{e:#}");
+            tracing::error!("{}", e.message());
             ExitCode::from(e.exit_code())
         }
     }
@@ -61,6 +61,21 @@ pub struct Failure {
 impl Failure {
     pub fn exit_code(&self) -> u8 {
         self.code
+    }
+
+    /// The error and its causes on one line. Library errors already name their cause in
+    /// their message, `anyhow` contexts do not: a cause is added only when the text so far
+    /// does not already say it.
+    pub fn message(&self) -> String {
+        let mut out = self.error.to_string();
+        for cause in self.error.chain().skip(1) {
+            let c = cause.to_string();
+            if !out.contains(&c) {
+                out.push_str(": ");
+                out.push_str(&c);
+            }
+        }
+        out
     }
     pub fn usage(e: impl Into<anyhow::Error>) -> Failure {
         Failure {

@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -241,28 +241,65 @@ impl Drop for RuntimeDir {
     }
 }
 
+/// Resource use of a finished role (from wait4).
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    cpu_us: u64,
+    max_rss_kb: u64,
+}
+
 /// One started role.
 struct Role {
     name: String,
-    child: Child,
+    pid: libc::pid_t,
     exited: Option<std::process::ExitStatus>,
+    usage: Usage,
 }
 
 impl Role {
+    /// Reaps the role if it has exited (with its resource use).
     fn poll(&mut self) -> Option<std::process::ExitStatus> {
         if self.exited.is_none() {
-            self.exited = self.child.try_wait().ok().flatten();
+            self.reap(libc::WNOHANG);
         }
         self.exited
     }
 
+    /// Blocks until the role exits.
+    fn wait(&mut self) -> std::process::ExitStatus {
+        while self.exited.is_none() {
+            self.reap(0);
+        }
+        self.exited.unwrap_or_default()
+    }
+
+    fn reap(&mut self, flags: libc::c_int) {
+        use std::os::unix::process::ExitStatusExt;
+        let mut status = 0;
+        // SAFETY: wait4 on our own child; status and rusage are owned out-parameters.
+        let (r, ru) = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            let r = libc::wait4(self.pid, &mut status, flags, &mut ru);
+            (r, ru)
+        };
+        if r == self.pid {
+            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+            self.usage = Usage {
+                cpu_us: us(ru.ru_utime) + us(ru.ru_stime),
+                max_rss_kb: ru.ru_maxrss as u64,
+            };
+            self.exited = Some(std::process::ExitStatus::from_raw(status));
+        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            // Reaped elsewhere: report a plain failure rather than waiting forever.
+            self.exited = Some(std::process::ExitStatus::from_raw(1 << 8));
+        }
+    }
+
     fn signal(&self, sig: libc::c_int) {
-        if self.exited.is_none()
-            && let Ok(pid) = libc::pid_t::try_from(self.child.id())
-        {
-            // SAFETY: sending a signal to our own child process.
+        if self.exited.is_none() {
+            // SAFETY: sending a signal to our own, not yet reaped, child process.
             unsafe {
-                libc::kill(pid, sig);
+                libc::kill(self.pid, sig);
             }
         }
     }
@@ -286,8 +323,9 @@ fn spawn(name: &str, args: &[String], log: &LogArgs) -> anyhow::Result<Role> {
     tracing::debug!(role = name, pid = child.id(), "started");
     Ok(Role {
         name: name.to_string(),
-        child,
+        pid: libc::pid_t::try_from(child.id()).context("pid out of range")?,
         exited: None,
+        usage: Usage::default(),
     })
 }
 
@@ -308,7 +346,7 @@ impl Stack {
         for r in &mut self.roles {
             if r.poll().is_none() {
                 r.signal(libc::SIGKILL);
-                let _ = r.child.wait();
+                r.wait();
             }
         }
     }
@@ -446,6 +484,88 @@ impl Progress {
     }
 }
 
+/// What a run did, for the summary line and `--summary-json`.
+#[derive(Debug, Default)]
+struct Summary {
+    packets: u64,
+    bytes: u64,
+    alerts: u64,
+    events: u64,
+    input_errors: u64,
+    wall_s: f64,
+    rules_loaded: u64,
+    rules_failed: u64,
+    /// Wall time of the slowest worker's rule load.
+    rules_load_s: f64,
+    /// CPU of every role minus the workers' rule loading.
+    packet_path_cpu_s: f64,
+    /// Per role: (name, cpu s, peak RSS kB).
+    roles: Vec<(String, f64, u64)>,
+}
+
+impl Summary {
+    fn collect(rt: &Path, stack: &Stack, workers: usize, wall: Duration) -> Summary {
+        let mut s = Summary {
+            packets: counter(rt, "capture", "capture.packets"),
+            bytes: counter(rt, "capture", "capture.bytes"),
+            alerts: counter(rt, "eve-writer", "eve.events.alert"),
+            events: counter(rt, "eve-writer", "eve.events_written"),
+            input_errors: counter(rt, "capture", "capture.errors"),
+            wall_s: wall.as_secs_f64(),
+            ..Default::default()
+        };
+        let mut load_cpu_us = 0;
+        for w in 0..workers {
+            let role = format!("detect-{w}");
+            let name = |n: &str| format!("detect.{w}.{n}");
+            load_cpu_us += counter(rt, &role, &name("rules_load_cpu_us"));
+            let load_s = counter(rt, &role, &name("rules_load_us")) as f64 / 1e6;
+            s.rules_load_s = s.rules_load_s.max(load_s);
+            if w == 0 {
+                s.rules_loaded = counter(rt, &role, &name("rules_loaded"));
+                s.rules_failed = counter(rt, &role, &name("rules_failed"));
+            }
+        }
+        let total_cpu_us: u64 = stack.roles.iter().map(|r| r.usage.cpu_us).sum();
+        s.packet_path_cpu_s = total_cpu_us.saturating_sub(load_cpu_us) as f64 / 1e6;
+        s.roles = stack
+            .roles
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    r.usage.cpu_us as f64 / 1e6,
+                    r.usage.max_rss_kb,
+                )
+            })
+            .collect();
+        s
+    }
+
+    fn to_json(&self) -> String {
+        let roles: Vec<serde_json::Value> = self
+            .roles
+            .iter()
+            .map(|(n, cpu, rss)| serde_json::json!({"role": n, "cpu_s": cpu, "max_rss_kb": rss}))
+            .collect();
+        serde_json::json!({
+            "packets": self.packets,
+            "bytes": self.bytes,
+            "alerts": self.alerts,
+            "events": self.events,
+            "input_errors": self.input_errors,
+            "wall_s": self.wall_s,
+            "rules_loaded": self.rules_loaded,
+            "rules_failed": self.rules_failed,
+            "rules_load_s": self.rules_load_s,
+            "packet_path_cpu_s": self.packet_path_cpu_s,
+            "total_max_rss_kb": self.roles.iter().map(|r| r.2).sum::<u64>(),
+            "roles": roles,
+        })
+        .to_string()
+    }
+}
+
 /// `meerkat run`.
 pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let started = Instant::now();
@@ -557,22 +677,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     }
     progress.clear();
     stack.roles[writer].signal(libc::SIGTERM);
-    let status = stack.roles[writer]
-        .child
-        .wait()
-        .context("waiting for the eve-writer")
-        .map_err(Failure::runtime)?;
-    stack.roles[writer].exited = Some(status);
+    let status = stack.roles[writer].wait();
     if !status.success() {
         return Err(Failure::runtime(anyhow!(
             "the eve-writer role failed ({status})"
         )));
     }
 
-    let packets = counter(&rt, "capture", "capture.packets");
-    let input_errors = counter(&rt, "capture", "capture.errors");
-    let alerts = counter(&rt, "eve-writer", "eve.events.alert");
-    let events = counter(&rt, "eve-writer", "eve.events_written");
+    let summary = Summary::collect(&rt, &stack, workers, started.elapsed());
     let eve = config
         .eve_logs()
         .next()
@@ -585,11 +697,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         })
         .unwrap_or_default();
     let mut line = format!(
-        "meerkat: {packets} packets, {alerts} alerts, {events} events in {:.2} s; EVE: {eve}",
-        started.elapsed().as_secs_f64()
+        "meerkat: {} packets, {} alerts, {} events in {:.2} s (packet path {:.2} CPU s); EVE: {eve}",
+        summary.packets, summary.alerts, summary.events, summary.wall_s, summary.packet_path_cpu_s
     );
-    if input_errors > 0 {
-        line.push_str(&format!(" ({input_errors} input file errors, see the log)"));
+    if summary.input_errors > 0 {
+        line.push_str(&format!(
+            " ({} input file errors, see the log)",
+            summary.input_errors
+        ));
     }
     if counter(&rt, "capture", "capture.live") == 1 {
         let c = |n: &str| counter(&rt, "capture", n);
@@ -605,6 +720,11 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         ));
     }
     println!("{line}");
+    if let Some(path) = &args.summary_json {
+        std::fs::write(path, summary.to_json())
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(Failure::runtime)?;
+    }
     drop(stack);
     drop(runtime);
     Ok(ExitCode::SUCCESS)

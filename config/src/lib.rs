@@ -385,25 +385,52 @@ pub enum FileType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct EveTypeOptions {
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enabled: Option<bool>,
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub metadata: Option<bool>,
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub payload: Option<bool>,
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub payload_printable: Option<bool>,
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub packet: Option<bool>,
-    #[serde(default, deserialize_with = "opt_bool")]
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub extended: Option<bool>,
     /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, Value>,
 }
 
 fn opt_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    de::flex_bool(d).map(Some)
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        v => de::flex_bool(v).map(Some).map_err(serde::de::Error::custom),
+    }
 }
 
 /// One entry of `outputs.eve-log.types`: a name, or a name with options.
@@ -1025,6 +1052,32 @@ run-as:
         assert!(e.to_string().contains("block-size"), "{e}");
         let e = resolve(None, &["af-packet.ring-sise=1".to_string()]).unwrap_err();
         assert!(e.to_string().contains("af-packet.ring-sise"), "{e}");
+    }
+
+    #[test]
+    fn resolved_config_round_trips() {
+        let r = resolve(
+            None,
+            &[
+                "outputs.1.eve-log.types.2.anomaly.types.stream=yes".to_string(),
+                "outputs.eve-log.types.0.alert.metadata=no".to_string(),
+            ],
+        )
+        .unwrap();
+        let eve = r.config.eve_logs().next().unwrap();
+        // The plain `anomaly` entry became `anomaly: {types: {stream: yes}}`, not a second one.
+        assert_eq!(
+            eve.types.iter().filter(|t| t.name() == "anomaly").count(),
+            1
+        );
+        let anomaly = eve.type_entry("anomaly").unwrap().options().unwrap();
+        assert!(anomaly.types.contains_key("stream"));
+        assert_eq!(
+            eve.type_entry("alert").unwrap().options().unwrap().metadata,
+            Some(false)
+        );
+        let back = resolve_tree(parse_text(&r.config.to_yaml()).unwrap()).unwrap();
+        assert_eq!(back.config, r.config);
     }
 
     #[test]

@@ -40,8 +40,23 @@ pub fn apply(root: &mut Value, assignment: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Whether a list entry is `key` or a map holding `key`.
 fn holds_key(v: &Value, key: &str) -> bool {
-    matches!(v, Value::Mapping(m) if m.contains_key(key))
+    match v {
+        Value::Mapping(m) => m.contains_key(key),
+        Value::String(s) => s == key,
+        _ => false,
+    }
+}
+
+/// Turns a plain list entry `key` into `{key: ~}` so that options can be set below it
+/// (`types: [anomaly]` -> `types: [{anomaly: {...}}]`).
+fn as_map_entry(v: &mut Value, key: &str) {
+    if matches!(v, Value::String(s) if s == key) {
+        let mut m = Mapping::new();
+        m.insert(Value::String(key.to_string()), Value::Null);
+        *v = Value::Mapping(m);
+    }
 }
 
 fn set_in(node: &mut Value, segs: &[&str], value: Value) {
@@ -69,6 +84,7 @@ fn set_in(node: &mut Value, segs: &[&str], value: Value) {
                         seq.push(Value::Mapping(Mapping::new()));
                         seq.len() - 1
                     });
+                    as_map_entry(&mut seq[pos], next);
                     set_in(&mut seq[pos], rest, value);
                 }
                 Some(_) => {

@@ -8,9 +8,29 @@ use meerkat_proto::events::{
 };
 use meerkat_ring::PacketMeta;
 
+use crate::app::AppRecord;
 use crate::decode::{L4, Packet};
 use crate::flow::{EndReason, Flow};
 use crate::rules::{Action, Rule};
+
+/// Where the packet of an event came from (EVE `pkt_src`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketSrc {
+    Wire,
+    Defrag,
+    /// A pseudo packet made at flow end.
+    FlowTimeout,
+}
+
+impl PacketSrc {
+    fn proto(self) -> PacketSource {
+        match self {
+            PacketSrc::Wire => PacketSource::Wire,
+            PacketSrc::Defrag => PacketSource::Defrag,
+            PacketSrc::FlowTimeout => PacketSource::FlowTimeout,
+        }
+    }
+}
 
 fn ip_bytes(ip: IpAddr) -> Vec<u8> {
     match ip {
@@ -43,12 +63,13 @@ fn packet_event(
     p: &Packet<'_>,
     meta: &PacketMeta,
     flow: Option<(&Flow, bool)>,
+    src: PacketSrc,
 ) -> Event {
     let mut ev = Event {
         event_type: kind as i32,
         timestamp_us: ts_us(meta.ts_ns),
         pcap_cnt: meta.seq,
-        pkt_src: PacketSource::Wire as i32,
+        pkt_src: src.proto() as i32,
         vlan: p.vlans().iter().map(|&v| u32::from(v)).collect(),
         ..Default::default()
     };
@@ -79,8 +100,14 @@ fn packet_event(
 }
 
 /// An `alert` event for `rule` matching packet `p`.
-pub fn alert(rule: &Rule, p: &Packet<'_>, meta: &PacketMeta, flow: Option<(&Flow, bool)>) -> Event {
-    let mut ev = packet_event(EventType::Alert, p, meta, flow);
+pub fn alert(
+    rule: &Rule,
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow: Option<(&Flow, bool)>,
+    src: PacketSrc,
+) -> Event {
+    let mut ev = packet_event(EventType::Alert, p, meta, flow, src);
     let mut metadata: Vec<meerkat_proto::events::MetadataEntry> = Vec::new();
     for (k, v) in &rule.metadata {
         match metadata.iter_mut().find(|m| &m.key == k) {
@@ -112,7 +139,7 @@ pub fn alert(rule: &Rule, p: &Packet<'_>, meta: &PacketMeta, flow: Option<(&Flow
 
 /// An `anomaly` event for a decoder event.
 pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta) -> Event {
-    let mut ev = packet_event(EventType::Anomaly, p, meta, None);
+    let mut ev = packet_event(EventType::Anomaly, p, meta, None, PacketSrc::Wire);
     ev.anomaly = Some(Anomaly {
         r#type: "decode".to_string(),
         event: name.to_string(),
@@ -121,10 +148,53 @@ pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta) -> Event {
     ev
 }
 
+/// Puts a transaction's record into an event (`http{...}` inside an alert).
+pub fn attach_record(ev: &mut Event, r: AppRecord) {
+    match r {
+        AppRecord::Http(h) => ev.http = Some(h),
+        AppRecord::Dns(d) => ev.dns = Some(d),
+        AppRecord::Tls(t) => ev.tls = Some(t),
+    }
+}
+
+/// The `http`/`dns`/`tls` event of a finished transaction.
+pub fn app_record(
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow: &Flow,
+    to_server: bool,
+    tx_id: u64,
+    r: AppRecord,
+) -> Event {
+    let kind = match r {
+        AppRecord::Http(_) => EventType::Http,
+        AppRecord::Dns(_) => EventType::Dns,
+        AppRecord::Tls(_) => EventType::Tls,
+    };
+    let mut ev = packet_event(kind, p, meta, Some((flow, to_server)), PacketSrc::Wire);
+    // App records are written client -> server, whichever packet finished them.
+    ev.src_ip = ip_bytes(flow.client.0);
+    ev.src_port = u32::from(flow.client.1);
+    ev.dest_ip = ip_bytes(flow.server.0);
+    ev.dest_port = u32::from(flow.server.1);
+    ev.pkt_src = PacketSource::Unspecified as i32;
+    ev.direction = Direction::Unspecified as i32;
+    ev.tx_id = Some(tx_id);
+    ev.app_proto = flow.app.proto.name().to_string();
+    attach_record(&mut ev, r);
+    ev
+}
+
 /// A `flow` event for an ended flow.
 pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
     let flags = flow.tcp_flags_ts | flow.tcp_flags_tc;
+    let app = flow.app.proto.name();
     Event {
+        app_proto: if app == "failed" {
+            String::new()
+        } else {
+            app.to_string()
+        },
         event_type: EventType::Flow as i32,
         timestamp_us: ts_us(flow.last_ns),
         flow_id: flow.id,
@@ -148,7 +218,11 @@ pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
                 tcp_flags: u32::from(flags),
                 tcp_flags_ts: u32::from(flow.tcp_flags_ts),
                 tcp_flags_tc: u32::from(flow.tcp_flags_tc),
-                state: String::new(),
+                state: flow
+                    .tcp
+                    .as_ref()
+                    .map(|s| s.state.name().to_string())
+                    .unwrap_or_default(),
             }),
             ..Default::default()
         }),

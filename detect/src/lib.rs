@@ -5,12 +5,14 @@
 //! streams the resulting events to the eve-writer over gRPC ([`sink`]). One worker per
 //! process; `meerkat run` starts as many as configured (`detect.workers`).
 
+pub mod app;
 pub mod decode;
 pub mod engine;
 pub mod events;
 pub mod flow;
 pub mod rules;
 pub mod sink;
+pub mod transforms;
 pub mod worker;
 
 pub use worker::{WorkerSummary, eve_socket, run};

@@ -1,18 +1,31 @@
-//! The detect worker loop: ring -> decode -> flow -> rules -> events.
+//! The detect worker: ring -> decode -> defrag -> flow -> TCP stream -> app layer ->
+//! rules -> events.
+//!
+//! Per packet, in order (as Suricata's flow worker does): decode; reassemble IP
+//! fragments; find the flow; update the TCP session (segments into the stream, unless the
+//! checksum is bad); feed new in-order stream data (or the UDP datagram) to the
+//! app-layer parser; inspect the packet and the stream chunk it makes ready with the
+//! packet rules; inspect the transactions that progressed with the app rules; log
+//! finished transactions. When a flow ends (idle timeout, eviction, shutdown) its
+//! remaining stream data is inspected, its transactions are finished and logged, and
+//! its `flow` record is written.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use meerkat_capture::{counters_path, ring_path};
-use meerkat_config::{ChecksumChecks, Config};
-use meerkat_ring::{Consumer, CounterPage, CounterRef, WaitOutcome};
+use meerkat_config::{AppEnabled, ChecksumChecks, Config};
+use meerkat_proto::events::Event;
+use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
-use crate::decode::{self, DecodeEvent};
-use crate::engine::Engine;
+use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Probe, Transport};
+use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
+use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
-use crate::flow::FlowTable;
+use crate::flow::{EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{EventSink, SinkConfig};
 
@@ -20,6 +33,10 @@ use crate::sink::{EventSink, SinkConfig};
 const BATCH: usize = 256;
 /// Packets whose checksums decide `checksum-checks: auto`.
 const CHECKSUM_SAMPLE: u64 = 1000;
+/// Bytes per direction kept for app-layer protocol detection.
+const MAX_PROBE: usize = 4096;
+/// Slots of the shared host-state table (128 bytes each: 8 MiB).
+const HOST_TABLE_SLOTS: usize = 65536;
 
 /// What a worker did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -36,40 +53,70 @@ pub fn eve_socket(runtime_dir: &std::path::Path) -> PathBuf {
     runtime_dir.join("eve.sock")
 }
 
+/// CPU time (user + system) this process has used so far, µs.
+fn self_cpu_us() -> u64 {
+    // SAFETY: getrusage fills the struct we own.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(ru.ru_utime) + us(ru.ru_stime)
+}
+
+/// Counters kept locally and published to the shared page once per batch.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    packets: u64,
+    bytes: u64,
+    alerts: u64,
+    invalid_checksum: u64,
+    tcp_sessions: u64,
+    tcp_untracked: u64,
+    tcp_gaps: u64,
+    fragments: u64,
+    app_flows: [u64; 4],
+    app_parse_errors: u64,
+    anomalies: u64,
+}
+
+const STAT_NAMES: &[&str] = &[
+    "packets",
+    "bytes",
+    "alerts",
+    "events",
+    "flows",
+    "flows_active",
+    "flows_evicted",
+    "invalid_checksum",
+    "tcp_sessions",
+    "tcp_untracked",
+    "tcp_gaps",
+    "fragments",
+    "defrag_reassembled",
+    "app_http",
+    "app_dns",
+    "app_tls",
+    "app_errors",
+    "anomalies",
+    "ring_corrupt",
+    "rules_loaded",
+    "rules_failed",
+    "rules_load_us",
+    "rules_load_cpu_us",
+];
+
 /// Counter names of worker `index`.
 pub fn counter_names(index: usize) -> Vec<String> {
-    let mut names: Vec<String> = [
-        "packets",
-        "bytes",
-        "alerts",
-        "events",
-        "flows",
-        "flows_active",
-        "invalid_checksum",
-        "ring_corrupt",
-        "rules_loaded",
-        "rules_failed",
-    ]
-    .iter()
-    .map(|n| format!("detect.{index}.{n}"))
-    .collect();
+    let mut names: Vec<String> = STAT_NAMES
+        .iter()
+        .map(|n| format!("detect.{index}.{n}"))
+        .collect();
     for ev in DecodeEvent::ALL {
         names.push(format!("detect.{index}.{}", ev.name()));
     }
     names
-}
-
-struct Counters {
-    packets: CounterRef,
-    bytes: CounterRef,
-    alerts: CounterRef,
-    events: CounterRef,
-    flows: CounterRef,
-    flows_active: CounterRef,
-    invalid_checksum: CounterRef,
-    ring_corrupt: CounterRef,
-    decode: Vec<CounterRef>,
-    _page: CounterPage,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +125,680 @@ enum Checksums {
     On,
     /// Sampling the first packets: (seen, bad).
     Auto(u64, u64),
+}
+
+/// Settings the worker reads per packet.
+#[derive(Debug, Clone)]
+struct Settings {
+    midstream: bool,
+    inline: bool,
+    depth: u64,
+    want_anomaly: bool,
+    want_flow: bool,
+    /// Per app protocol: (detect, parse).
+    app: [(bool, bool); 4],
+    log_app: [bool; 4],
+}
+
+/// A worker's state: the flow table, the fragment table, and the rest (so that a flow
+/// borrowed from the table and the rest can be used at once).
+struct Worker {
+    flows: FlowTable,
+    defrag: Defrag,
+    x: Inner,
+}
+
+struct Inner {
+    index: usize,
+    engine: Engine,
+    st: DetectState,
+    sink: EventSink,
+    cfg: Settings,
+    checksums: Checksums,
+    stats: Stats,
+    decode_counts: [u64; DecodeEvent::ALL.len()],
+    hits: Vec<Hit>,
+    /// Packet time: flows end by the clock of the traffic, not the wall clock.
+    now_ns: u64,
+}
+
+/// Everything about the current packet that events need.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    pkt: &'a Packet<'a>,
+    meta: &'a PacketMeta,
+    src: events::PacketSrc,
+}
+
+impl Worker {
+    /// Processes one captured packet.
+    fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
+        let x = &mut self.x;
+        x.now_ns = x.now_ns.max(meta.ts_ns);
+        x.stats.packets += 1;
+        x.stats.bytes += data.len() as u64;
+        let (pkt, ev) = decode::decode(meta.link_type, data);
+        if let Some(ev) = ev {
+            if let Some(i) = DecodeEvent::ALL.iter().position(|e| *e == ev) {
+                x.decode_counts[i] += 1;
+            }
+            if x.cfg.want_anomaly {
+                x.stats.anomalies += 1;
+                x.emit(events::decode_anomaly(ev.name(), &pkt, meta));
+            }
+            return;
+        }
+        self.decoded(&pkt, meta, events::PacketSrc::Wire);
+    }
+
+    fn decoded(&mut self, pkt: &Packet<'_>, meta: &PacketMeta, src: events::PacketSrc) {
+        let Some(ip) = pkt.ip else {
+            return;
+        };
+        if ip.fragment.is_some() {
+            self.x.stats.fragments += 1;
+            // Fragments are inspected as packets (no flow), then reassembled.
+            self.x
+                .inspect_packet(Ctx { pkt, meta, src }, None, None, Some(pkt.payload));
+            if let Some(whole) = self.defrag.add(pkt, meta.ts_ns) {
+                let (mut p, ev) = decode::decode(decode::LINKTYPE_RAW, &whole);
+                if ev.is_none() && p.ip.is_some_and(|i| i.fragment.is_none()) {
+                    p.vlan = pkt.vlan;
+                    p.vlan_len = pkt.vlan_len;
+                    self.decoded(&p, meta, events::PacketSrc::Defrag);
+                }
+            }
+            return;
+        }
+        let valid = self.x.checksum_ok(pkt);
+        let mut evicted = Vec::new();
+        if let Some((flow, to_server)) = self
+            .flows
+            .track(pkt, meta.ts_ns, |f, r| evicted.push((f, r)))
+        {
+            self.x
+                .flow_packet(Ctx { pkt, meta, src }, flow, to_server, valid);
+        }
+        for (f, r) in evicted {
+            self.x.end_flow(f, r);
+        }
+    }
+}
+
+impl Inner {
+    fn emit(&mut self, ev: Event) {
+        self.sink.push(ev);
+    }
+
+    /// Checksum validation (`checksum-checks`, `-k`): only TCP packets with a bad
+    /// checksum are kept out of the stream, as in Suricata.
+    fn checksum_ok(&mut self, pkt: &Packet<'_>) -> bool {
+        let valid = match self.checksums {
+            Checksums::Off => true,
+            Checksums::On => pkt.checksums_ok(),
+            Checksums::Auto(seen, bad) => {
+                let ok = pkt.checksums_ok();
+                let (seen, bad) = (seen + 1, bad + u64::from(!ok));
+                self.checksums = if seen < CHECKSUM_SAMPLE {
+                    Checksums::Auto(seen, bad)
+                } else if bad * 10 > seen {
+                    tracing::info!(
+                        worker = self.index,
+                        "{bad} of the first {seen} packets have bad checksums (offloading?): \
+                         checksum validation off"
+                    );
+                    Checksums::Off
+                } else {
+                    Checksums::On
+                };
+                ok
+            }
+        };
+        if !valid {
+            self.stats.invalid_checksum += 1;
+        }
+        valid
+    }
+
+    /// A packet with its flow: stream, app layer, detection.
+    fn flow_packet(&mut self, c: Ctx<'_>, flow: &mut Flow, to_server: bool, checksum_ok: bool) {
+        let pkt = c.pkt;
+        let ts = c.meta.ts_ns;
+        let dir = if to_server {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        };
+        let d = dir.index();
+
+        // TCP session.
+        let mut stream_added = false;
+        let mut closing = false;
+        if let L4::Tcp {
+            flags, seq, ack, ..
+        } = pkt.l4
+            && checksum_ok
+        {
+            if flow.tcp.is_none() && !flow.tcp_untracked {
+                match tcp::Session::start(
+                    to_server,
+                    flags,
+                    seq,
+                    ack,
+                    pkt.payload.len(),
+                    self.cfg.midstream,
+                ) {
+                    Some(s) => {
+                        flow.tcp = Some(Box::new(s));
+                        self.stats.tcp_sessions += 1;
+                    }
+                    None => {
+                        flow.tcp_untracked = true;
+                        self.stats.tcp_untracked += 1;
+                    }
+                }
+            }
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
+                let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
+                stream_added = up.added;
+                closing = flags & (tcp::FIN | tcp::RST) != 0;
+                if s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes > gaps_before {
+                    self.stats.tcp_gaps += 1;
+                }
+            }
+        }
+
+        // App layer.
+        let transport = match pkt.l4 {
+            L4::Tcp { .. } => Some(Transport::Tcp),
+            L4::Udp { .. } => Some(Transport::Udp),
+            _ => None,
+        };
+        let mut progressed = [false; 2];
+        match transport {
+            Some(Transport::Tcp) if flow.tcp.is_some() => {
+                for side in [d, 1 - d] {
+                    let sdir = if side == 0 {
+                        Dir::ToServer
+                    } else {
+                        Dir::ToClient
+                    };
+                    progressed[side] |= self.feed_stream(flow, sdir, false);
+                }
+            }
+            Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
+                progressed[d] |= self.feed_app(flow, dir, Transport::Udp, pkt.payload);
+            }
+            _ => {}
+        }
+
+        // Raw stream chunk of this packet's direction.
+        let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
+            let side = &mut s.sides[d];
+            let limit = if self.cfg.inline || closing || side.fin {
+                side.next()
+            } else {
+                side.acked.min(side.next())
+            };
+            (limit > side.raw_done).then(|| {
+                let r = (side.raw_done, limit);
+                side.raw_done = limit;
+                r
+            })
+        });
+        let established = flow.established();
+        let stream_bytes = flow.stream_bytes();
+        let app_proto = flow.app.proto;
+        let flow_id = flow.id;
+        let first = if to_server {
+            flow.pkts_toserver == 1
+        } else {
+            flow.pkts_toclient == 1
+        };
+        {
+            let stream = match (chunk_range, flow.tcp.as_deref()) {
+                (Some((a, b)), Some(s)) => Some(s.sides[d].bytes(a, b)),
+                _ => None,
+            };
+            let view = PacketView {
+                pkt,
+                ts_ns: ts,
+                to_server: Some(to_server),
+                established,
+                app_proto,
+                payload: (!stream_added).then_some(pkt.payload),
+                stream,
+                stream_bytes,
+                flow_id,
+                first_in_direction: first,
+                pseudo: false,
+            };
+            self.hits.clear();
+            let mut hits = std::mem::take(&mut self.hits);
+            self.engine
+                .inspect_packet(&mut self.st, &view, Some(&mut flow.vars), &mut hits);
+            for h in &hits {
+                self.alert(c, Some((&*flow, to_server)), *h, None);
+            }
+            if !hits.is_empty() {
+                flow.alerted = true;
+            }
+            self.hits = hits;
+        }
+        // Transactions.
+        for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {
+            if got {
+                self.inspect_txs(c, flow, to_server, sdir, false);
+            }
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            for side in &mut s.sides {
+                side.trim();
+            }
+        }
+    }
+
+    /// Feeds new in-order bytes of one TCP direction to the app layer. Returns whether
+    /// the parser got anything.
+    fn feed_stream(&mut self, flow: &mut Flow, dir: Dir, flush: bool) -> bool {
+        let d = dir.index();
+        let Some(s) = flow.tcp.as_deref_mut() else {
+            return false;
+        };
+        let gap = std::mem::take(&mut s.sides[d].pending_gap);
+        let (from, to) = (s.sides[d].app_done, s.sides[d].next());
+        let fin = s.sides[d].fin || s.state == tcp::State::Closed || flush;
+        if gap > 0
+            && let Some(state) = flow.app.state.as_deref_mut()
+        {
+            let mut out = ParseOutput::default();
+            state.gap(dir, gap, &mut out);
+            self.parse_output(&out, flow.app.proto);
+        }
+        let mut got = false;
+        if to > from {
+            // Copy out: the parser may not borrow the stream it lives beside.
+            let data = s.sides[d].bytes(from, to).to_vec();
+            s.sides[d].app_done = to;
+            got = self.feed_app(flow, dir, Transport::Tcp, &data);
+        } else if let Some(s) = flow.tcp.as_deref_mut()
+            && flow.app.state.is_none()
+        {
+            // Nobody parses: let the buffer go.
+            s.sides[d].app_done = s.sides[d].next();
+        }
+        if fin && let Some(state) = flow.app.state.as_deref_mut() {
+            let mut out = ParseOutput::default();
+            state.eof(dir, &mut out);
+            self.parse_output(&out, flow.app.proto);
+            got = true;
+        }
+        got
+    }
+
+    fn parse_output(&mut self, out: &ParseOutput, _proto: AppProto) {
+        if out.failed {
+            self.stats.app_parse_errors += 1;
+        }
+        self.stats.anomalies += out.anomalies.len() as u64;
+    }
+
+    /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
+    fn feed_app(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) -> bool {
+        if !flow.app.detection_done {
+            self.detect_protocol(flow, dir, transport, data);
+            if flow.app.state.is_none() {
+                return false;
+            }
+            // The probe fed the first bytes already.
+            return true;
+        }
+        let Some(state) = flow.app.state.as_deref_mut() else {
+            return false;
+        };
+        let mut out = ParseOutput::default();
+        state.parse(dir, data, &mut out);
+        self.parse_output(&out, flow.app.proto);
+        if out.failed {
+            flow.app.state = None;
+        }
+        true
+    }
+
+    fn detect_protocol(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) {
+        let d = dir.index();
+        flow.app.probed[d] += data.len();
+        let ports = [flow.client.1, flow.server.1];
+        let mut candidates: Vec<&'static dyn app::Protocol> = app::protocols()
+            .iter()
+            .copied()
+            .filter(|p| self.cfg.app[p.proto() as usize].0)
+            .collect();
+        // Protocols usually on these ports are tried first.
+        candidates.sort_by_key(|p| !p.default_ports().iter().any(|dp| ports.contains(dp)));
+        let window = &data[..data.len().min(MAX_PROBE)];
+        let mut need_more = false;
+        for p in candidates {
+            match p.probe(transport, dir, window) {
+                Probe::Match => {
+                    flow.app.proto = p.proto();
+                    flow.app.detection_done = true;
+                    self.stats.app_flows[p.proto() as usize % 4] += 1;
+                    if self.cfg.app[p.proto() as usize].1 {
+                        let mut state = p.new_state(transport);
+                        let mut out = ParseOutput::default();
+                        state.parse(dir, data, &mut out);
+                        self.parse_output(&out, flow.app.proto);
+                        if !out.failed {
+                            flow.app.state = Some(state);
+                        }
+                    }
+                    return;
+                }
+                Probe::NeedMore => need_more = true,
+                Probe::NoMatch => {}
+            }
+        }
+        // TCP data arrives in pieces: give up once enough was seen both ways.
+        let enough = flow.app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
+        if !need_more || enough {
+            flow.app.proto = AppProto::Failed;
+            flow.app.detection_done = true;
+        }
+    }
+
+    /// Inspects and logs the flow's transactions after progress in `dir`.
+    fn inspect_txs(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        to_server: bool,
+        dir: Dir,
+        ending: bool,
+    ) {
+        let proto = flow.app.proto;
+        let Some(state) = flow.app.state.as_deref() else {
+            return;
+        };
+        let established = flow.established();
+        let stream_bytes = flow.stream_bytes();
+        let view = PacketView {
+            pkt: c.pkt,
+            ts_ns: c.meta.ts_ns,
+            to_server: Some(to_server),
+            established,
+            app_proto: proto,
+            payload: None,
+            stream: None,
+            stream_bytes,
+            flow_id: flow.id,
+            first_in_direction: false,
+            pseudo: c.src == events::PacketSrc::FlowTimeout,
+        };
+        let mut hits = std::mem::take(&mut self.hits);
+        let mut to_log: Vec<(u64, AppRecord)> = Vec::new();
+        let mut done_below = flow.app.next_free;
+        for i in 0..state.tx_count() {
+            let Some(tx) = state.tx(i) else { break };
+            let id = tx.id();
+            let td = match flow.app.txs.iter().position(|t| t.tx_id == id) {
+                Some(p) => p,
+                None => {
+                    flow.app.txs.push(TxDetect::new(id));
+                    flow.app.txs.len() - 1
+                }
+            };
+            let progress = tx.progress(dir);
+            let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
+            if flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending {
+                flow.app.txs[td].inspected[dir.index()] = Some(progress);
+                hits.clear();
+                self.engine.inspect_tx(
+                    &mut self.st,
+                    &view,
+                    proto,
+                    dir,
+                    tx,
+                    &mut flow.app.txs[td],
+                    Some(&mut flow.vars),
+                    &mut hits,
+                );
+                let record = if hits.is_empty() { None } else { tx.record() };
+                for h in &hits {
+                    self.alert(c, Some((&*flow, to_server)), *h, record.clone());
+                }
+                if !hits.is_empty() {
+                    flow.alerted = true;
+                }
+            }
+            if (complete_both || ending) && !flow.app.txs[td].logged {
+                flow.app.txs[td].logged = true;
+                if self.cfg.log_app[proto as usize % 4]
+                    && let Some(r) = tx.record()
+                {
+                    to_log.push((id, r));
+                }
+            }
+            if flow.app.txs[td].logged && complete_both && id == done_below {
+                done_below = id + 1;
+            }
+        }
+        self.hits = hits;
+        for (id, r) in to_log {
+            let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
+            self.emit(ev);
+        }
+        if done_below > flow.app.next_free {
+            flow.app.next_free = done_below;
+            if let Some(state) = flow.app.state.as_deref_mut() {
+                state.free_below(done_below);
+            }
+            flow.app.txs.retain(|t| t.tx_id >= done_below);
+        }
+    }
+
+    fn alert(
+        &mut self,
+        c: Ctx<'_>,
+        flow: Option<(&Flow, bool)>,
+        h: Hit,
+        record: Option<AppRecord>,
+    ) {
+        let sig = self.engine.sig(h.sig);
+        self.stats.alerts += 1;
+        let mut ev = events::alert(&sig.rule, c.pkt, c.meta, flow, c.src);
+        if let Some(tx) = h.tx {
+            ev.tx_id = Some(tx);
+        }
+        if let Some((f, _)) = flow {
+            ev.app_proto = f.app.proto.name().to_string();
+            ev.flowbits = f
+                .vars
+                .set_bits()
+                .filter_map(|i| self.engine.names.flowbits.get(usize::from(i)).cloned())
+                .collect();
+        }
+        if let Some(r) = record {
+            events::attach_record(&mut ev, r);
+        }
+        self.emit(ev);
+    }
+
+    /// Inspects a packet outside the normal path (fragments without a flow, pseudo
+    /// packets at flow end).
+    fn inspect_packet(
+        &mut self,
+        c: Ctx<'_>,
+        flow: Option<(&mut Flow, bool)>,
+        stream: Option<&[u8]>,
+        payload: Option<&[u8]>,
+    ) {
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.clear();
+        match flow {
+            Some((f, to_server)) => {
+                let view = PacketView {
+                    pkt: c.pkt,
+                    ts_ns: c.meta.ts_ns,
+                    to_server: Some(to_server),
+                    established: f.established(),
+                    app_proto: f.app.proto,
+                    payload,
+                    stream,
+                    stream_bytes: f.stream_bytes(),
+                    flow_id: f.id,
+                    first_in_direction: false,
+                    pseudo: c.src == events::PacketSrc::FlowTimeout,
+                };
+                self.engine
+                    .inspect_packet(&mut self.st, &view, Some(&mut f.vars), &mut hits);
+                for h in &hits {
+                    self.alert(c, Some((&*f, to_server)), *h, None);
+                }
+                if !hits.is_empty() {
+                    f.alerted = true;
+                }
+            }
+            None => {
+                let view = PacketView {
+                    pkt: c.pkt,
+                    ts_ns: c.meta.ts_ns,
+                    to_server: None,
+                    established: false,
+                    app_proto: AppProto::Unknown,
+                    payload,
+                    stream,
+                    stream_bytes: (0, 0),
+                    flow_id: 0,
+                    first_in_direction: true,
+                    pseudo: false,
+                };
+                self.engine
+                    .inspect_packet(&mut self.st, &view, None, &mut hits);
+                for h in &hits {
+                    self.alert(c, None, *h, None);
+                }
+            }
+        }
+        self.hits = hits;
+    }
+
+    /// Ends a flow: inspects what its stream still holds, finishes and logs its
+    /// transactions, writes its flow record.
+    fn end_flow(&mut self, mut flow: Flow, reason: EndReason) {
+        // A pseudo packet per direction carries the flow's addresses for header checks.
+        for dir in [Dir::ToServer, Dir::ToClient] {
+            let to_server = dir == Dir::ToServer;
+            let (src, dst) = if to_server {
+                (flow.client, flow.server)
+            } else {
+                (flow.server, flow.client)
+            };
+            let pkt = pseudo_packet(flow.proto, src, dst, &flow);
+            let meta = PacketMeta {
+                ts_ns: flow.last_ns,
+                seq: 0,
+                ..Default::default()
+            };
+            let c = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::FlowTimeout,
+            };
+            let d = dir.index();
+            if flow.tcp.is_some() {
+                let progressed = self.feed_stream(&mut flow, dir, true);
+                let range = flow.tcp.as_deref_mut().and_then(|s| {
+                    let side = &mut s.sides[d];
+                    (side.next() > side.raw_done).then(|| {
+                        let r = (side.raw_done, side.next());
+                        side.raw_done = side.next();
+                        r
+                    })
+                });
+                if let Some((a, b)) = range {
+                    let chunk = flow
+                        .tcp
+                        .as_deref()
+                        .map(|s| s.sides[d].bytes(a, b).to_vec())
+                        .unwrap_or_default();
+                    self.inspect_packet(c, Some((&mut flow, to_server)), Some(&chunk), None);
+                }
+                if progressed {
+                    self.inspect_txs(c, &mut flow, to_server, dir, false);
+                }
+            } else if flow.app.state.is_some() {
+                let mut out = ParseOutput::default();
+                if let Some(state) = flow.app.state.as_deref_mut() {
+                    state.eof(dir, &mut out);
+                }
+                self.parse_output(&out, flow.app.proto);
+            }
+        }
+        // Whatever is left: inspect once more as final, and log.
+        if flow.app.state.is_some() {
+            let pkt = pseudo_packet(flow.proto, flow.client, flow.server, &flow);
+            let meta = PacketMeta {
+                ts_ns: flow.last_ns,
+                ..Default::default()
+            };
+            let c = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::FlowTimeout,
+            };
+            self.inspect_txs(c, &mut flow, true, Dir::ToServer, true);
+            self.inspect_txs(c, &mut flow, false, Dir::ToClient, true);
+        }
+        if self.cfg.want_flow {
+            self.emit(events::flow_end(&flow, reason));
+        }
+    }
+}
+
+/// A packet made from a flow's tuple, for inspection at flow end.
+fn pseudo_packet(
+    proto: u8,
+    src: (IpAddr, u16),
+    dst: (IpAddr, u16),
+    flow: &Flow,
+) -> Packet<'static> {
+    let mut p = Packet::empty(decode::LINKTYPE_RAW, &[]);
+    p.vlan = flow.vlan;
+    p.vlan_len = flow.vlan_len;
+    p.ip = Some(IpInfo {
+        version: if src.0.is_ipv4() { 4 } else { 6 },
+        src: src.0,
+        dst: dst.0,
+        proto,
+        ttl: 0,
+        tos: 0,
+        ident: 0,
+        offset: 0,
+        header_len: 0,
+        end: 0,
+        fragment: None,
+    });
+    p.l4 = match proto {
+        6 => L4::Tcp {
+            src_port: src.1,
+            dst_port: dst.1,
+            seq: 0,
+            ack: 0,
+            flags: 0,
+            window: 0,
+            offset: 0,
+            header_len: 0,
+        },
+        17 => L4::Udp {
+            src_port: src.1,
+            dst_port: dst.1,
+            offset: 0,
+        },
+        _ => L4::Other,
+    };
+    p
 }
 
 /// Runs worker `index` until its ring ends (or `stop` is set and the ring is drained of
@@ -100,7 +821,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         rules_failed: loaded.problems.len(),
         ..Default::default()
     };
-    let engine = Engine::new(loaded.rules);
+    let engine = Engine::new(loaded.rules, loaded.names);
     tracing::info!(
         worker = index,
         rules = summary.rules_loaded,
@@ -116,27 +837,20 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     let c = |n: &str| page.expect(&format!("detect.{index}.{n}"));
     c("rules_loaded").set(summary.rules_loaded as u64);
     c("rules_failed").set(summary.rules_failed as u64);
-    let counters = Counters {
-        packets: c("packets"),
-        bytes: c("bytes"),
-        alerts: c("alerts"),
-        events: c("events"),
-        flows: c("flows"),
-        flows_active: c("flows_active"),
-        invalid_checksum: c("invalid_checksum"),
-        ring_corrupt: c("ring_corrupt"),
-        decode: DecodeEvent::ALL
-            .iter()
-            .map(|e| page.expect(&format!("detect.{index}.{}", e.name())))
-            .collect(),
-        _page: page.clone(),
-    };
+    // Rule loading is reported apart so that packet-path CPU can be told from it.
+    c("rules_load_us").set(started.elapsed().as_micros() as u64);
+    c("rules_load_cpu_us").set(self_cpu_us());
+    let refs: Vec<CounterRef> = STAT_NAMES.iter().map(|n| c(n)).collect();
+    let decode_refs: Vec<CounterRef> = DecodeEvent::ALL
+        .iter()
+        .map(|e| page.expect(&format!("detect.{index}.{}", e.name())))
+        .collect();
 
     let ring = ring_path(&runtime, index);
     meerkat_ring::create(&ring, config.capture.ring_size.bytes() as usize)?;
     let mut consumer = Consumer::attach(&ring)?;
 
-    let mut sink = EventSink::start(SinkConfig {
+    let sink = EventSink::start(SinkConfig {
         socket: eve_socket(&runtime),
         producer: format!("detect-{index}"),
         worker: index as u32,
@@ -147,9 +861,27 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     })?;
 
     let eve = config.eve_logs().next();
-    let want_anomaly = eve.is_some_and(|e| e.type_entry("anomaly").is_some());
-    let want_flow = eve.is_some_and(|e| e.type_entry("flow").is_some());
-    let mut checksums = if !config.stream.checksum_validation {
+    let wants = |t: &str| eve.is_some_and(|e| e.type_entry(t).is_some());
+    let app_setting = |name: &str| match config.app_layer.enabled(name) {
+        AppEnabled::Yes => (true, true),
+        AppEnabled::DetectionOnly => (true, false),
+        AppEnabled::No => (false, false),
+    };
+    let cfg = Settings {
+        midstream: config.stream.midstream,
+        inline: config.stream.inline,
+        depth: config.stream.reassembly.depth.bytes(),
+        want_anomaly: wants("anomaly"),
+        want_flow: wants("flow"),
+        app: [
+            (false, false),
+            app_setting("http"),
+            app_setting("dns"),
+            app_setting("tls"),
+        ],
+        log_app: [false, wants("http"), wants("dns"), wants("tls")],
+    };
+    let checksums = if !config.stream.checksum_validation {
         Checksums::Off
     } else {
         match config.pcap_file.checksum_checks {
@@ -158,13 +890,26 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             ChecksumChecks::Auto => Checksums::Auto(0, 0),
         }
     };
-
-    let mut flows = FlowTable::new(index);
-    let mut bytes = 0u64;
-    let mut decode_counts = [0u64; DecodeEvent::ALL.len()];
-    let mut bad_checksums = 0u64;
-    // Packet time: flows end by the clock of the traffic, not the wall clock.
-    let mut now_ns = 0u64;
+    // Host-tracked state (thresholds by host, xbits) is shared by all workers.
+    let table =
+        meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
+    let mut w = Worker {
+        flows: FlowTable::new(index),
+        defrag: Defrag::default(),
+        x: Inner {
+            index,
+            engine,
+            st: DetectState::with_shared(table),
+            sink,
+            cfg,
+            checksums,
+            stats: Stats::default(),
+            decode_counts: [0; DecodeEvent::ALL.len()],
+            hits: Vec::new(),
+            now_ns: 0,
+        },
+    };
+    let mut ring_corrupt = 0u64;
     loop {
         let mut n = 0;
         loop {
@@ -173,80 +918,54 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
                 Ok(None) => break,
                 Err(e) => {
                     tracing::error!("{e}; skipping what the ring holds");
-                    counters.ring_corrupt.add(1);
+                    ring_corrupt += 1;
                     consumer.skip_to_head();
                     break;
                 }
             };
-            let meta = rec.meta;
-            now_ns = now_ns.max(meta.ts_ns);
-            summary.packets += 1;
-            bytes += rec.data.len() as u64;
-            let (pkt, ev) = decode::decode(meta.link_type, rec.data);
-            if let Some(ev) = ev {
-                if let Some(i) = DecodeEvent::ALL.iter().position(|e| *e == ev) {
-                    decode_counts[i] += 1;
-                }
-                if want_anomaly {
-                    sink.push(events::decode_anomaly(ev.name(), &pkt, &meta));
-                }
-            } else {
-                let valid = match checksums {
-                    Checksums::Off => true,
-                    Checksums::On => pkt.checksums_ok(),
-                    Checksums::Auto(seen, bad) => {
-                        let ok = pkt.checksums_ok();
-                        let (seen, bad) = (seen + 1, bad + u64::from(!ok));
-                        checksums = if seen < CHECKSUM_SAMPLE {
-                            Checksums::Auto(seen, bad)
-                        } else if bad * 10 > seen {
-                            tracing::info!(
-                                worker = index,
-                                "{bad} of the first {seen} packets have bad checksums \
-                                 (offloading?): checksum validation off"
-                            );
-                            Checksums::Off
-                        } else {
-                            Checksums::On
-                        };
-                        ok
-                    }
-                };
-                if !valid {
-                    bad_checksums += 1;
-                } else {
-                    let flow = flows.track(&pkt, meta.ts_ns);
-                    let flow_ref = flow.as_ref().map(|(f, d)| (&**f, *d));
-                    let mut alerted = false;
-                    engine.inspect(&pkt, |rule| {
-                        summary.alerts += 1;
-                        alerted = true;
-                        sink.push(events::alert(rule, &pkt, &meta, flow_ref));
-                    });
-                    if alerted && let Some((f, _)) = flow {
-                        f.alerted = true;
-                    }
-                }
-            }
+            w.packet(&rec.meta, rec.data);
             n += 1;
             if n == BATCH {
                 break;
             }
         }
         consumer.release();
-        counters.packets.set(summary.packets);
-        counters.bytes.set(bytes);
-        counters.alerts.set(summary.alerts);
-        counters
-            .events
-            .set(sink.stats().events.load(Ordering::Relaxed));
-        counters.flows.set(flows.created());
-        counters.flows_active.set(flows.len() as u64);
-        counters.invalid_checksum.set(bad_checksums);
-        for (c, v) in counters.decode.iter().zip(decode_counts) {
-            c.set(v);
+        let s = w.x.stats;
+        let values = [
+            s.packets,
+            s.bytes,
+            s.alerts,
+            w.x.sink.stats().events.load(Ordering::Relaxed),
+            w.flows.created(),
+            w.flows.len() as u64,
+            w.flows.evicted,
+            s.invalid_checksum,
+            s.tcp_sessions,
+            s.tcp_untracked,
+            s.tcp_gaps,
+            s.fragments,
+            w.defrag.stats.reassembled,
+            s.app_flows[1],
+            s.app_flows[2],
+            s.app_flows[3],
+            s.app_parse_errors,
+            s.anomalies,
+            ring_corrupt,
+        ];
+        for (r, v) in refs.iter().zip(values) {
+            r.set(v);
         }
-        sink.tick(Instant::now());
+        for (r, v) in decode_refs.iter().zip(w.x.decode_counts) {
+            r.set(v);
+        }
+        w.x.sink.tick(Instant::now());
+        let now = w.x.now_ns;
+        let mut ended = Vec::new();
+        w.flows.sweep(now, |f, r| ended.push((f, r)));
+        for (f, r) in ended {
+            w.x.end_flow(f, r);
+        }
+        w.defrag.expire(now);
         if n == 0 {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -256,19 +975,17 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
                 WaitOutcome::Ready | WaitOutcome::TimedOut => {}
             }
         }
-        flows.sweep(now_ns, |f, reason| {
-            if want_flow {
-                sink.push(events::flow_end(&f, reason));
-            }
-        });
     }
-    flows.drain(|f, reason| {
-        if want_flow {
-            sink.push(events::flow_end(&f, reason));
-        }
-    });
-    summary.events = sink.stats().events.load(Ordering::Relaxed);
-    counters.events.set(summary.events);
-    sink.finish()?;
+    let mut ended = Vec::new();
+    w.flows.drain(|f, r| ended.push((f, r)));
+    for (f, r) in ended {
+        w.x.end_flow(f, r);
+    }
+    summary.packets = w.x.stats.packets;
+    summary.alerts = w.x.stats.alerts;
+    summary.events = w.x.sink.stats().events.load(Ordering::Relaxed);
+    refs[2].set(summary.alerts);
+    refs[3].set(summary.events);
+    w.x.sink.finish()?;
     Ok(summary)
 }

@@ -16,8 +16,10 @@ mod futex;
 
 pub mod counters;
 pub mod spsc;
+pub mod table;
 
 pub use counters::{CounterPage, CounterReader, CounterRef};
 pub use spsc::{
     Consumer, PacketMeta, Producer, Record, RingError, RingStatus, WaitOutcome, create, status,
 };
+pub use table::SharedTable;

@@ -6,7 +6,9 @@
 //! not loaded.
 
 pub mod addr;
+pub mod ast;
 pub mod classification;
+pub mod keywords;
 pub mod parse;
 
 use std::collections::{BTreeMap, HashMap};
@@ -15,86 +17,11 @@ use std::path::{Path, PathBuf};
 use meerkat_config::VarValue;
 
 pub use addr::{AddrExpr, PortExpr};
+pub use ast::*;
 pub use classification::Classification;
+pub use keywords::Names;
 
-/// Rule actions. In IDS mode `drop` and `reject` alert like `alert`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Alert,
-    Pass,
-    Drop,
-    Reject,
-}
-
-/// `->` or `<>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    ToDst,
-    Both,
-}
-
-/// The protocol field of the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Proto {
-    Ip,
-    Tcp,
-    Udp,
-    /// ICMP and ICMPv6.
-    Icmp,
-    Icmpv4,
-    Icmpv6,
-}
-
-impl Proto {
-    pub fn matches(self, ip_proto: u8) -> bool {
-        match self {
-            Proto::Ip => true,
-            Proto::Tcp => ip_proto == 6,
-            Proto::Udp => ip_proto == 17,
-            Proto::Icmp => ip_proto == 1 || ip_proto == 58,
-            Proto::Icmpv4 => ip_proto == 1,
-            Proto::Icmpv6 => ip_proto == 58,
-        }
-    }
-}
-
-/// A `content` match.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Content {
-    /// The bytes to find (lowercased when `nocase`).
-    pub pattern: Vec<u8>,
-    pub nocase: bool,
-    /// `content:!"..."`: the rule matches only if the bytes are absent.
-    pub negated: bool,
-}
-
-/// A loaded rule.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub action: Action,
-    pub proto: Proto,
-    pub src: AddrExpr,
-    pub sport: PortExpr,
-    pub direction: Direction,
-    pub dst: AddrExpr,
-    pub dport: PortExpr,
-    pub gid: u32,
-    pub sid: u64,
-    pub rev: u32,
-    pub msg: String,
-    pub classtype: Option<String>,
-    /// Classtype description (EVE `category`), empty when none.
-    pub category: String,
-    /// Priority (EVE `severity`).
-    pub severity: u32,
-    pub metadata: Vec<(String, String)>,
-    pub references: Vec<String>,
-    pub contents: Vec<Content>,
-    /// The rule's text, for EVE `rule` when asked.
-    pub text: String,
-    pub file: PathBuf,
-    pub line: usize,
-}
+use crate::app::AppProto;
 
 /// Why a rule was not loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,14 +74,11 @@ impl RuleContext {
 pub struct Loaded {
     pub rules: Vec<Rule>,
     pub problems: Vec<RuleProblem>,
+    /// Flowbit, flowint and xbit names used by the rules.
+    pub names: Names,
 }
 
-/// A problem while parsing one rule: (keyword at fault, reason).
-type Fail = (Option<String>, String);
-
-fn fail(kw: &str, reason: impl Into<String>) -> Fail {
-    (Some(kw.to_string()), reason.into())
-}
+use keywords::Fail;
 
 /// Decodes a content string: `abc|41 42|def` with hex between pipes.
 pub fn decode_content(s: &str) -> Result<Vec<u8>, String> {
@@ -197,16 +121,12 @@ pub fn decode_content(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn parse_number<T: std::str::FromStr>(kw: &str, v: Option<&str>) -> Result<T, Fail> {
-    let v = v.ok_or_else(|| fail(kw, "needs a value"))?;
-    parse::unquote(v)
-        .trim()
-        .parse()
-        .map_err(|_| fail(kw, format!("`{v}` is not a number")))
-}
-
 /// Parses one rule's text.
-pub fn parse_rule(text: &str, ctx: &RuleContext) -> Result<Rule, (Option<u64>, Fail)> {
+pub fn parse_rule(
+    text: &str,
+    ctx: &RuleContext,
+    names: &mut Names,
+) -> Result<Rule, (Option<u64>, Fail)> {
     let raw = parse::parse(text).map_err(|e| (None, (None, e)))?;
     // Find the sid first so that every problem can name it.
     let sid: Option<u64> = raw
@@ -215,10 +135,15 @@ pub fn parse_rule(text: &str, ctx: &RuleContext) -> Result<Rule, (Option<u64>, F
         .find(|o| o.keyword == "sid")
         .and_then(|o| o.value)
         .and_then(|v| parse::unquote(v).trim().parse().ok());
-    build(&raw, text, ctx).map_err(|f| (sid, f))
+    build(&raw, text, ctx, names).map_err(|f| (sid, f))
 }
 
-fn build(raw: &parse::RawRule<'_>, text: &str, ctx: &RuleContext) -> Result<Rule, Fail> {
+fn build(
+    raw: &parse::RawRule<'_>,
+    text: &str,
+    ctx: &RuleContext,
+    names: &mut Names,
+) -> Result<Rule, Fail> {
     let action = match raw.action {
         "alert" => Action::Alert,
         "pass" => Action::Pass,
@@ -226,16 +151,35 @@ fn build(raw: &parse::RawRule<'_>, text: &str, ctx: &RuleContext) -> Result<Rule
         "reject" | "rejectsrc" | "rejectdst" | "rejectboth" => Action::Reject,
         other => return Err((None, format!("unknown action `{other}`"))),
     };
-    let proto = match raw.proto.to_ascii_lowercase().as_str() {
+    let proto_name = raw.proto.to_ascii_lowercase();
+    let mut payload_source = PayloadSource::Any;
+    let mut app_proto = None;
+    let proto = match proto_name.as_str() {
         "ip" | "pkthdr" => Proto::Ip,
         "tcp" => Proto::Tcp,
+        "tcp-pkt" => {
+            payload_source = PayloadSource::Packet;
+            Proto::Tcp
+        }
+        "tcp-stream" => {
+            payload_source = PayloadSource::Stream;
+            Proto::Tcp
+        }
         "udp" => Proto::Udp,
         "icmp" => Proto::Icmp,
         "icmpv4" => Proto::Icmpv4,
         "icmpv6" => Proto::Icmpv6,
-        other => {
-            return Err((None, format!("protocol `{other}` is not supported")));
-        }
+        other => match AppProto::from_rule_proto(other) {
+            Some(p) => {
+                app_proto = Some(p);
+                // HTTP and TLS run on TCP; DNS on UDP or TCP.
+                match p {
+                    AppProto::Dns => Proto::Ip,
+                    _ => Proto::Tcp,
+                }
+            }
+            None => return Err((None, format!("protocol `{other}` is not supported"))),
+        },
     };
     let direction = match raw.direction {
         "->" => Direction::ToDst,
@@ -251,9 +195,11 @@ fn build(raw: &parse::RawRule<'_>, text: &str, ctx: &RuleContext) -> Result<Rule
     let dport = addr::parse_ports(raw.dport, &ctx.port_vars)
         .map_err(|e| (None, format!("destination port: {e}")))?;
 
-    let mut rule = Rule {
+    let rule = Rule {
         action,
         proto,
+        app_proto,
+        payload_source,
         src,
         sport,
         direction,
@@ -268,91 +214,126 @@ fn build(raw: &parse::RawRule<'_>, text: &str, ctx: &RuleContext) -> Result<Rule
         severity: classification::DEFAULT_PRIORITY,
         metadata: Vec::new(),
         references: Vec::new(),
-        contents: Vec::new(),
+        flow: FlowOpts::default(),
+        header: Vec::new(),
+        payload: MatchList::default(),
+        buffers: Vec::new(),
+        base64_data: None,
+        flowbits: Vec::new(),
+        flowints: Vec::new(),
+        xbits: Vec::new(),
+        tls: Vec::new(),
+        threshold: None,
+        detection_filter: None,
+        noalert: false,
+        target: None,
+        fast: None,
+        vars: 0,
         text: text.to_string(),
         file: PathBuf::new(),
         line: 0,
     };
+    let mut b = keywords::Builder::new(rule, ctx, names, app_proto);
     let mut have_sid = false;
-    let mut priority: Option<u32> = None;
     for opt in &raw.options {
-        let kw = opt.keyword;
-        let v = opt.value;
-        match kw {
-            "msg" => rule.msg = parse::unquote(v.ok_or_else(|| fail(kw, "needs a value"))?),
-            "sid" => {
-                rule.sid = parse_number(kw, v)?;
-                have_sid = true;
-            }
-            "rev" => rule.rev = parse_number(kw, v)?,
-            "gid" => rule.gid = parse_number(kw, v)?,
-            "priority" => priority = Some(parse_number(kw, v)?),
-            "classtype" => {
-                let name = parse::unquote(v.ok_or_else(|| fail(kw, "needs a value"))?);
-                let (desc, prio) = ctx
-                    .classification
-                    .get(name.trim())
-                    .ok_or_else(|| fail(kw, format!("unknown classtype `{name}`")))?;
-                rule.category = desc.to_string();
-                rule.severity = prio;
-                rule.classtype = Some(name.trim().to_string());
-            }
-            "reference" => {
-                let r = parse::unquote(v.ok_or_else(|| fail(kw, "needs a value"))?);
-                let (kind, val) = r
-                    .split_once(',')
-                    .ok_or_else(|| fail(kw, "expected type,value"))?;
-                rule.references
-                    .push(format!("{}|{}", kind.trim(), val.trim()));
-            }
-            "metadata" => {
-                let m = parse::unquote(v.ok_or_else(|| fail(kw, "needs a value"))?);
-                for item in m.split(',') {
-                    let item = item.trim();
-                    if item.is_empty() {
-                        continue;
-                    }
-                    let (k, val) = item.split_once(' ').unwrap_or((item, ""));
-                    rule.metadata
-                        .push((k.trim().to_string(), val.trim().to_string()));
-                }
-            }
-            "content" => {
-                let v = v.ok_or_else(|| fail(kw, "needs a value"))?.trim();
-                let (negated, v) = match v.strip_prefix('!') {
-                    Some(rest) => (true, rest.trim()),
-                    None => (false, v),
-                };
-                if !(v.starts_with('"') && v.ends_with('"') && v.len() >= 2) {
-                    return Err(fail(kw, "the value must be quoted"));
-                }
-                let pattern = decode_content(&parse::unquote(v)).map_err(|e| fail(kw, e))?;
-                rule.contents.push(Content {
-                    pattern,
-                    nocase: false,
-                    negated,
-                });
-            }
-            "nocase" => {
-                let c = rule
-                    .contents
-                    .last_mut()
-                    .ok_or_else(|| fail(kw, "must follow a content"))?;
-                c.nocase = true;
-                c.pattern.make_ascii_lowercase();
-            }
-            other => {
-                return Err(fail(other, "keyword not supported"));
-            }
+        if opt.keyword == "sid" {
+            have_sid = true;
         }
+        b.option(opt.keyword, opt.value)?;
     }
+    let mut rule = b.finish()?;
     if !have_sid {
         return Err((None, "no sid".to_string()));
     }
-    if let Some(p) = priority {
-        rule.severity = p;
-    }
+    check_lists(&rule)?;
+    rule.fast = choose_fast_pattern(&rule);
     Ok(rule)
+}
+
+/// Checks that hold across keywords.
+fn check_lists(rule: &Rule) -> Result<(), Fail> {
+    for b in &rule.buffers {
+        if b.list.is_empty() {
+            return Err((
+                Some(b.def.name.to_string()),
+                "selects a buffer but matches nothing in it".to_string(),
+            ));
+        }
+    }
+    let lists = std::iter::once(&rule.payload)
+        .chain(rule.buffers.iter().map(|b| &b.list))
+        .chain(rule.base64_data.iter());
+    for l in lists {
+        for m in &l.items {
+            if let Match::Content(c) = m
+                && c.startswith
+                && (c.offset.is_some() || c.depth.is_some() || c.relative())
+            {
+                {
+                    return Err((
+                        Some("startswith".to_string()),
+                        "cannot be combined with offset, depth, distance or within".to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    let fast = l_count_fast(rule);
+    if fast > 1 {
+        return Err((
+            Some("fast_pattern".to_string()),
+            "given more than once".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn l_count_fast(rule: &Rule) -> usize {
+    std::iter::once(&rule.payload)
+        .chain(rule.buffers.iter().map(|b| &b.list))
+        .flat_map(|l| l.items.iter())
+        .filter(|m| matches!(m, Match::Content(c) if c.fast_pattern))
+        .count()
+}
+
+/// Picks the content the prefilter searches for: the one marked `fast_pattern`, else the
+/// longest positive content, preferring a sticky buffer's (rarer) over the payload's.
+/// Transformed buffers cannot be prefiltered on the raw buffer: they are skipped.
+fn choose_fast_pattern(rule: &Rule) -> Option<FastPattern> {
+    let mut best: Option<(usize, FastPattern)> = None;
+    let mut consider = |list: ListRef, items: &[Match], transformed: bool| {
+        for (i, m) in items.iter().enumerate() {
+            let Match::Content(c) = m else { continue };
+            if c.negated || transformed {
+                continue;
+            }
+            let bytes = match c.fast_chop {
+                Some((o, l)) => c.pattern[usize::from(o)..usize::from(o) + usize::from(l)].to_vec(),
+                None => c.pattern.clone(),
+            };
+            let score = if c.fast_pattern {
+                usize::MAX
+            } else {
+                bytes.len() * 4 + usize::from(list != ListRef::Payload)
+            };
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((
+                    score,
+                    FastPattern {
+                        list,
+                        item: i,
+                        bytes,
+                        nocase: c.nocase,
+                    },
+                ));
+            }
+        }
+    };
+    consider(ListRef::Payload, &rule.payload.items, false);
+    for (i, b) in rule.buffers.iter().enumerate() {
+        consider(ListRef::Buffer(i), &b.list.items, !b.transforms.is_empty());
+    }
+    best.map(|(_, f)| f)
 }
 
 /// Loads rule files. A file that cannot be read is an error; problems with single rules
@@ -377,7 +358,7 @@ fn load_text(
     by_id: &mut HashMap<(u32, u64), usize>,
 ) {
     for (line, rule_text) in parse::logical_lines(text) {
-        match parse_rule(&rule_text, ctx) {
+        match parse_rule(&rule_text, ctx, &mut loaded.names) {
             Ok(mut rule) => {
                 rule.file = path.to_path_buf();
                 rule.line = line;
@@ -435,11 +416,19 @@ mod tests {
         tests_ctx()
     }
 
+    fn first_content(l: &MatchList) -> &Content {
+        match &l.items[0] {
+            Match::Content(c) => c,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn parses_a_full_rule() {
         let r = parse_rule(
             r#"alert tcp $HOME_NET any -> $EXTERNAL_NET $HTTP_PORTS (msg:"ET TEST \"x\""; content:"GET|20|/"; nocase; content:!"bad"; classtype:trojan-activity; reference:url,example.com/x; metadata:created_at 2020_01_01, tag Foo; sid:2000001; rev:3;)"#,
             &ctx(),
+            &mut Names::default(),
         )
         .unwrap();
         assert_eq!(r.sid, 2000001);
@@ -447,9 +436,10 @@ mod tests {
         assert_eq!(r.msg, "ET TEST \"x\"");
         assert_eq!(r.category, "A Network Trojan was detected");
         assert_eq!(r.severity, 1);
-        assert_eq!(r.contents[0].pattern, b"get /");
-        assert!(r.contents[0].nocase);
-        assert!(r.contents[1].negated);
+        let c = first_content(&r.payload);
+        assert_eq!(c.pattern, b"get /");
+        assert!(c.nocase);
+        assert!(matches!(&r.payload.items[1], Match::Content(c) if c.negated));
         assert_eq!(r.references, vec!["url|example.com/x"]);
         assert_eq!(
             r.metadata,
@@ -458,6 +448,69 @@ mod tests {
                 ("tag".to_string(), "Foo".to_string())
             ]
         );
+        // The longest positive content is the fast pattern.
+        assert_eq!(r.fast.as_ref().unwrap().bytes, b"get /");
+    }
+
+    #[test]
+    fn sticky_buffers_and_modifiers() {
+        let mut names = Names::default();
+        let r = parse_rule(
+            r#"alert http any any -> any any (flow:established,to_server; http.method; content:"POST"; http.uri; content:"/login"; startswith; content:"x"; distance:0; pkt_data; content:"ua"; http_user_agent; fast_pattern; pcre:"/abc/Ui"; urilen:>5; flowbits:set,a|b; sid:1;)"#,
+            &ctx(),
+            &mut names,
+        )
+        .unwrap();
+        assert_eq!(r.app_proto, Some(AppProto::Http));
+        assert!(r.payload.is_empty());
+        let names_of: Vec<&str> = r.buffers.iter().map(|b| b.def.name).collect();
+        assert_eq!(names_of, ["http.method", "http.uri", "http.user_agent"]);
+        assert_eq!(
+            r.buffers[1].list.items.len(),
+            3,
+            "two contents and the /U pcre"
+        );
+        assert!(r.buffers[1].list.bsize.is_some());
+        assert_eq!(r.fast.as_ref().unwrap().list, ListRef::Buffer(2));
+        assert_eq!(r.flowbits, vec![FlowbitCmd::Set(vec![0, 1])]);
+        assert_eq!(names.flowbits, ["a", "b"]);
+        assert_eq!(r.flow.to_server, Some(true));
+    }
+
+    #[test]
+    fn keyword_errors() {
+        let bad = [
+            (
+                "alert tcp any any -> any any (content:\"abc\"; within:2; sid:1;)",
+                "within",
+            ),
+            ("alert tcp any any -> any any (nocase; sid:1;)", "nocase"),
+            (
+                "alert tcp any any -> any any (http.uri; sid:1;)",
+                "http.uri",
+            ),
+            (
+                "alert dns any any -> any any (http.uri; content:\"x\"; sid:1;)",
+                "http.uri",
+            ),
+            (
+                "alert tcp any any -> any any (byte_test:9,=,1,0; sid:1;)",
+                "byte_test",
+            ),
+            (
+                "alert tcp any any -> any any (pcre:\"/(/\"; sid:1;)",
+                "pcre",
+            ),
+            ("alert tcp any any -> any any (dsize:>; sid:1;)", "dsize"),
+            (
+                "alert tcp any any -> any any (to_lowercase; content:\"x\"; sid:1;)",
+                "to_lowercase",
+            ),
+        ];
+        for (text, kw) in bad {
+            let e = parse_rule(text, &ctx(), &mut Names::default()).unwrap_err();
+            assert_eq!(e.1.0.as_deref(), Some(kw), "{text}: {e:?}");
+        }
     }
 
     #[test]

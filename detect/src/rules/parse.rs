@@ -83,12 +83,13 @@ fn header_tokens(h: &str) -> Result<Vec<&str>, String> {
     Ok(out)
 }
 
-/// Splits the option body at `;` outside quotes (and not escaped).
+/// Splits the option body at every `;` that is not escaped with a backslash. Quotes do
+/// not protect a `;` (Suricata requires `\;` inside values too), and a value may hold a
+/// bare `"` (some regexes do).
 fn split_options(body: &str) -> Result<Vec<RawOption<'_>>, String> {
     let mut out = Vec::new();
     let bytes = body.as_bytes();
     let mut start = 0;
-    let mut in_quote = false;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -96,17 +97,13 @@ fn split_options(body: &str) -> Result<Vec<RawOption<'_>>, String> {
                 i += 2;
                 continue;
             }
-            b'"' => in_quote = !in_quote,
-            b';' if !in_quote => {
+            b';' => {
                 push_option(&body[start..i], &mut out)?;
                 start = i + 1;
             }
             _ => {}
         }
         i += 1;
-    }
-    if in_quote {
-        return Err("unterminated quote in the options".to_string());
     }
     let tail = body[start.min(body.len())..].trim();
     if !tail.is_empty() {
@@ -205,7 +202,7 @@ mod tests {
     #[test]
     fn tokenizes() {
         let r = parse(
-            r#"alert tcp [1.1.1.1, 2.2.2.2] any -> $HOME_NET 80 (msg:"a \"quoted\"; thing"; content:"x|3b|y"; nocase; sid:1;)"#,
+            r#"alert tcp [1.1.1.1, 2.2.2.2] any -> $HOME_NET 80 (msg:"a \"quoted\"\; thing"; content:"x|3b|y"; nocase; sid:1;)"#,
         )
         .unwrap();
         assert_eq!(r.action, "alert");
@@ -227,7 +224,7 @@ mod tests {
     fn errors() {
         assert!(parse("alert tcp any any -> any any").is_err());
         assert!(parse("alert tcp any any any any (sid:1;)").is_err());
-        assert!(parse(r#"alert tcp any any -> any any (msg:"x; sid:1;)"#).is_err());
+        assert!(parse(r#"alert tcp any any -> any any (msg:"x"; sid:1"#).is_err());
         assert!(parse("alert tcp any any -> any any (sid:1)").is_err());
         assert!(parse("alert tcp any any -> any any (sid:1;) junk").is_err());
     }

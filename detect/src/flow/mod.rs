@@ -1,22 +1,35 @@
-//! Flows: packets of one conversation, keyed symmetrically.
+//! Flows: the packets of one conversation, keyed symmetrically.
 //!
-//! A flow is keyed by (protocol, the two endpoints in canonical order, VLAN ids); the
-//! endpoint of the first packet seen is the client ("to_server" is client -> server).
-//! Each flow gets a `flow_id` for EVE, counts packets and bytes per direction, and ends
-//! when it has been idle for its protocol's timeout (packet time) or when the worker
-//! stops, producing an EVE `flow` record.
+//! A flow is keyed by (protocol, the two endpoints in canonical order, VLAN ids). The
+//! endpoint that sent the first packet is the client ("to_server" is client -> server),
+//! except that a TCP flow whose first packet is a SYN/ACK is oriented the other way (the
+//! sender of a SYN/ACK is the server), as Suricata does. A flow is "established" once
+//! its TCP handshake completed (or it was picked up midstream), or, for other protocols,
+//! once packets went both ways. Flows end after an idle timeout of packet time (per
+//! protocol and state, Suricata's `flow-timeouts` defaults) or when the worker stops.
+//!
+//! Memory is bounded: at most [`MAX_FLOWS`] flows; beyond that the least recently seen
+//! flows are ended early ("emergency" eviction) and counted.
+
+pub mod defrag;
+pub mod tcp;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::decode::{MAX_VLAN_LAYERS, Packet};
+use crate::app::{AppProto, AppState};
+use crate::decode::{L4, MAX_VLAN_LAYERS, Packet};
+use crate::engine::{FlowVars, TxDetect};
 
-/// Idle time after which a flow ends, ns (Suricata's `flow-timeouts` defaults:
-/// TCP established 600 s, UDP 300 s, others 300 s; new flows 30 s).
+/// Flows held at most per worker.
+pub const MAX_FLOWS: usize = 1 << 20;
+
+/// Idle time after which a flow ends, ns (Suricata's `flow-timeouts` defaults).
 const TIMEOUT_NEW_NS: u64 = 30 * 1_000_000_000;
 const TIMEOUT_ESTABLISHED_NS: u64 = 300 * 1_000_000_000;
 const TIMEOUT_TCP_ESTABLISHED_NS: u64 = 600 * 1_000_000_000;
-const TIMEOUT_TCP_CLOSED_NS: u64 = 10 * 1_000_000_000;
+const TIMEOUT_TCP_CLOSED_NS: u64 = 60 * 1_000_000_000;
+const TIMEOUT_ICMP_ESTABLISHED_NS: u64 = 300 * 1_000_000_000;
 /// Packet time between sweeps for ended flows.
 const SWEEP_EVERY_NS: u64 = 1_000_000_000;
 
@@ -50,8 +63,23 @@ impl FlowKey {
     }
 }
 
+/// Application-layer state of a flow.
+#[derive(Debug, Default)]
+pub struct AppFlow {
+    pub proto: AppProto,
+    pub state: Option<Box<dyn AppState>>,
+    /// Protocol detection is over (found, or given up).
+    pub detection_done: bool,
+    /// Bytes seen per direction while detecting.
+    pub probed: [usize; 2],
+    /// Engine state of the live transactions (by id).
+    pub txs: Vec<TxDetect>,
+    /// Transactions below this id are done and freed.
+    pub next_free: u64,
+}
+
 /// State of one flow.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Flow {
     pub id: u64,
     pub proto: u8,
@@ -68,40 +96,57 @@ pub struct Flow {
     pub tcp_flags_ts: u8,
     pub tcp_flags_tc: u8,
     pub alerted: bool,
+    /// Detection variables (flowbits, flowints, pass).
+    pub vars: FlowVars,
+    /// The TCP session, when tracked.
+    pub tcp: Option<Box<tcp::Session>>,
+    /// TCP packets were seen but the session could not be tracked (no handshake).
+    pub tcp_untracked: bool,
+    pub app: AppFlow,
     /// Whether the client side is `lo` of the key.
     client_is_lo: bool,
 }
 
 impl Flow {
-    fn timeout_ns(&self) -> u64 {
-        let both_ways = self.pkts_toclient > 0;
-        if self.proto == 6 {
-            let flags = self.tcp_flags_ts | self.tcp_flags_tc;
-            if flags & 0x04 != 0 || (self.tcp_flags_ts & 0x01 != 0 && self.tcp_flags_tc & 0x01 != 0)
-            {
-                return TIMEOUT_TCP_CLOSED_NS;
-            }
-            if both_ways {
-                return TIMEOUT_TCP_ESTABLISHED_NS;
-            }
-            return TIMEOUT_NEW_NS;
+    /// Whether the flow counts as established for `flow:established`.
+    pub fn established(&self) -> bool {
+        match &self.tcp {
+            Some(s) => s.established(),
+            None if self.proto == 6 => false,
+            None => self.pkts_toserver > 0 && self.pkts_toclient > 0,
         }
-        if both_ways {
-            TIMEOUT_ESTABLISHED_NS
-        } else {
-            TIMEOUT_NEW_NS
+    }
+
+    fn timeout_ns(&self) -> u64 {
+        let both_ways = self.pkts_toclient > 0 && self.pkts_toserver > 0;
+        match self.proto {
+            6 => match &self.tcp {
+                Some(s) if s.state == tcp::State::Closed => TIMEOUT_TCP_CLOSED_NS,
+                Some(s) if s.established() => TIMEOUT_TCP_ESTABLISHED_NS,
+                _ => TIMEOUT_NEW_NS,
+            },
+            1 | 58 if both_ways => TIMEOUT_ICMP_ESTABLISHED_NS,
+            _ if both_ways => TIMEOUT_ESTABLISHED_NS,
+            _ => TIMEOUT_NEW_NS,
         }
     }
 
     /// EVE flow `state`.
     pub fn state(&self) -> &'static str {
-        let flags = self.tcp_flags_ts | self.tcp_flags_tc;
-        if self.proto == 6 && (flags & 0x04 != 0 || flags & 0x01 != 0) {
-            "closed"
-        } else if self.pkts_toclient > 0 {
-            "established"
-        } else {
-            "new"
+        match &self.tcp {
+            Some(s) if s.state == tcp::State::Closed => "closed",
+            Some(s) if s.established() => "established",
+            Some(_) => "new",
+            None if self.pkts_toclient > 0 && self.pkts_toserver > 0 => "established",
+            None => "new",
+        }
+    }
+
+    /// Stream bytes per direction (to_server, to_client), for `stream_size`.
+    pub fn stream_bytes(&self) -> (u64, u64) {
+        match &self.tcp {
+            Some(s) => (s.sides[0].stream_bytes(), s.sides[1].stream_bytes()),
+            None => (0, 0),
         }
     }
 }
@@ -111,6 +156,8 @@ impl Flow {
 pub enum EndReason {
     Timeout,
     Shutdown,
+    /// Evicted to stay within the flow table's bound.
+    Forced,
 }
 
 impl EndReason {
@@ -118,6 +165,7 @@ impl EndReason {
         match self {
             EndReason::Timeout => "timeout",
             EndReason::Shutdown => "shutdown",
+            EndReason::Forced => "forced",
         }
     }
 }
@@ -129,6 +177,7 @@ pub struct FlowTable {
     next_sweep_ns: u64,
     worker: u64,
     created: u64,
+    pub evicted: u64,
 }
 
 impl FlowTable {
@@ -143,25 +192,51 @@ impl FlowTable {
         self.flows.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
     /// Flows created so far.
     pub fn created(&self) -> u64 {
         self.created
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.flows.is_empty()
-    }
-
     /// Finds or creates the flow of `p` and counts the packet. Returns the flow and
-    /// whether the packet goes client -> server.
-    pub fn track(&mut self, p: &Packet<'_>, ts_ns: u64) -> Option<(&mut Flow, bool)> {
+    /// whether the packet goes client -> server. `evicted` receives flows ended to make
+    /// room.
+    pub fn track(
+        &mut self,
+        p: &Packet<'_>,
+        ts_ns: u64,
+        mut evicted: impl FnMut(Flow, EndReason),
+    ) -> Option<(&mut Flow, bool)> {
         let (key, lo_first) = FlowKey::of(p)?;
         let ip = p.ip?;
+        if !self.flows.contains_key(&key) && self.flows.len() >= MAX_FLOWS {
+            // Emergency: end the 1/16 of flows idle the longest (amortised O(1) per flow).
+            let mut ages: Vec<(u64, FlowKey)> =
+                self.flows.iter().map(|(k, f)| (f.last_ns, *k)).collect();
+            let n = (ages.len() / 16).max(1);
+            ages.select_nth_unstable_by_key(n - 1, |(t, _)| *t);
+            for (_, k) in &ages[..n] {
+                if let Some(f) = self.flows.remove(k) {
+                    self.evicted += 1;
+                    evicted(f, EndReason::Forced);
+                }
+            }
+        }
         let (sp, dp) = p.ports();
         let worker = self.worker;
         let created = &mut self.created;
         let flow = self.flows.entry(key).or_insert_with(|| {
             *created += 1;
+            // A SYN/ACK comes from the server: orient the flow the other way.
+            let syn_ack = matches!(p.l4, L4::Tcp { flags, .. } if flags & 0x12 == 0x12);
+            let (client, server, client_is_lo) = if syn_ack {
+                ((ip.dst, dp), (ip.src, sp), !lo_first)
+            } else {
+                ((ip.src, sp), (ip.dst, dp), lo_first)
+            };
             // Unique per worker and flow, JSON-safe (below 2^53), never 0.
             let id = ((ts_ns ^ (*created).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & ((1 << 47) - 1))
                 << 4
@@ -169,8 +244,8 @@ impl FlowTable {
             Flow {
                 id: id.max(1),
                 proto: ip.proto,
-                client: (ip.src, sp),
-                server: (ip.dst, dp),
+                client,
+                server,
                 vlan: p.vlan,
                 vlan_len: p.vlan_len,
                 start_ns: ts_ns,
@@ -182,7 +257,11 @@ impl FlowTable {
                 tcp_flags_ts: 0,
                 tcp_flags_tc: 0,
                 alerted: false,
-                client_is_lo: lo_first,
+                vars: FlowVars::default(),
+                tcp: None,
+                tcp_untracked: false,
+                app: AppFlow::default(),
+                client_is_lo,
             }
         });
         let to_server = lo_first == flow.client_is_lo;
@@ -250,13 +329,13 @@ mod tests {
         let mut id = None;
         for f in &frames {
             let (p, _) = decode(LINKTYPE_ETHERNET, &f.data);
-            let (flow, to_server) = t.track(&p, f.ts_ns).unwrap();
+            let (flow, to_server) = t.track(&p, f.ts_ns, |_, _| {}).unwrap();
             assert_eq!(to_server, p.ports().1 == 80);
             assert_eq!(*id.get_or_insert(flow.id), flow.id);
         }
         assert_eq!(t.len(), 1);
         let mut ended = Vec::new();
-        t.sweep(frames.last().unwrap().ts_ns + 11_000_000_000, |f, r| {
+        t.sweep(frames.last().unwrap().ts_ns + 31_000_000_000, |f, r| {
             ended.push((f, r))
         });
         assert_eq!(ended.len(), 1);
@@ -264,6 +343,21 @@ mod tests {
         assert_eq!(*r, EndReason::Timeout);
         assert_eq!(f.pkts_toserver + f.pkts_toclient, frames.len() as u64);
         assert_eq!(f.client.1, 1234);
-        assert_eq!(f.state(), "closed");
+    }
+
+    #[test]
+    fn syn_ack_first_makes_the_sender_the_server() {
+        let mut s = TcpSession::new(
+            "10.0.0.1:1234".parse().unwrap(),
+            "10.0.0.2:80".parse().unwrap(),
+            1_000,
+        );
+        s.handshake();
+        let frames = s.into_frames();
+        let mut t = FlowTable::new(0);
+        let (p, _) = decode(LINKTYPE_ETHERNET, &frames[1].data); // the SYN/ACK
+        let (flow, to_server) = t.track(&p, 1, |_, _| {}).unwrap();
+        assert!(!to_server);
+        assert_eq!(flow.server.1, 80);
     }
 }

@@ -1,0 +1,196 @@
+//! Application-layer protocols: the contract between the engine and each protocol.
+//!
+//! Each protocol lives in its own directory (`app/<proto>/{mod.rs, parser.rs, state.rs,
+//! detect.rs, logger.rs}`) and plugs in through three small traits:
+//!
+//! - [`Protocol`]: a static descriptor — its name, how to recognise it from the first bytes
+//!   of either direction ([`Protocol::probe`]), the ports it is usually on (a hint only:
+//!   detection is by content), and a constructor for per-flow state.
+//! - [`AppState`]: one flow's parser state. The engine feeds it bytes in order, per
+//!   direction: for TCP the reassembled stream (possibly in several calls per segment), for
+//!   UDP one datagram per call. Gaps and the end of a direction are announced. Parsing is
+//!   streaming: "incomplete, need more" is normal, not malformed.
+//! - [`Transaction`]: a request/response pair (HTTP), a query/answer (DNS), a handshake
+//!   (TLS). It exposes inspection buffers by [`BufferId`] (see [`buffers`]) for the
+//!   sticky-buffer keywords, its progress per direction, and its EVE record.
+//!
+//! The engine decides when to inspect: it evaluates a rule against a transaction once none
+//! of the buffers the rule needs is [`Buf::NotYet`]; a rule needing an [`Buf::Absent`]
+//! buffer cannot match that transaction; [`Buf::Partial`] (a body still arriving) may be
+//! inspected now and again later. Each (rule, transaction) alerts at most once.
+//!
+//! Every parser bounds every count, length and loop with a named `MAX_*` constant; hitting
+//! a bound truncates, flags, and raises an anomaly ([`ParseOutput::anomaly`]).
+
+pub mod buffers;
+
+/// Every protocol Meerkat parses, in probing order.
+pub fn protocols() -> &'static [&'static dyn Protocol] {
+    &[]
+}
+
+pub use buffers::{BufferDef, BufferId};
+
+use meerkat_proto::events::{Dns, Http, Tls};
+
+/// Application protocols the engine knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum AppProto {
+    /// Not (yet) recognised.
+    #[default]
+    Unknown = 0,
+    Http = 1,
+    Dns = 2,
+    Tls = 3,
+    /// Detection gave up on this flow.
+    Failed = 255,
+}
+
+impl AppProto {
+    /// EVE `app_proto` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppProto::Unknown => "",
+            AppProto::Http => "http",
+            AppProto::Dns => "dns",
+            AppProto::Tls => "tls",
+            AppProto::Failed => "failed",
+        }
+    }
+
+    /// The protocol a rule header names (`alert http ...`), if it is an app-layer one
+    /// Meerkat parses.
+    pub fn from_rule_proto(s: &str) -> Option<AppProto> {
+        match s {
+            "http" | "http1" => Some(AppProto::Http),
+            "dns" => Some(AppProto::Dns),
+            "tls" => Some(AppProto::Tls),
+            _ => None,
+        }
+    }
+}
+
+/// Direction of data within a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dir {
+    ToServer = 0,
+    ToClient = 1,
+}
+
+impl Dir {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn other(self) -> Dir {
+        match self {
+            Dir::ToServer => Dir::ToClient,
+            Dir::ToClient => Dir::ToServer,
+        }
+    }
+}
+
+/// The transport the bytes arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+/// What a probe of the first bytes of a direction says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// This is the protocol.
+    Match,
+    /// This is not the protocol.
+    NoMatch,
+    /// Too few bytes to tell.
+    NeedMore,
+}
+
+/// A static protocol descriptor.
+pub trait Protocol: Sync + std::fmt::Debug {
+    fn proto(&self) -> AppProto;
+    /// Recognises the protocol from the first bytes seen in `dir` (`data` holds everything
+    /// seen so far in that direction, up to a bound the engine chooses).
+    fn probe(&self, transport: Transport, dir: Dir, data: &[u8]) -> Probe;
+    /// Ports the protocol is usually found on (a hint for the order of probing only).
+    fn default_ports(&self) -> &'static [u16];
+    /// Fresh per-flow state.
+    fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
+}
+
+/// What a parser reports back from a call.
+#[derive(Debug, Default)]
+pub struct ParseOutput {
+    /// Anomalies (EVE `anomaly` with type `applayer`): Suricata-style event names such as
+    /// `http.request_header_too_long`.
+    pub anomalies: Vec<&'static str>,
+    /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
+    /// the engine stops feeding it.
+    pub failed: bool,
+}
+
+impl ParseOutput {
+    pub fn anomaly(&mut self, name: &'static str) {
+        self.anomalies.push(name);
+    }
+}
+
+/// One flow's application-layer state.
+pub trait AppState: Send + std::fmt::Debug {
+    /// Consumes the next bytes of `dir`, in order.
+    fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput);
+    /// `len` bytes of `dir` are missing (a gap in the TCP stream).
+    fn gap(&mut self, dir: Dir, len: u64, out: &mut ParseOutput);
+    /// No more data will come in `dir` (FIN, RST, or the flow ended).
+    fn eof(&mut self, dir: Dir, out: &mut ParseOutput);
+    /// Number of live transactions.
+    fn tx_count(&self) -> usize;
+    /// Live transaction `index` (0 = oldest live one).
+    fn tx(&self, index: usize) -> Option<&dyn Transaction>;
+    /// Frees the transactions with id below `id` (the engine is done with them: inspected
+    /// and logged).
+    fn free_below(&mut self, id: u64);
+}
+
+/// Availability of an inspection buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buf<'a> {
+    /// The buffer's final bytes.
+    Ready(&'a [u8]),
+    /// Bytes so far; more may follow (a body being received).
+    Partial(&'a [u8]),
+    /// Not available yet (the part of the message that holds it has not been parsed).
+    NotYet,
+    /// Will never exist in this transaction (e.g. no such header).
+    Absent,
+}
+
+/// The EVE record of a transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppRecord {
+    Http(Http),
+    Dns(Dns),
+    Tls(Tls),
+}
+
+/// One transaction of a flow.
+pub trait Transaction: std::fmt::Debug {
+    /// Id within the flow: 0, 1, 2, ... (EVE `tx_id`).
+    fn id(&self) -> u64;
+    /// Whether the direction's part of the transaction is complete.
+    fn complete(&self, dir: Dir) -> bool;
+    /// How far the direction's part has got: a number that grows whenever a buffer of
+    /// that direction becomes available or final (e.g. HTTP request: 1 request line,
+    /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again
+    /// only when this changes, so a body growing chunk by chunk need not bump it.
+    fn progress(&self, dir: Dir) -> u8;
+    /// Inspection buffer `id`. Multi-buffers (several DNS queries, several certificate
+    /// names) have items `index` 0, 1, ...; single buffers only have item 0. An index past
+    /// the last item is `Absent`.
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_>;
+    /// The transaction's EVE record (for its own `http`/`dns`/`tls` event and inside
+    /// alerts). `None` when there is nothing to log yet.
+    fn record(&self) -> Option<AppRecord>;
+}

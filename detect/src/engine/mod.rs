@@ -1,0 +1,878 @@
+//! The rule engine: which rules match a packet, a stream chunk, or an app-layer
+//! transaction.
+//!
+//! # Grouping and prefilter
+//!
+//! Rules are grouped by transport (TCP, UDP, ICMP, other) for packet and stream
+//! inspection, and by app-layer protocol and buffer for transaction inspection. Each group
+//! has one multi-pattern prefilter ([`mpm`]) over its rules' fast patterns; scanning a
+//! buffer yields the candidate rules, and only candidates (plus the few rules that have no
+//! fast pattern) are evaluated in full. Candidates are evaluated in load order, so that a
+//! rule that sets a flowbit is seen by later rules on the same packet, as in Suricata.
+//!
+//! # Payload semantics
+//!
+//! A TCP rule's payload keywords inspect the reassembled stream when the session is
+//! tracked (the packet's own payload is then not inspected separately), and the packet
+//! payload otherwise; `tcp-pkt`/`flow:no_stream`/`dsize` rules only inspect packets and
+//! `tcp-stream`/`flow:only_stream` rules only the stream. Sticky-buffer rules inspect
+//! transactions, each (rule, transaction) alerting at most once.
+
+pub mod matcher;
+pub mod mpm;
+pub mod state;
+
+use std::net::IpAddr;
+
+use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
+use crate::decode::{L4, Packet};
+use crate::rules::{
+    Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HeaderMatch, IntOperand, ListRef, Names,
+    NumCmp, NumCmpOp, PayloadSource, Proto, Rule, TlsCheck, Transform, XbitOp,
+};
+use matcher::List;
+use mpm::{Mpm, MpmBuilder};
+pub use state::{DetectState, FlowVars, TxDetect};
+
+/// A compiled sticky-buffer list.
+#[derive(Debug)]
+struct BufList {
+    /// Buffer per direction (index = Dir).
+    ids: [Option<BufferId>; 2],
+    multi: bool,
+    transforms: Vec<Transform>,
+    list: List,
+    bsize: Option<NumCmp>,
+}
+
+/// A compiled rule.
+#[derive(Debug)]
+pub struct Sig {
+    pub rule: Rule,
+    payload: List,
+    buffers: Vec<BufList>,
+    base64: Option<List>,
+    /// The direction the rule inspects transactions in, if it says.
+    dir: Option<Dir>,
+    /// Whether the rule is evaluated on transactions (sticky buffers, TLS checks).
+    app: bool,
+    /// An IP-only rule (no ports, payload or packet keywords; at most `flowbits:set`):
+    /// like Suricata, it is checked on the first packet of each direction of a flow only.
+    ip_only: bool,
+}
+
+/// Suricata's IP-only rule test.
+fn is_ip_only(rule: &Rule) -> bool {
+    rule.app_proto.is_none()
+        && rule.payload.is_empty()
+        && rule.buffers.is_empty()
+        && rule.base64_data.is_none()
+        && rule.header.is_empty()
+        && rule.flow == crate::rules::FlowOpts::default()
+        && rule.payload_source == PayloadSource::Any
+        && rule
+            .flowbits
+            .iter()
+            .all(|c| matches!(c, FlowbitCmd::Set(_)))
+        && rule.flowints.is_empty()
+        && rule.xbits.is_empty()
+        && rule.tls.is_empty()
+        && rule.sport.is_any()
+        && rule.dport.is_any()
+}
+
+/// Transport classes of packet groups.
+const TCP: usize = 0;
+const UDP: usize = 1;
+const ICMP: usize = 2;
+const OTHER: usize = 3;
+
+fn class(ip_proto: u8) -> usize {
+    match ip_proto {
+        6 => TCP,
+        17 => UDP,
+        1 | 58 => ICMP,
+        _ => OTHER,
+    }
+}
+
+#[derive(Debug, Default)]
+struct PktGroup {
+    mpm: Option<Mpm>,
+    /// Rules evaluated on every packet of the class (no payload fast pattern).
+    always: Vec<u32>,
+}
+
+#[derive(Debug, Default)]
+struct AppGroup {
+    /// Per direction: (buffer, its prefilter).
+    mpms: [Vec<(BufferId, Mpm)>; 2],
+    /// Per direction: rules without a prefilterable pattern.
+    always: [Vec<u32>; 2],
+}
+
+/// The loaded ruleset, ready to match. Immutable and shared; per-worker mutable state
+/// lives in [`DetectState`].
+#[derive(Debug, Default)]
+pub struct Engine {
+    sigs: Vec<Sig>,
+    pkt: [PktGroup; 4],
+    app: [AppGroup; 4],
+    pub names: Names,
+}
+
+/// One match to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Index of the rule in the engine.
+    pub sig: u32,
+    /// The transaction, for app-layer matches.
+    pub tx: Option<u64>,
+    /// Whether the addresses matched the rule with source and destination swapped
+    /// (a `<>` rule matched backwards).
+    pub reversed: bool,
+}
+
+/// What a packet brings to inspection.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketView<'a> {
+    pub pkt: &'a Packet<'a>,
+    pub ts_ns: u64,
+    /// Flow direction of the packet: client -> server. None without a flow.
+    pub to_server: Option<bool>,
+    pub established: bool,
+    pub app_proto: AppProto,
+    /// The packet payload, when it is inspected on its own (not when a TCP segment went
+    /// into a tracked stream).
+    pub payload: Option<&'a [u8]>,
+    /// A stream chunk ready for inspection in the packet's direction.
+    pub stream: Option<&'a [u8]>,
+    /// Stream bytes seen so far (to_server, to_client), for `stream_size`.
+    pub stream_bytes: (u64, u64),
+    pub flow_id: u64,
+    /// The first packet of its flow direction (or a packet without a flow): IP-only
+    /// rules are checked on these.
+    pub first_in_direction: bool,
+    /// A pseudo packet made at flow end: only stream inspection applies to it.
+    pub pseudo: bool,
+}
+
+fn ip_key(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(a) => u128::from(u32::from(a)),
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+impl Engine {
+    /// Compiles rules; `names` are the flowbit/flowint/xbit names they use.
+    pub fn new(rules: Vec<Rule>, names: Names) -> Engine {
+        let mut e = Engine {
+            names,
+            ..Default::default()
+        };
+        let mut pkt_b: [MpmBuilder; 4] = Default::default();
+        let mut app_b: Vec<[std::collections::BTreeMap<BufferId, MpmBuilder>; 2]> =
+            (0..4).map(|_| Default::default()).collect();
+        for (i, rule) in rules.into_iter().enumerate() {
+            let id = i as u32;
+            let dir = match rule.flow.to_server {
+                Some(true) => Some(Dir::ToServer),
+                Some(false) => Some(Dir::ToClient),
+                None => None,
+            };
+            let buffers: Vec<BufList> = rule
+                .buffers
+                .iter()
+                .map(|b| BufList {
+                    ids: [b.def.to_server, b.def.to_client],
+                    multi: b.def.multi,
+                    transforms: b.transforms.clone(),
+                    list: List::compile(&b.list.items),
+                    bsize: b.list.bsize,
+                })
+                .collect();
+            let app = !rule.buffers.is_empty() || !rule.tls.is_empty();
+            // Register the rule in its groups.
+            if app {
+                let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
+                if let Some(g) = app_b.get_mut(proto) {
+                    for d in [Dir::ToServer, Dir::ToClient] {
+                        if dir.is_some_and(|rd| rd != d) {
+                            continue;
+                        }
+                        // A rule inspects a direction only if all its buffers exist there.
+                        if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
+                            continue;
+                        }
+                        match &rule.fast {
+                            Some(fp) => match fp.list {
+                                ListRef::Buffer(bi) => {
+                                    if let Some(bid) =
+                                        buffers.get(bi).and_then(|b| b.ids[d.index()])
+                                    {
+                                        g[d.index()]
+                                            .entry(bid)
+                                            .or_default()
+                                            .add(&fp.bytes, fp.nocase, id);
+                                    }
+                                }
+                                ListRef::Payload => e.app[proto].always[d.index()].push(id),
+                            },
+                            None => e.app[proto].always[d.index()].push(id),
+                        }
+                    }
+                }
+            } else {
+                let classes: &[usize] = match rule.proto {
+                    Proto::Tcp => &[TCP],
+                    Proto::Udp => &[UDP],
+                    Proto::Icmp | Proto::Icmpv4 | Proto::Icmpv6 => &[ICMP],
+                    Proto::Ip => &[TCP, UDP, ICMP, OTHER],
+                };
+                for &c in classes {
+                    match &rule.fast {
+                        Some(fp) if fp.list == ListRef::Payload => {
+                            pkt_b[c].add(&fp.bytes, fp.nocase, id)
+                        }
+                        _ => e.pkt[c].always.push(id),
+                    }
+                }
+            }
+            e.sigs.push(Sig {
+                ip_only: is_ip_only(&rule),
+                payload: List::compile(&rule.payload.items),
+                base64: rule.base64_data.as_ref().map(|l| List::compile(&l.items)),
+                buffers,
+                dir,
+                app,
+                rule,
+            });
+        }
+        for (c, b) in pkt_b.into_iter().enumerate() {
+            e.pkt[c].mpm = b.build();
+        }
+        for (p, dirs) in app_b.into_iter().enumerate() {
+            for (d, bufs) in dirs.into_iter().enumerate() {
+                for (bid, b) in bufs {
+                    if let Some(m) = b.build() {
+                        e.app[p].mpms[d].push((bid, m));
+                    }
+                }
+            }
+        }
+        e
+    }
+
+    pub fn len(&self) -> usize {
+        self.sigs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sigs.is_empty()
+    }
+
+    pub fn sig(&self, i: u32) -> &Sig {
+        &self.sigs[i as usize]
+    }
+
+    /// Whether any rule inspects transactions of `proto`.
+    pub fn has_app_rules(&self, proto: AppProto) -> bool {
+        self.app.get(proto as usize).is_some_and(|g| {
+            g.mpms.iter().any(|m| !m.is_empty()) || g.always.iter().any(|a| !a.is_empty())
+        })
+    }
+
+    /// Header match of `rule` on `p`: Some(reversed) when it matches.
+    fn header_matches(rule: &Rule, p: &Packet<'_>) -> Option<bool> {
+        let ip = p.ip?;
+        if !rule.proto.matches(ip.proto) {
+            return None;
+        }
+        let (sp, dp) = p.ports();
+        let fwd = rule.src.matches(&ip.src)
+            && rule.dst.matches(&ip.dst)
+            && rule.sport.matches(sp)
+            && rule.dport.matches(dp);
+        if fwd {
+            return Some(false);
+        }
+        if rule.direction == Direction::Both
+            && rule.src.matches(&ip.dst)
+            && rule.dst.matches(&ip.src)
+            && rule.sport.matches(dp)
+            && rule.dport.matches(sp)
+        {
+            return Some(true);
+        }
+        None
+    }
+
+    fn flow_opts_match(rule: &Rule, v: &PacketView<'_>) -> bool {
+        let f = &rule.flow;
+        if f.stateless {
+            return true;
+        }
+        if let Some(want) = f.to_server
+            && v.to_server != Some(want)
+        {
+            return false;
+        }
+        if let Some(est) = f.established
+            && v.established != est
+        {
+            return false;
+        }
+        if let Some(frag) = f.frag {
+            let is_frag = v.pkt.ip.is_some_and(|i| i.fragment.is_some());
+            if is_frag != frag {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn header_keywords_match(rule: &Rule, v: &PacketView<'_>) -> bool {
+        let p = v.pkt;
+        let Some(ip) = p.ip else {
+            return rule.header.is_empty();
+        };
+        rule.header.iter().all(|h| match *h {
+            HeaderMatch::Ttl(c) => c.test(u64::from(ip.ttl)),
+            HeaderMatch::Tos { value, negated } => (ip.tos == value) != negated,
+            HeaderMatch::IpId(id) => ip.version == 4 && ip.ident == id,
+            HeaderMatch::IpOpt(o) => {
+                if ip.version != 4 || ip.header_len <= 20 {
+                    return false;
+                }
+                p.frame
+                    .get(ip.offset + 20..ip.offset + ip.header_len)
+                    .is_some_and(|opts| ipv4_has_option(opts, o))
+            }
+            HeaderMatch::SameIp => ip.src == ip.dst,
+            HeaderMatch::IpProto { cmp } => cmp.test(u64::from(ip.proto)),
+            HeaderMatch::Flags(f) => match p.l4 {
+                L4::Tcp { flags, .. } => {
+                    let have = flags & !f.ignore;
+                    match f.modifier {
+                        FlagMod::Exact => have == f.bits,
+                        FlagMod::Plus => have & f.bits == f.bits,
+                        FlagMod::Any => have & f.bits != 0,
+                        FlagMod::Not => have & f.bits == 0,
+                    }
+                }
+                _ => false,
+            },
+            HeaderMatch::Seq(s) => matches!(p.l4, L4::Tcp { seq, .. } if seq == s),
+            HeaderMatch::Ack(a) => matches!(p.l4, L4::Tcp { ack, .. } if ack == a),
+            HeaderMatch::Window { value, negated } => {
+                matches!(p.l4, L4::Tcp { window, .. } if (window == value) != negated)
+            }
+            HeaderMatch::IType(c) => matches!(p.l4, L4::Icmp { icmp_type, .. } if c.test(u64::from(icmp_type))),
+            HeaderMatch::ICode(c) => matches!(p.l4, L4::Icmp { code, .. } if c.test(u64::from(code))),
+            HeaderMatch::IcmpId(id) => matches!(p.l4, L4::Icmp { ident, icmp_type, .. } if ident == id && icmp_has_id(icmp_type)),
+            HeaderMatch::IcmpSeq(s) => matches!(p.l4, L4::Icmp { seq, icmp_type, .. } if seq == s && icmp_has_id(icmp_type)),
+            HeaderMatch::Dsize(c) => {
+                // Suricata: only "less than" forms (and `=0`) can match an empty payload;
+                // pseudo packets never match.
+                let n = p.payload.len() as u64;
+                !v.pseudo
+                    && (n > 0 || matches!(c, NumCmp::Lt(_) | NumCmp::Le(_) | NumCmp::Eq(0)))
+                    && c.test(n)
+            }
+            HeaderMatch::FragBits(fb) => {
+                let raw = p.frame.get(ip.offset..).unwrap_or(&[]);
+                let bits = match raw.get(6) {
+                    Some(b) if ip.version == 4 => (b >> 5) & 0x7,
+                    _ => 0,
+                };
+                // The flag bits in header order: 4 reserved, 2 DF, 1 MF (as parsed).
+                let have = bits;
+                match fb.modifier {
+                    FlagMod::Exact => have == fb.bits,
+                    FlagMod::Plus => have & fb.bits == fb.bits,
+                    FlagMod::Any => have & fb.bits != 0,
+                    FlagMod::Not => have & fb.bits == 0,
+                }
+            }
+            HeaderMatch::FragOffset { cmp } => cmp.test(ip.fragment.map(|f| f.offset as u64).unwrap_or(0)),
+            HeaderMatch::StreamSize { side, cmp } => {
+                let (ts, tc) = v.stream_bytes;
+                match side {
+                    0 => cmp.test(ts),
+                    1 => cmp.test(tc),
+                    2 => cmp.test(ts) && cmp.test(tc),
+                    _ => cmp.test(ts) || cmp.test(tc),
+                }
+            }
+            HeaderMatch::AppLayerProtocol { proto, negated } => (v.app_proto == proto) != negated,
+        })
+    }
+
+    /// Flowbit/flowint/xbit conditions.
+    fn state_conditions(
+        rule: &Rule,
+        vars: Option<&FlowVars>,
+        st: &DetectState,
+        v: &PacketView<'_>,
+    ) -> bool {
+        for c in &rule.flowbits {
+            let ok = match (c, vars) {
+                (FlowbitCmd::IsSet(ids), Some(fv)) => ids.iter().any(|&i| fv.bit(i)),
+                (FlowbitCmd::IsSet(_), None) => false,
+                (FlowbitCmd::IsNotSet(ids), Some(fv)) => ids.iter().any(|&i| !fv.bit(i)),
+                (FlowbitCmd::IsNotSet(_), None) => true,
+                _ => true,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        for c in &rule.flowints {
+            let get = |i: u16| vars.and_then(|fv| fv.int(i));
+            let operand = |o: &IntOperand| match o {
+                IntOperand::Const(n) => Some(*n),
+                IntOperand::Var(i) => get(*i),
+            };
+            let ok = match c {
+                FlowintCmd::Compare(i, op, o) => match (get(*i), operand(o)) {
+                    (Some(a), Some(b)) => match op {
+                        NumCmpOp::Eq => a == b,
+                        NumCmpOp::Ne => a != b,
+                        NumCmpOp::Lt => a < b,
+                        NumCmpOp::Le => a <= b,
+                        NumCmpOp::Gt => a > b,
+                        NumCmpOp::Ge => a >= b,
+                    },
+                    _ => false,
+                },
+                FlowintCmd::IsSet(i) => get(*i).is_some(),
+                FlowintCmd::NotSet(i) => get(*i).is_none(),
+                _ => true,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        for x in &rule.xbits {
+            let ok = match x.op {
+                XbitOp::IsSet => st.xbit_isset(x, v),
+                XbitOp::IsNotSet => !st.xbit_isset(x, v),
+                _ => true,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Applies the rule's flowbit/flowint/xbit actions after a match.
+    fn apply_actions(
+        rule: &Rule,
+        vars: Option<&mut FlowVars>,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+    ) {
+        if let Some(fv) = vars {
+            for c in &rule.flowbits {
+                match c {
+                    FlowbitCmd::Set(ids) => ids.iter().for_each(|&i| fv.set_bit(i, true)),
+                    FlowbitCmd::Unset(ids) => ids.iter().for_each(|&i| fv.set_bit(i, false)),
+                    FlowbitCmd::Toggle(ids) => ids.iter().for_each(|&i| {
+                        let b = fv.bit(i);
+                        fv.set_bit(i, !b)
+                    }),
+                    _ => {}
+                }
+            }
+            for c in &rule.flowints {
+                let (i, new) = match c {
+                    FlowintCmd::Assign(i, o) => (*i, fv.operand(o)),
+                    FlowintCmd::Add(i, o) => (
+                        *i,
+                        fv.operand(o)
+                            .map(|x| fv.int(*i).unwrap_or(0).wrapping_add(x)),
+                    ),
+                    FlowintCmd::Sub(i, o) => (
+                        *i,
+                        fv.operand(o)
+                            .map(|x| fv.int(*i).unwrap_or(0).wrapping_sub(x)),
+                    ),
+                    _ => continue,
+                };
+                if let Some(n) = new {
+                    fv.set_int(i, n);
+                }
+            }
+        }
+        for x in &rule.xbits {
+            match x.op {
+                XbitOp::Set => st.xbit_set(x, v, true),
+                XbitOp::Unset => st.xbit_set(x, v, false),
+                XbitOp::Toggle => {
+                    let b = st.xbit_isset(x, v);
+                    st.xbit_set(x, v, !b)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Threshold / detection_filter: whether this match alerts.
+    fn threshold_allows(
+        rule: &Rule,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+        reversed: bool,
+    ) -> bool {
+        let Some(ip) = v.pkt.ip else {
+            return rule.threshold.is_none() && rule.detection_filter.is_none();
+        };
+        let (src, dst) = if reversed {
+            (ip.dst, ip.src)
+        } else {
+            (ip.src, ip.dst)
+        };
+        let (sp, dp) = v.pkt.ports();
+        let key = |track| match track {
+            crate::rules::Track::BySrc => ip_key(src),
+            crate::rules::Track::ByDst => ip_key(dst),
+            crate::rules::Track::ByRule => 0,
+            crate::rules::Track::ByBoth => ip_key(src) ^ ip_key(dst).rotate_left(64),
+            crate::rules::Track::ByFlow => u128::from(v.flow_id),
+        };
+        if let Some(t) = &rule.threshold {
+            return st.threshold(rule.gid, rule.sid, key(t.track), t, v.ts_ns);
+        }
+        if let Some(d) = &rule.detection_filter {
+            let unique = d
+                .unique_on_src_port
+                .map(|src_port| if src_port { sp } else { dp });
+            return st.detection_filter(rule.gid, rule.sid, key(d.track), d, v.ts_ns, unique);
+        }
+        true
+    }
+
+    /// Inspects a packet (and the stream chunk it brings) with the packet/stream rules.
+    /// `vars` is the flow's state, if the packet has a flow.
+    pub fn inspect_packet(
+        &self,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+        mut vars: Option<&mut FlowVars>,
+        hits: &mut Vec<Hit>,
+    ) {
+        let Some(ip) = v.pkt.ip else {
+            return;
+        };
+        if vars.as_ref().is_some_and(|fv| fv.pass) {
+            return;
+        }
+        let g = &self.pkt[class(ip.proto)];
+        st.cands.clear();
+        st.cands.extend_from_slice(&g.always);
+        if let Some(m) = &g.mpm {
+            if let Some(s) = v.stream {
+                m.scan(s, &mut st.mpm, &mut st.cands);
+            }
+            if let Some(p) = v.payload {
+                m.scan(p, &mut st.mpm, &mut st.cands);
+            }
+        }
+        st.cands.sort_unstable();
+        st.cands.dedup();
+        let cands = std::mem::take(&mut st.cands);
+        for &id in &cands {
+            let sig = &self.sigs[id as usize];
+            let rule = &sig.rule;
+            if sig.app || (sig.ip_only && !v.first_in_direction) {
+                continue;
+            }
+            // Pseudo packets (flow end) carry stream data only.
+            if v.pseudo && sig.payload.is_empty() {
+                continue;
+            }
+            let Some(reversed) = Self::header_matches(rule, v.pkt) else {
+                continue;
+            };
+            if let Some(ap) = rule.app_proto
+                && v.app_proto != ap
+            {
+                continue;
+            }
+            if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                continue;
+            }
+            if !Self::state_conditions(rule, vars.as_deref(), st, v) {
+                continue;
+            }
+            if !sig.payload.is_empty() {
+                let stream_ok = rule.payload_source != PayloadSource::Packet
+                    && v.stream.is_some_and(|s| self.payload_matches(sig, s, st));
+                let packet_ok = !stream_ok
+                    && rule.payload_source != PayloadSource::Stream
+                    && v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                if !stream_ok && !packet_ok {
+                    continue;
+                }
+            } else if sig.base64.is_some() {
+                continue;
+            }
+            Self::apply_actions(rule, vars.as_deref_mut(), st, v);
+            if rule.action == Action::Pass {
+                if let Some(fv) = vars.as_deref_mut() {
+                    fv.pass = true;
+                }
+                break;
+            }
+            if rule.noalert || !Self::threshold_allows(rule, st, v, reversed) {
+                continue;
+            }
+            hits.push(Hit {
+                sig: id,
+                tx: None,
+                reversed,
+            });
+        }
+        st.cands = cands;
+    }
+
+    fn payload_matches(&self, sig: &Sig, buf: &[u8], st: &mut DetectState) -> bool {
+        if !matcher::matches(&sig.payload, buf, &mut st.scratch) {
+            return false;
+        }
+        self.base64_matches(sig, st)
+    }
+
+    fn base64_matches(&self, sig: &Sig, st: &mut DetectState) -> bool {
+        match &sig.base64 {
+            None => true,
+            Some(l) => {
+                if !st.scratch.base64_ok {
+                    return false;
+                }
+                let data = std::mem::take(&mut st.scratch.base64);
+                let vars = st.scratch.vars;
+                let ok = matcher::matches(l, &data, &mut st.scratch);
+                st.scratch.vars = vars;
+                st.scratch.base64 = data;
+                ok
+            }
+        }
+    }
+
+    /// Inspects transaction `tx` of a flow whose app protocol is `proto`, after new data
+    /// in `dir`. `td` remembers which rules are done with this transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inspect_tx(
+        &self,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+        proto: AppProto,
+        dir: Dir,
+        tx: &dyn Transaction,
+        td: &mut TxDetect,
+        mut vars: Option<&mut FlowVars>,
+        hits: &mut Vec<Hit>,
+    ) {
+        let Some(g) = self.app.get(proto as usize) else {
+            return;
+        };
+        if vars.as_ref().is_some_and(|fv| fv.pass) {
+            return;
+        }
+        st.cands.clear();
+        st.cands.extend_from_slice(&g.always[dir.index()]);
+        for (bid, m) in &g.mpms[dir.index()] {
+            for i in 0..crate::app::buffers::MAX_ITEMS {
+                match tx.buffer(*bid, i) {
+                    Buf::Ready(b) | Buf::Partial(b) => m.scan(b, &mut st.mpm, &mut st.cands),
+                    Buf::NotYet | Buf::Absent => break,
+                }
+            }
+        }
+        st.cands.sort_unstable();
+        st.cands.dedup();
+        let cands = std::mem::take(&mut st.cands);
+        for &id in &cands {
+            if td.is_done(dir, id) {
+                continue;
+            }
+            let sig = &self.sigs[id as usize];
+            let rule = &sig.rule;
+            if sig.dir.is_some_and(|d| d != dir) {
+                continue;
+            }
+            let Some(reversed) = Self::header_matches(rule, v.pkt) else {
+                continue;
+            };
+            if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                continue;
+            }
+            match self.tx_lists_match(sig, dir, tx, st) {
+                TxMatch::NotYet => continue,
+                TxMatch::Never => {
+                    td.mark_done(dir, id);
+                    continue;
+                }
+                TxMatch::NoMatchYet => continue,
+                TxMatch::Match => {}
+            }
+            if !sig.payload.is_empty() {
+                let ok = v.stream.is_some_and(|s| self.payload_matches(sig, s, st))
+                    || v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                if !ok {
+                    continue;
+                }
+            }
+            if !Self::state_conditions(rule, vars.as_deref(), st, v) {
+                continue;
+            }
+            td.mark_done(dir, id);
+            Self::apply_actions(rule, vars.as_deref_mut(), st, v);
+            if rule.action == Action::Pass {
+                if let Some(fv) = vars.as_deref_mut() {
+                    fv.pass = true;
+                }
+                break;
+            }
+            if rule.noalert || !Self::threshold_allows(rule, st, v, reversed) {
+                continue;
+            }
+            hits.push(Hit {
+                sig: id,
+                tx: Some(tx.id()),
+                reversed,
+            });
+        }
+        st.cands = cands;
+    }
+
+    fn tx_lists_match(
+        &self,
+        sig: &Sig,
+        dir: Dir,
+        tx: &dyn Transaction,
+        st: &mut DetectState,
+    ) -> TxMatch {
+        let mut partial = false;
+        st.scratch.vars = [0; 16];
+        for check in &sig.rule.tls {
+            match tls_check(*check, tx) {
+                Some(true) => {}
+                Some(false) => return TxMatch::Never,
+                None => return TxMatch::NotYet,
+            }
+        }
+        for b in &sig.buffers {
+            let Some(bid) = b.ids[dir.index()] else {
+                return TxMatch::Never;
+            };
+            let mut any = false;
+            for i in 0..crate::app::buffers::MAX_ITEMS {
+                let (data, is_partial) = match tx.buffer(bid, i) {
+                    Buf::Ready(d) => (d, false),
+                    Buf::Partial(d) => (d, true),
+                    Buf::NotYet => {
+                        if i == 0 {
+                            return TxMatch::NotYet;
+                        }
+                        break;
+                    }
+                    Buf::Absent => break,
+                };
+                partial |= is_partial;
+                let data = if b.transforms.is_empty() {
+                    data
+                } else {
+                    crate::transforms::apply_all(&b.transforms, data, &mut st.tbuf);
+                    &st.tbuf[..]
+                };
+                let size_ok = b.bsize.is_none_or(|c| c.test(data.len() as u64));
+                let ok = size_ok
+                    && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch));
+                if ok {
+                    any = true;
+                    break;
+                }
+                if !b.multi {
+                    break;
+                }
+            }
+            if !any {
+                return if partial {
+                    TxMatch::NoMatchYet
+                } else {
+                    TxMatch::Never
+                };
+            }
+        }
+        if !self.base64_matches(sig, st) {
+            return TxMatch::Never;
+        }
+        TxMatch::Match
+    }
+}
+
+enum TxMatch {
+    Match,
+    /// A buffer the rule needs is not there yet.
+    NotYet,
+    /// No match on a partial buffer: try again when more arrives.
+    NoMatchYet,
+    /// Cannot match this transaction.
+    Never,
+}
+
+fn tls_check(c: TlsCheck, tx: &dyn Transaction) -> Option<bool> {
+    match c {
+        TlsCheck::VersionIs(v) | TlsCheck::VersionNot(v) => {
+            let got = match tx.buffer(BufferId::TLS_VERSION_NUM, 0) {
+                Buf::Ready(b) | Buf::Partial(b) if b.len() >= 2 => u16::from_be_bytes([b[0], b[1]]),
+                Buf::Absent => return Some(false),
+                _ => return None,
+            };
+            Some((got == v) == matches!(c, TlsCheck::VersionIs(_)))
+        }
+        TlsCheck::State { mask, negated } => {
+            let got = match tx.buffer(BufferId::TLS_STATE, 0) {
+                Buf::Ready(b) | Buf::Partial(b) if !b.is_empty() => b[0],
+                Buf::Absent => return Some(false),
+                _ => return None,
+            };
+            Some((got & mask != 0) != negated)
+        }
+    }
+}
+
+fn icmp_has_id(icmp_type: u8) -> bool {
+    // Echo, timestamp, information and address mask messages (v4), echo (v6).
+    matches!(icmp_type, 0 | 8 | 13 | 14 | 15 | 16 | 17 | 18 | 128 | 129)
+}
+
+/// Walks IPv4 options (RFC 791) for `want`, bounded by the option area.
+fn ipv4_has_option(opts: &[u8], want: crate::rules::IpOpt) -> bool {
+    let mut i = 0;
+    while i < opts.len() {
+        let t = opts[i];
+        if want == crate::rules::IpOpt::Any || t == want.code() {
+            return true;
+        }
+        match t {
+            0 => return false,
+            1 => i += 1,
+            _ => {
+                let len = usize::from(*opts.get(i + 1).unwrap_or(&0));
+                if len < 2 {
+                    return false;
+                }
+                i += len;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

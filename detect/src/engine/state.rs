@@ -1,0 +1,346 @@
+//! Mutable detection state: per worker ([`DetectState`]: scratch buffers, thresholds,
+//! xbits), per flow ([`FlowVars`]: flowbits, flowints, pass), per transaction
+//! ([`TxDetect`]: rules done with it).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use super::PacketView;
+use super::matcher::Scratch;
+use super::mpm::MpmScratch;
+use crate::app::Dir;
+use crate::rules::{DetectionFilter, IntOperand, Threshold, ThresholdKind, XbitCmd, XbitTrack};
+
+/// Threshold entries kept at most; beyond, the oldest windows are forgotten.
+const MAX_THRESHOLD_ENTRIES: usize = 65536;
+/// Xbit entries kept at most.
+const MAX_XBITS: usize = 65536;
+/// Distinct ports remembered per detection_filter entry with `unique_on`.
+const MAX_UNIQUE_PORTS: usize = 1024;
+
+#[derive(Debug, Default)]
+struct ThresholdEntry {
+    window_start_ns: u64,
+    count: u32,
+    /// `type both`: alerted in this window.
+    alerted: bool,
+    ports: Vec<u16>,
+}
+
+/// Per-worker detection state.
+#[derive(Debug, Default)]
+pub struct DetectState {
+    /// Host-tracked state shared with the other workers (thresholds, xbits). Without it
+    /// (a single process), the local maps below are used.
+    shared: Option<meerkat_ring::SharedTable>,
+    pub(super) mpm: MpmScratch,
+    pub(super) cands: Vec<u32>,
+    pub(super) scratch: Scratch,
+    pub(super) tbuf: Vec<u8>,
+    thresholds: HashMap<(u32, u64, u128), ThresholdEntry>,
+    /// (name, key) -> expiry ns (u64::MAX = never).
+    xbits: HashMap<(u16, u128), u64>,
+}
+
+fn ip_key(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(a) => u128::from(u32::from(a)),
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+/// Folds a 128-bit tracking key to 64 bits for the shared table.
+fn fold(k: u128) -> u64 {
+    (k as u64) ^ ((k >> 64) as u64).rotate_left(29)
+}
+
+impl DetectState {
+    /// Uses `table` for state that all workers share.
+    pub fn with_shared(table: meerkat_ring::SharedTable) -> DetectState {
+        DetectState {
+            shared: Some(table),
+            ..Default::default()
+        }
+    }
+
+    fn entry(
+        &mut self,
+        gid: u32,
+        sid: u64,
+        key: u128,
+        now: u64,
+        seconds: u32,
+    ) -> &mut ThresholdEntry {
+        if self.thresholds.len() >= MAX_THRESHOLD_ENTRIES {
+            self.thresholds.retain(|_, e| {
+                now.saturating_sub(e.window_start_ns) < u64::from(seconds) * 1_000_000_000
+            });
+        }
+        self.thresholds.entry((gid, sid, key)).or_default()
+    }
+
+    /// `threshold`: whether this match alerts.
+    pub(super) fn threshold(
+        &mut self,
+        gid: u32,
+        sid: u64,
+        key: u128,
+        t: &Threshold,
+        now: u64,
+    ) -> bool {
+        let window = u64::from(t.seconds) * 1_000_000_000;
+        if let Some(table) = &self.shared {
+            return table.update([1 << 40 | u64::from(gid), sid, fold(key)], |e| {
+                let mut local = ThresholdEntry {
+                    window_start_ns: e.t0,
+                    count: e.count,
+                    alerted: e.flags & 1 != 0,
+                    ports: Vec::new(),
+                };
+                let r = threshold_step(&mut local, t, now, window);
+                e.t0 = local.window_start_ns;
+                e.count = local.count;
+                e.flags = u32::from(local.alerted);
+                r
+            });
+        }
+        let e = self.entry(gid, sid, key, now, t.seconds);
+        threshold_step(e, t, now, window)
+    }
+}
+
+fn threshold_step(e: &mut ThresholdEntry, t: &Threshold, now: u64, window: u64) -> bool {
+    if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
+        e.window_start_ns = now;
+        e.count = 0;
+        e.alerted = false;
+    }
+    e.count += 1;
+    match t.kind {
+        ThresholdKind::Limit => e.count <= t.count,
+        ThresholdKind::Threshold => {
+            if e.count >= t.count {
+                // Every `count`-th event alerts; counting starts again.
+                e.count = 0;
+                true
+            } else {
+                false
+            }
+        }
+        ThresholdKind::Both => {
+            if e.count >= t.count && !e.alerted {
+                e.alerted = true;
+                true
+            } else {
+                false
+            }
+        }
+    }
+}
+
+fn detection_filter_step(
+    e: &mut ThresholdEntry,
+    d: &DetectionFilter,
+    now: u64,
+    window: u64,
+    unique: Option<u16>,
+) -> bool {
+    if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
+        e.window_start_ns = now;
+        e.count = 0;
+        e.ports.clear();
+    }
+    match unique {
+        Some(port) => {
+            if !e.ports.contains(&port) && e.ports.len() < MAX_UNIQUE_PORTS {
+                e.ports.push(port);
+            }
+            e.count = e.count.max(1);
+            e.ports.len() as u32 > d.count
+        }
+        None => {
+            e.count += 1;
+            e.count > d.count
+        }
+    }
+}
+
+impl DetectState {
+    /// `detection_filter`: alerts once the (distinct) count exceeds `count` in the window.
+    pub(super) fn detection_filter(
+        &mut self,
+        gid: u32,
+        sid: u64,
+        key: u128,
+        d: &DetectionFilter,
+        now: u64,
+        unique: Option<u16>,
+    ) -> bool {
+        let window = u64::from(d.seconds) * 1_000_000_000;
+        if let Some(table) = &self.shared {
+            return table.update([2 << 40 | u64::from(gid), sid, fold(key)], |e| {
+                let mut local = ThresholdEntry {
+                    window_start_ns: e.t0,
+                    count: e.count,
+                    alerted: false,
+                    ports: e.ports[..e.nports].to_vec(),
+                };
+                let r = detection_filter_step(&mut local, d, now, window, unique);
+                e.t0 = local.window_start_ns;
+                e.count = local.count;
+                e.nports = local.ports.len().min(meerkat_ring::table::PORTS);
+                e.ports[..e.nports].copy_from_slice(&local.ports[..e.nports]);
+                r
+            });
+        }
+        let e = self.entry(gid, sid, key, now, d.seconds);
+        detection_filter_step(e, d, now, window, unique)
+    }
+
+    fn xbit_key(x: &XbitCmd, v: &PacketView<'_>) -> Option<u128> {
+        let ip = v.pkt.ip?;
+        Some(match x.track {
+            XbitTrack::IpSrc => ip_key(ip.src),
+            XbitTrack::IpDst => ip_key(ip.dst),
+            XbitTrack::IpPair => {
+                let (a, b) = (ip_key(ip.src), ip_key(ip.dst));
+                a.min(b) ^ a.max(b).rotate_left(61)
+            }
+        })
+    }
+
+    pub(super) fn xbit_isset(&self, x: &XbitCmd, v: &PacketView<'_>) -> bool {
+        let Some(k) = Self::xbit_key(x, v) else {
+            return false;
+        };
+        if let Some(table) = &self.shared {
+            return table
+                .get([3 << 40 | u64::from(x.name), 0, fold(k)])
+                .is_some_and(|e| e.t0 > v.ts_ns);
+        }
+        self.xbits
+            .get(&(x.name, k))
+            .is_some_and(|&exp| exp > v.ts_ns)
+    }
+
+    pub(super) fn xbit_set(&mut self, x: &XbitCmd, v: &PacketView<'_>, on: bool) {
+        let Some(k) = Self::xbit_key(x, v) else {
+            return;
+        };
+        if let Some(table) = &self.shared {
+            let key = [3 << 40 | u64::from(x.name), 0, fold(k)];
+            if on {
+                let exp = if x.expire_s == 0 {
+                    u64::MAX
+                } else {
+                    v.ts_ns + u64::from(x.expire_s) * 1_000_000_000
+                };
+                table.update(key, |e| e.t0 = exp);
+            } else {
+                table.remove(key);
+            }
+            return;
+        }
+        if on {
+            if self.xbits.len() >= MAX_XBITS {
+                let now = v.ts_ns;
+                self.xbits.retain(|_, exp| *exp > now);
+            }
+            let exp = if x.expire_s == 0 {
+                u64::MAX
+            } else {
+                v.ts_ns + u64::from(x.expire_s) * 1_000_000_000
+            };
+            self.xbits.insert((x.name, k), exp);
+        } else {
+            self.xbits.remove(&(x.name, k));
+        }
+    }
+}
+
+/// Per-flow detection variables.
+#[derive(Debug, Default, Clone)]
+pub struct FlowVars {
+    bits: Vec<u64>,
+    ints: Vec<(u16, u64)>,
+    /// A `pass` rule matched: no further detection on this flow.
+    pub pass: bool,
+}
+
+impl FlowVars {
+    pub fn bit(&self, i: u16) -> bool {
+        self.bits
+            .get(usize::from(i) / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    pub fn set_bit(&mut self, i: u16, on: bool) {
+        let w = usize::from(i) / 64;
+        if self.bits.len() <= w {
+            if !on {
+                return;
+            }
+            self.bits.resize(w + 1, 0);
+        }
+        if on {
+            self.bits[w] |= 1 << (i % 64);
+        } else {
+            self.bits[w] &= !(1 << (i % 64));
+        }
+    }
+
+    /// Names of the set flowbits (for EVE `metadata.flowbits`).
+    pub fn set_bits(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..self.bits.len() * 64)
+            .map(|i| i as u16)
+            .filter(|&i| self.bit(i))
+    }
+
+    pub fn int(&self, i: u16) -> Option<u64> {
+        self.ints.iter().find(|(k, _)| *k == i).map(|(_, v)| *v)
+    }
+
+    pub fn set_int(&mut self, i: u16, v: u64) {
+        match self.ints.iter_mut().find(|(k, _)| *k == i) {
+            Some(slot) => slot.1 = v,
+            None => self.ints.push((i, v)),
+        }
+    }
+
+    pub(super) fn operand(&self, o: &IntOperand) -> Option<u64> {
+        match o {
+            IntOperand::Const(n) => Some(*n),
+            IntOperand::Var(i) => self.int(*i),
+        }
+    }
+}
+
+/// Rules done with one transaction, per direction.
+#[derive(Debug, Default, Clone)]
+pub struct TxDetect {
+    pub tx_id: u64,
+    done: [Vec<u32>; 2],
+    /// Progress per direction at the last inspection (None = never inspected).
+    pub inspected: [Option<u8>; 2],
+    /// Whether the transaction's EVE record was written.
+    pub logged: bool,
+}
+
+impl TxDetect {
+    pub fn new(tx_id: u64) -> TxDetect {
+        TxDetect {
+            tx_id,
+            ..Default::default()
+        }
+    }
+
+    pub fn is_done(&self, dir: Dir, sig: u32) -> bool {
+        self.done[dir.index()].contains(&sig)
+    }
+
+    pub fn mark_done(&mut self, dir: Dir, sig: u32) {
+        if !self.is_done(dir, sig) {
+            self.done[dir.index()].push(sig);
+        }
+    }
+}

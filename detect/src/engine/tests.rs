@@ -1,0 +1,138 @@
+//! Engine tests on synthetic packets.
+
+use super::*;
+use crate::decode::{LINKTYPE_RAW, decode};
+use crate::rules::{load_str, tests_ctx};
+use meerkat_synth::packet;
+
+fn engine(rules: &str) -> Engine {
+    let l = load_str(rules, &tests_ctx());
+    assert!(l.problems.is_empty(), "{:?}", l.problems);
+    Engine::new(l.rules, l.names)
+}
+
+fn udp(payload: &[u8]) -> Vec<u8> {
+    let s: IpAddr = "10.0.0.1".parse().unwrap();
+    let d: IpAddr = "10.0.0.2".parse().unwrap();
+    packet::ip(s, d, 17, 64, 1, &packet::udp(s, d, 1000, 53, payload))
+}
+
+fn icmp(t: u8) -> Vec<u8> {
+    let s = [10, 0, 0, 1];
+    let d = [10, 0, 0, 2];
+    packet::ipv4(s, d, 1, 64, 1, &packet::icmpv4(t, 0, 1, 1, b"ping"))
+}
+
+/// Sids that alert on one packet, flow state carried in `vars`.
+fn run(
+    e: &Engine,
+    st: &mut DetectState,
+    vars: &mut FlowVars,
+    frame: &[u8],
+    ts_ns: u64,
+) -> Vec<u64> {
+    let (p, ev) = decode(LINKTYPE_RAW, frame);
+    assert!(ev.is_none());
+    let v = PacketView {
+        pkt: &p,
+        ts_ns,
+        to_server: Some(true),
+        established: false,
+        app_proto: AppProto::Unknown,
+        payload: Some(p.payload),
+        stream: None,
+        stream_bytes: (0, 0),
+        flow_id: 1,
+        first_in_direction: true,
+        pseudo: false,
+    };
+    let mut hits = Vec::new();
+    e.inspect_packet(st, &v, Some(vars), &mut hits);
+    hits.iter().map(|h| e.sig(h.sig).rule.sid).collect()
+}
+
+#[test]
+fn prefilter_and_full_evaluation_agree() {
+    let rules = "alert udp any any -> any 53 (content:\"evil\"; nocase; sid:1;)\n\
+                 alert udp any any -> any 53 (content:\"EVIL\"; sid:2;)\n\
+                 alert udp any any -> any 54 (content:\"evil\"; sid:3;)\n\
+                 alert udp any any -> any any (content:\"ev\"; content:\"il\"; distance:0; within:2; sid:4;)\n\
+                 alert ip any any -> any any (sid:5;)\n\
+                 alert udp any any -> any any (pcre:\"/e.il/\"; sid:6;)\n";
+    let e = engine(rules);
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    assert_eq!(
+        run(&e, &mut st, &mut fv, &udp(b"xx evil xx"), 1),
+        vec![1, 4, 5, 6]
+    );
+    assert_eq!(
+        run(&e, &mut st, &mut fv, &udp(b"xx EVIL xx"), 1),
+        vec![1, 2, 5]
+    );
+    assert_eq!(run(&e, &mut st, &mut fv, &udp(b"nothing"), 1), vec![5]);
+}
+
+#[test]
+fn flowbits_in_rule_order_on_one_packet() {
+    // The detect-flowbits case from suricata-verify.
+    let rules = r#"alert ip any any -> any any (msg:"Flowbit set"; flowbits:set,fb1; sid:1;)
+alert ip any any -> any any (msg:"Flowbit set"; flowbits:set,fb2; sid:2;)
+alert ip any any -> any any (flowbits:isset,fb3|fb4; sid:3;)
+alert ip any any -> any any (flowbits:isset,fb1|fb5; sid:5;)
+alert ip any any -> any any (flowbits:isnotset, fb1|fb2 ; sid:6;)
+alert ip any any -> any any (flowbits:unset,fb1; sid:7;)
+alert ip any any -> any any (flowbits:noalert; flowbits:isnotset,fb1; flowbits:set,fb1; content:"GET "; sid:8;)
+alert ip any any -> any any (flowbits:isset,fb1; sid:9;)
+alert ip any any -> any any (flowbits:noalert; content:"GET "; sid:10;)
+alert ip any any -> any any (flowbits:isset,fbt; content:"GET "; sid:11;)
+alert ip any any -> any any (flowbits:isset,fb1; flowbits:isset,fb2; sid:12;)
+"#;
+    let e = engine(rules);
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    assert_eq!(
+        run(&e, &mut st, &mut fv, &udp(b"GET / HTTP/1.0\r\n"), 1),
+        vec![1, 2, 5, 7, 9, 12]
+    );
+}
+
+#[test]
+fn thresholds_and_detection_filters() {
+    let rules = "alert icmp any any -> any any (itype:8; sid:1;)\n\
+                 alert icmp any any -> any any (itype:8; detection_filter:track by_flow, count 1, seconds 3600; sid:2;)\n\
+                 alert icmp any any -> any any (itype:8; detection_filter:track by_src, count 7, seconds 3600; sid:5;)\n\
+                 alert icmp any any -> any any (itype:8; threshold:type limit, track by_flow, count 2, seconds 3600; sid:13;)\n\
+                 alert icmp any any -> any any (itype:8; threshold:type both, track by_flow, count 3, seconds 3600; sid:14;)\n\
+                 alert icmp any any -> any any (itype:8; threshold:type threshold, track by_src, count 3, seconds 3600; sid:15;)\n";
+    let e = engine(rules);
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    let mut counts = std::collections::BTreeMap::new();
+    for i in 0..8 {
+        for sid in run(&e, &mut st, &mut fv, &icmp(8), 1_000_000 * i) {
+            *counts.entry(sid).or_insert(0) += 1;
+        }
+    }
+    let got: Vec<(u64, i32)> = counts.into_iter().collect();
+    assert_eq!(got, vec![(1, 8), (2, 7), (5, 1), (13, 2), (14, 1), (15, 2)]);
+}
+
+#[test]
+fn header_keywords() {
+    let rules = "alert icmp any any -> any any (itype:8; sid:1;)\n\
+                 alert icmp any any -> any any (itype:<15; sid:2;)\n\
+                 alert icmp any any -> any any (itype:7<>20; sid:4;)\n\
+                 alert ip any any -> any any (ttl:64; sid:5;)\n\
+                 alert ip any any -> any any (ttl:<10; sid:6;)\n\
+                 alert icmp any any -> any any (icmp_id:1; icmp_seq:1; sid:7;)\n\
+                 alert icmp any any -> any any (dsize:4; sid:8;)\n";
+    let e = engine(rules);
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    assert_eq!(
+        run(&e, &mut st, &mut fv, &icmp(8), 1),
+        vec![1, 2, 4, 5, 7, 8]
+    );
+    assert_eq!(run(&e, &mut st, &mut fv, &icmp(0), 1), vec![2, 5, 7, 8]);
+}

@@ -1,0 +1,455 @@
+//! TCP session tracking and stream reassembly.
+//!
+//! Each side of a session has a sequence base (its ISN + 1), and bytes are addressed by
+//! their stream offset from that base (a `u64`, so sequence wrap-around is handled once
+//! here). In-order bytes go to a contiguous buffer; segments that arrive early wait in an
+//! out-of-order map (bounded) until the hole before them is filled. Consumers (the
+//! app-layer parser and raw-stream detection) each keep their own progress offset; bytes
+//! both have passed are dropped from the buffer.
+//!
+//! Overlap policy: **first wins** — bytes already received are kept, a retransmission or
+//! overlapping segment only contributes the bytes that are new. (Suricata's default policy
+//! is per target OS; "first" is the policy of BSD-like stacks for most overlaps and the
+//! simplest to reason about; it is documented in the README.)
+//!
+//! Sessions whose handshake was not seen are not tracked unless `stream.midstream` is on;
+//! their packets are inspected one by one instead.
+//!
+//! Depth: at most `stream.reassembly.depth` bytes per side are reassembled (0 = no limit);
+//! later data is not inspected as stream, as in Suricata.
+
+use std::collections::BTreeMap;
+
+/// Out-of-order bytes held per side.
+pub const MAX_OOO_BYTES: usize = 1 << 20;
+/// Out-of-order segments held per side.
+pub const MAX_OOO_SEGMENTS: usize = 1024;
+
+pub const FIN: u8 = 0x01;
+pub const SYN: u8 = 0x02;
+pub const RST: u8 = 0x04;
+pub const ACK: u8 = 0x10;
+
+/// Session state (a simplification of RFC 9293's, as an IDS sees both sides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    SynSent,
+    SynRecv,
+    Established,
+    /// One side has sent FIN.
+    Closing,
+    /// Both FINs, or a RST.
+    Closed,
+}
+
+impl State {
+    /// EVE `tcp.state` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::SynSent => "syn_sent",
+            State::SynRecv => "syn_recv",
+            State::Established => "established",
+            State::Closing => "fin_wait1",
+            State::Closed => "closed",
+        }
+    }
+}
+
+/// One direction of a session.
+#[derive(Debug, Default)]
+pub struct Side {
+    /// Sequence number of stream offset 0.
+    base: u32,
+    base_known: bool,
+    /// Next in-order stream offset expected.
+    next: u64,
+    /// In-order bytes from `data_start` to `next`.
+    data: Vec<u8>,
+    data_start: u64,
+    /// Offset consumed by the app-layer parser.
+    pub app_done: u64,
+    /// Offset inspected by raw-stream detection.
+    pub raw_done: u64,
+    /// Highest offset the other side acknowledged.
+    pub acked: u64,
+    ooo: BTreeMap<u64, Vec<u8>>,
+    ooo_bytes: usize,
+    pub fin: bool,
+    pub depth_reached: bool,
+    /// Bytes skipped because they were never captured.
+    pub gap_bytes: u64,
+    /// A gap the app-layer has not been told about yet: its length.
+    pub pending_gap: u64,
+    /// Segments that brought nothing new (retransmissions, overlaps).
+    pub retransmissions: u64,
+    /// Out-of-order segments dropped for lack of room.
+    pub ooo_dropped: u64,
+}
+
+impl Side {
+    fn offset_of(&self, seq: u32) -> i64 {
+        // Signed distance from the next expected sequence number.
+        let next_seq = self.base.wrapping_add(self.next as u32);
+        self.next as i64 + i64::from(seq.wrapping_sub(next_seq) as i32)
+    }
+
+    fn set_base(&mut self, seq: u32) {
+        self.base = seq;
+        self.base_known = true;
+    }
+
+    /// Bytes of stream seen in order (for `stream_size`).
+    pub fn stream_bytes(&self) -> u64 {
+        self.next
+    }
+
+    /// Next in-order offset.
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// In-order bytes from `from` (clamped to what is held) up to `to`.
+    pub fn bytes(&self, from: u64, to: u64) -> &[u8] {
+        let from = from.max(self.data_start);
+        let to = to.min(self.next);
+        if from >= to {
+            return &[];
+        }
+        let a = (from - self.data_start) as usize;
+        let b = (to - self.data_start) as usize;
+        &self.data[a..b]
+    }
+
+    fn append(&mut self, bytes: &[u8], depth: u64) {
+        let room = if depth == 0 {
+            bytes.len()
+        } else {
+            depth.saturating_sub(self.next).min(bytes.len() as u64) as usize
+        };
+        if room < bytes.len() {
+            self.depth_reached = true;
+        }
+        self.data.extend_from_slice(&bytes[..room]);
+        self.next += room as u64;
+    }
+
+    /// Adds a segment's bytes at stream offset `off`.
+    fn add(&mut self, off: i64, payload: &[u8], depth: u64) {
+        if payload.is_empty() || self.depth_reached {
+            return;
+        }
+        let end = off + payload.len() as i64;
+        let next = self.next as i64;
+        if end <= next {
+            self.retransmissions += 1;
+            return;
+        }
+        if off <= next {
+            let skip = (next - off) as usize;
+            if skip > 0 {
+                self.retransmissions += 1;
+            }
+            self.append(&payload[skip..], depth);
+            self.drain_ooo(depth);
+            return;
+        }
+        // Early: keep it until the hole is filled (first wins on overlaps).
+        let off = off as u64;
+        if self.ooo.contains_key(&off) {
+            self.retransmissions += 1;
+            return;
+        }
+        if self.ooo.len() >= MAX_OOO_SEGMENTS || self.ooo_bytes + payload.len() > MAX_OOO_BYTES {
+            self.ooo_dropped += 1;
+            return;
+        }
+        self.ooo_bytes += payload.len();
+        self.ooo.insert(off, payload.to_vec());
+    }
+
+    fn drain_ooo(&mut self, depth: u64) {
+        while let Some((&off, _)) = self.ooo.first_key_value() {
+            if off > self.next {
+                break;
+            }
+            let Some((off, seg)) = self.ooo.pop_first() else {
+                break;
+            };
+            self.ooo_bytes -= seg.len();
+            let skip = (self.next - off) as usize;
+            if skip < seg.len() {
+                self.append(&seg[skip..], depth);
+            }
+            if self.depth_reached {
+                self.ooo.clear();
+                self.ooo_bytes = 0;
+                break;
+            }
+        }
+    }
+
+    /// The other side acknowledged up to `ack`: if that is beyond what arrived, the bytes
+    /// in between were lost (never captured): skip them.
+    fn acknowledge(&mut self, ack: u32, depth: u64) {
+        if !self.base_known {
+            return;
+        }
+        let off = self.offset_of(ack);
+        if off <= 0 {
+            return;
+        }
+        let off = off as u64;
+        // An ACK may cover the FIN (one sequence number past the data).
+        let data_end = if self.fin { off.saturating_sub(1) } else { off };
+        self.acked = self.acked.max(data_end);
+        if data_end > self.next && !self.depth_reached {
+            // Jump to the first held segment, or to the acknowledged offset.
+            let to = self
+                .ooo
+                .first_key_value()
+                .map(|(&o, _)| o.min(data_end))
+                .unwrap_or(data_end);
+            if to > self.next {
+                let gap = to - self.next;
+                self.gap_bytes += gap;
+                self.pending_gap += gap;
+                // Consumers skip the missing bytes.
+                self.data.clear();
+                self.data_start = to;
+                self.next = to;
+                self.app_done = self.app_done.max(to);
+                self.raw_done = self.raw_done.max(to);
+                self.drain_ooo(depth);
+            }
+        }
+    }
+
+    /// Drops held bytes that every consumer is done with.
+    pub fn trim(&mut self) {
+        let done = self.app_done.min(self.raw_done);
+        if done > self.data_start {
+            let n = ((done - self.data_start) as usize).min(self.data.len());
+            self.data.drain(..n);
+            self.data_start += n as u64;
+        }
+    }
+
+    /// Bytes held (memory accounting).
+    pub fn held(&self) -> usize {
+        self.data.len() + self.ooo_bytes
+    }
+}
+
+/// What a packet did to its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Update {
+    /// The session is tracked (its segments go into the stream).
+    pub tracked: bool,
+    /// The segment's payload was added to the stream (so the packet payload is not
+    /// inspected on its own).
+    pub added: bool,
+    /// The session just became established.
+    pub established_now: bool,
+}
+
+/// A tracked TCP session. Side 0 is the client's (to_server), side 1 the server's.
+#[derive(Debug)]
+pub struct Session {
+    pub state: State,
+    pub sides: [Side; 2],
+    pub midstream: bool,
+    /// Union of flags seen.
+    pub flags: u8,
+}
+
+impl Session {
+    /// Starts tracking from the first packet of a flow, if it can: a SYN, a SYN/ACK (the
+    /// flow has been oriented so that it comes from the server), or any packet when
+    /// `midstream` pickup is on.
+    pub fn start(
+        to_server: bool,
+        flags: u8,
+        seq: u32,
+        ack: u32,
+        payload_len: usize,
+        midstream: bool,
+    ) -> Option<Session> {
+        let mut s = Session {
+            state: State::SynSent,
+            sides: [Side::default(), Side::default()],
+            midstream: false,
+            flags: 0,
+        };
+        let d = usize::from(!to_server);
+        if flags & SYN != 0 && flags & ACK == 0 && to_server {
+            s.sides[0].set_base(seq.wrapping_add(1));
+            return Some(s);
+        }
+        if flags & (SYN | ACK) == SYN | ACK && !to_server {
+            s.sides[1].set_base(seq.wrapping_add(1));
+            s.sides[0].set_base(ack);
+            s.state = State::SynRecv;
+            return Some(s);
+        }
+        if !midstream || flags & (SYN | RST) != 0 {
+            return None;
+        }
+        // Midstream pickup: this packet's data starts the stream of its side.
+        let _ = payload_len;
+        s.sides[d].set_base(seq);
+        if flags & ACK != 0 {
+            s.sides[1 - d].set_base(ack);
+        }
+        s.state = State::Established;
+        s.midstream = true;
+        Some(s)
+    }
+
+    pub fn established(&self) -> bool {
+        matches!(self.state, State::Established | State::Closing)
+            || (self.state == State::Closed && self.sides.iter().all(|s| s.base_known))
+    }
+
+    /// Processes one packet of the session.
+    pub fn packet(
+        &mut self,
+        to_server: bool,
+        flags: u8,
+        seq: u32,
+        ack: u32,
+        payload: &[u8],
+        depth: u64,
+    ) -> Update {
+        let d = usize::from(!to_server);
+        let o = 1 - d;
+        self.flags |= flags;
+        let mut up = Update {
+            tracked: true,
+            ..Default::default()
+        };
+        let was_established = self.established();
+        if flags & RST != 0 {
+            self.state = State::Closed;
+        }
+        match self.state {
+            State::SynSent if d == 1 && flags & (SYN | ACK) == SYN | ACK => {
+                self.sides[1].set_base(seq.wrapping_add(1));
+                self.state = State::SynRecv;
+            }
+            State::SynRecv => {
+                if d == 0 && flags & ACK != 0 && flags & SYN == 0 {
+                    self.state = State::Established;
+                } else if d == 1 && flags & SYN != 0 {
+                    // SYN/ACK retransmitted.
+                    self.sides[1].set_base(seq.wrapping_add(1));
+                }
+            }
+            _ => {}
+        }
+        if flags & SYN == 0 && self.sides[d].base_known {
+            let off = self.sides[d].offset_of(seq);
+            self.sides[d].add(off, payload, depth);
+            // The payload belongs to the stream now (even a retransmission): it is
+            // inspected as stream, not as a packet.
+            up.added = !payload.is_empty();
+            if flags & FIN != 0 && !self.sides[d].fin {
+                self.sides[d].fin = true;
+                self.state = if self.sides[o].fin {
+                    State::Closed
+                } else if self.state == State::Established {
+                    State::Closing
+                } else {
+                    self.state
+                };
+            }
+        }
+        if flags & ACK != 0 {
+            self.sides[o].acknowledge(ack, depth);
+        }
+        up.established_now = !was_established && self.established();
+        up
+    }
+
+    /// Bytes held by both sides.
+    pub fn held(&self) -> usize {
+        self.sides.iter().map(Side::held).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handshake() -> Session {
+        let mut s = Session::start(true, SYN, 1000, 0, 0, false).unwrap();
+        s.packet(false, SYN | ACK, 5000, 1001, b"", 0);
+        s.packet(true, ACK, 1001, 5001, b"", 0);
+        assert_eq!(s.state, State::Established);
+        s
+    }
+
+    #[test]
+    fn in_order_and_acked() {
+        let mut s = handshake();
+        let up = s.packet(true, ACK | 0x08, 1001, 5001, b"hello ", 0);
+        assert!(up.added);
+        s.packet(true, ACK | 0x08, 1007, 5001, b"world", 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"hello world");
+        assert_eq!(s.sides[0].acked, 0);
+        s.packet(false, ACK, 5001, 1012, b"", 0);
+        assert_eq!(s.sides[0].acked, 11);
+    }
+
+    #[test]
+    fn out_of_order_overlap_first_wins() {
+        let mut s = handshake();
+        s.packet(true, ACK, 1007, 5001, b"WORLD", 0); // early
+        s.packet(true, ACK, 1001, 5001, b"hello ", 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"hello WORLD");
+        // Overlapping retransmission with different bytes: the first stay.
+        s.packet(true, ACK, 1004, 5001, b"XXXXXXXX!", 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"hello WORLD!");
+        assert!(s.sides[0].retransmissions >= 1);
+    }
+
+    #[test]
+    fn gap_is_skipped_when_acked() {
+        let mut s = handshake();
+        s.packet(true, ACK, 1001, 5001, b"abc", 0);
+        // Bytes 3..10 never captured; the server acks up to 13.
+        s.packet(true, ACK, 1011, 5001, b"xyz", 0);
+        s.packet(false, ACK, 5001, 1014, b"", 0);
+        assert_eq!(s.sides[0].gap_bytes, 7);
+        assert_eq!(s.sides[0].next(), 13);
+        assert_eq!(s.sides[0].bytes(10, 13), b"xyz");
+    }
+
+    #[test]
+    fn depth_and_wraparound() {
+        let mut s = Session::start(true, SYN, u32::MAX - 2, 0, 0, false).unwrap();
+        s.packet(false, SYN | ACK, 7, u32::MAX - 1, b"", 0);
+        s.packet(true, ACK, u32::MAX - 1, 8, b"", 4);
+        s.packet(true, ACK, u32::MAX - 1, 8, b"abcdef", 4);
+        assert_eq!(s.sides[0].bytes(0, 10), b"abcd");
+        assert!(s.sides[0].depth_reached);
+    }
+
+    #[test]
+    fn midstream_needs_the_option() {
+        assert!(Session::start(true, ACK, 10, 20, 5, false).is_none());
+        let s = Session::start(true, ACK, 10, 20, 5, true).unwrap();
+        assert!(s.established());
+    }
+
+    #[test]
+    fn fin_and_rst_close() {
+        let mut s = handshake();
+        s.packet(true, FIN | ACK, 1001, 5001, b"", 0);
+        assert_eq!(s.state, State::Closing);
+        s.packet(false, FIN | ACK, 5001, 1002, b"", 0);
+        assert_eq!(s.state, State::Closed);
+        let mut r = handshake();
+        r.packet(false, RST, 5001, 0, b"", 0);
+        assert_eq!(r.state, State::Closed);
+    }
+}

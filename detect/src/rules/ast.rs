@@ -1,0 +1,582 @@
+//! What a parsed rule means: the types the engine evaluates.
+
+use std::sync::Arc;
+
+use crate::app::{AppProto, BufferDef};
+use crate::rules::addr::{AddrExpr, PortExpr};
+
+/// Rule actions. In IDS mode `drop` and `reject` alert like `alert`; `pass` stops the
+/// inspection of the flow's later packets by other rules (as Suricata does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Alert,
+    Pass,
+    Drop,
+    Reject,
+}
+
+/// `->` or `<>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    ToDst,
+    Both,
+}
+
+/// The transport the header names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Ip,
+    Tcp,
+    Udp,
+    /// ICMP and ICMPv6.
+    Icmp,
+    Icmpv4,
+    Icmpv6,
+}
+
+impl Proto {
+    pub fn matches(self, ip_proto: u8) -> bool {
+        match self {
+            Proto::Ip => true,
+            Proto::Tcp => ip_proto == 6,
+            Proto::Udp => ip_proto == 17,
+            Proto::Icmp => ip_proto == 1 || ip_proto == 58,
+            Proto::Icmpv4 => ip_proto == 1,
+            Proto::Icmpv6 => ip_proto == 58,
+        }
+    }
+}
+
+/// `tcp-pkt` / `tcp-stream` restrict TCP payload inspection to packets or to the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PayloadSource {
+    /// Stream when the session is tracked, else the packet.
+    #[default]
+    Any,
+    /// Packets only (`tcp-pkt`, `flow:no_stream`, `dsize`).
+    Packet,
+    /// Reassembled stream only (`tcp-stream`, `flow:only_stream`).
+    Stream,
+}
+
+/// An integer comparison, as Suricata's integer keywords take them (`dsize`, `ttl`,
+/// `urilen`, `bsize`, `itype`, ...): `N`, `=N`, `!N`, `!=N`, `<N`, `<=N`, `>N`, `>=N`,
+/// `a-b` or `a<>b` (exclusive range), `!a-b`, `&mask=v`, `&mask!=v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumCmp {
+    Eq(u64),
+    Ne(u64),
+    Lt(u64),
+    Le(u64),
+    Gt(u64),
+    Ge(u64),
+    /// Exclusive range.
+    Between(u64, u64),
+    /// Outside the exclusive range: `v <= a || v >= b`.
+    NotBetween(u64, u64),
+    MaskEq(u64, u64),
+    MaskNe(u64, u64),
+}
+
+impl NumCmp {
+    pub fn test(self, v: u64) -> bool {
+        match self {
+            NumCmp::Eq(a) => v == a,
+            NumCmp::Ne(a) => v != a,
+            NumCmp::Lt(a) => v < a,
+            NumCmp::Le(a) => v <= a,
+            NumCmp::Gt(a) => v > a,
+            NumCmp::Ge(a) => v >= a,
+            NumCmp::Between(a, b) => v > a && v < b,
+            NumCmp::NotBetween(a, b) => v <= a || v >= b,
+            NumCmp::MaskEq(m, x) => v & m == x,
+            NumCmp::MaskNe(m, x) => v & m != x,
+        }
+    }
+}
+
+/// A number in a payload keyword: a constant or a `byte_extract`/`byte_math` variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    Const(i64),
+    Var(u8),
+}
+
+/// `content`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Content {
+    /// The bytes (lowercased when `nocase`).
+    pub pattern: Vec<u8>,
+    pub nocase: bool,
+    pub negated: bool,
+    pub offset: Option<Value>,
+    pub depth: Option<Value>,
+    pub distance: Option<Value>,
+    pub within: Option<Value>,
+    pub startswith: bool,
+    pub endswith: bool,
+    pub fast_pattern: bool,
+    /// `fast_pattern:only` (still verified; Suricata 7 treats it as a hint).
+    pub fast_only: bool,
+    /// `fast_pattern:<offset>,<length>`: the part used for the prefilter.
+    pub fast_chop: Option<(u16, u16)>,
+}
+
+impl Content {
+    /// Whether the content is positioned relative to the previous match.
+    pub fn relative(&self) -> bool {
+        self.distance.is_some() || self.within.is_some()
+    }
+}
+
+/// A compiled `pcre`.
+#[derive(Debug, Clone)]
+pub struct Pcre {
+    pub source: String,
+    pub regex: Arc<pcre2::bytes::Regex>,
+    pub negated: bool,
+    pub relative: bool,
+    /// Whether the regex is anchored at the start position (`A` flag), compiled in.
+    pub anchored: bool,
+}
+
+/// Number encoding of the byte keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumBase {
+    Binary,
+    Hex,
+    Dec,
+    Oct,
+}
+
+/// Fields shared by the byte keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRead {
+    pub nbytes: u8,
+    pub offset: Value,
+    pub relative: bool,
+    pub big_endian: bool,
+    pub base: NumBase,
+    pub bitmask: Option<u64>,
+}
+
+/// `byte_test` operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOp {
+    Lt,
+    Gt,
+    Eq,
+    Le,
+    Ge,
+    And,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteTest {
+    pub read: ByteRead,
+    pub op: ByteOp,
+    pub negated: bool,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteJump {
+    pub read: ByteRead,
+    pub multiplier: u32,
+    pub align: bool,
+    pub from_beginning: bool,
+    pub from_end: bool,
+    pub post_offset: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteExtract {
+    pub read: ByteRead,
+    pub multiplier: u32,
+    pub align: u8,
+    pub var: u8,
+}
+
+/// `byte_math` operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MathOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Shl,
+    Shr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteMath {
+    pub read: ByteRead,
+    pub op: MathOp,
+    pub rvalue: Value,
+    pub var: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IsDataAt {
+    pub offset: Value,
+    pub relative: bool,
+    pub negated: bool,
+}
+
+/// `base64_decode`: decodes base64 from the buffer into the rule's base64 buffer, which
+/// `base64_data` then inspects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Base64Decode {
+    pub bytes: Option<u32>,
+    pub offset: u32,
+    pub relative: bool,
+}
+
+/// One step of a match list, evaluated in order with a cursor.
+#[derive(Debug, Clone)]
+pub enum Match {
+    Content(Content),
+    Pcre(Pcre),
+    ByteTest(ByteTest),
+    ByteJump(ByteJump),
+    ByteExtract(ByteExtract),
+    ByteMath(ByteMath),
+    IsDataAt(IsDataAt),
+    Base64Decode(Base64Decode),
+}
+
+/// Transforms applied to a sticky buffer before inspection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transform {
+    DotPrefix,
+    ToLowercase,
+    ToUppercase,
+    StripWhitespace,
+    CompressWhitespace,
+    UrlDecode,
+    ToSha256,
+    ToMd5,
+    ToSha1,
+    HeaderLowercase,
+    StripPseudoHeaders,
+    Xor(Vec<u8>),
+}
+
+/// The matches on one buffer.
+#[derive(Debug, Clone, Default)]
+pub struct MatchList {
+    pub items: Vec<Match>,
+    /// `bsize`: the buffer's size.
+    pub bsize: Option<NumCmp>,
+}
+
+impl MatchList {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.bsize.is_none()
+    }
+}
+
+/// Matches on a sticky buffer.
+#[derive(Debug, Clone)]
+pub struct BufferList {
+    pub def: &'static BufferDef,
+    pub transforms: Vec<Transform>,
+    pub list: MatchList,
+}
+
+/// `flow` options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowOpts {
+    /// Some(true): established; Some(false): not_established.
+    pub established: Option<bool>,
+    /// Some(true): to_server; Some(false): to_client.
+    pub to_server: Option<bool>,
+    pub stateless: bool,
+    /// Some(true): only_frag; Some(false): no_frag.
+    pub frag: Option<bool>,
+}
+
+/// Header keywords: evaluated on the packet before any payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderMatch {
+    Ttl(NumCmp),
+    Tos {
+        value: u8,
+        negated: bool,
+    },
+    IpId(u32),
+    IpOpt(IpOpt),
+    SameIp,
+    IpProto {
+        cmp: NumCmp,
+    },
+    Flags(TcpFlags),
+    Seq(u32),
+    Ack(u32),
+    Window {
+        value: u16,
+        negated: bool,
+    },
+    IType(NumCmp),
+    ICode(NumCmp),
+    IcmpId(u16),
+    IcmpSeq(u16),
+    Dsize(NumCmp),
+    FragBits(FragBits),
+    FragOffset {
+        cmp: NumCmp,
+    },
+    /// `stream_size`: (side: 0 server, 1 client, 2 both, 3 either, comparison).
+    StreamSize {
+        side: u8,
+        cmp: NumCmp,
+    },
+    /// `app-layer-protocol`.
+    AppLayerProtocol {
+        proto: AppProto,
+        negated: bool,
+    },
+}
+
+/// IPv4 options (`ipopts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpOpt {
+    Rr,
+    Eol,
+    Nop,
+    Ts,
+    Sec,
+    Esec,
+    Lsrr,
+    Ssrr,
+    Satid,
+    Any,
+}
+
+impl IpOpt {
+    /// The option type byte (0 for `any`).
+    pub fn code(self) -> u8 {
+        match self {
+            IpOpt::Eol => 0,
+            IpOpt::Nop => 1,
+            IpOpt::Rr => 7,
+            IpOpt::Ts => 68,
+            IpOpt::Sec => 130,
+            IpOpt::Esec => 133,
+            IpOpt::Lsrr => 131,
+            IpOpt::Ssrr => 137,
+            IpOpt::Satid => 136,
+            IpOpt::Any => 0,
+        }
+    }
+}
+
+/// `flags`: the bits that must be set, how to compare, and the ignore mask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpFlags {
+    pub bits: u8,
+    /// `+` (at least these), `*` (any of these), `!` (none of these), or exact.
+    pub modifier: FlagMod,
+    pub ignore: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagMod {
+    Exact,
+    Plus,
+    Any,
+    Not,
+}
+
+/// `fragbits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FragBits {
+    /// 4 = reserved, 2 = don't fragment, 1 = more fragments.
+    pub bits: u8,
+    pub modifier: FlagMod,
+}
+
+/// A flowbit operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowbitCmd {
+    Set(Vec<u16>),
+    Unset(Vec<u16>),
+    Toggle(Vec<u16>),
+    /// Any of these is set.
+    IsSet(Vec<u16>),
+    /// Any of these is not set.
+    IsNotSet(Vec<u16>),
+}
+
+/// `flowint` operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowintCmd {
+    Assign(u16, IntOperand),
+    Add(u16, IntOperand),
+    Sub(u16, IntOperand),
+    Compare(u16, NumCmpOp, IntOperand),
+    IsSet(u16),
+    NotSet(u16),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntOperand {
+    Const(u64),
+    Var(u16),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumCmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// `xbits` (host and ip-pair bits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XbitCmd {
+    pub op: XbitOp,
+    pub name: u16,
+    pub track: XbitTrack,
+    pub expire_s: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XbitOp {
+    Set,
+    Unset,
+    Toggle,
+    IsSet,
+    IsNotSet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XbitTrack {
+    IpSrc,
+    IpDst,
+    IpPair,
+}
+
+/// How thresholds are tracked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Track {
+    BySrc,
+    ByDst,
+    ByRule,
+    ByBoth,
+    ByFlow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThresholdKind {
+    Limit,
+    Threshold,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+}
+
+/// `detection_filter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetectionFilter {
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+    /// Count distinct source (Some(true)) or destination (Some(false)) ports.
+    pub unique_on_src_port: Option<bool>,
+}
+
+/// A TLS property check (`tls.version`, `ssl_version`, `ssl_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsCheck {
+    VersionIs(u16),
+    VersionNot(u16),
+    State { mask: u8, negated: bool },
+}
+
+/// `target`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    SrcIp,
+    DestIp,
+}
+
+/// Which list holds the fast pattern: the payload list or a buffer list (index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListRef {
+    Payload,
+    Buffer(usize),
+}
+
+/// The content the prefilter searches for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FastPattern {
+    pub list: ListRef,
+    /// Index of the content in its list's items.
+    pub item: usize,
+    /// The bytes searched (after chop), lowercased when `nocase`.
+    pub bytes: Vec<u8>,
+    pub nocase: bool,
+}
+
+/// A loaded rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub action: Action,
+    pub proto: Proto,
+    /// The app-layer protocol the rule is about (header protocol `http`, or a sticky
+    /// buffer of that protocol).
+    pub app_proto: Option<AppProto>,
+    pub payload_source: PayloadSource,
+    pub src: AddrExpr,
+    pub sport: PortExpr,
+    pub direction: Direction,
+    pub dst: AddrExpr,
+    pub dport: PortExpr,
+    pub gid: u32,
+    pub sid: u64,
+    pub rev: u32,
+    pub msg: String,
+    pub classtype: Option<String>,
+    pub category: String,
+    pub severity: u32,
+    pub metadata: Vec<(String, String)>,
+    pub references: Vec<String>,
+    pub flow: FlowOpts,
+    pub header: Vec<HeaderMatch>,
+    pub payload: MatchList,
+    pub buffers: Vec<BufferList>,
+    /// `base64_data` matches (on what `base64_decode` decoded).
+    pub base64_data: Option<MatchList>,
+    pub flowbits: Vec<FlowbitCmd>,
+    pub flowints: Vec<FlowintCmd>,
+    pub xbits: Vec<XbitCmd>,
+    pub tls: Vec<TlsCheck>,
+    pub threshold: Option<Threshold>,
+    pub detection_filter: Option<DetectionFilter>,
+    pub noalert: bool,
+    pub target: Option<Target>,
+    pub fast: Option<FastPattern>,
+    /// Number of byte_extract/byte_math variables.
+    pub vars: u8,
+    pub text: String,
+    pub file: std::path::PathBuf,
+    pub line: usize,
+}
+
+impl Rule {
+    /// Whether the rule inspects app-layer transactions (sticky buffers).
+    pub fn is_app(&self) -> bool {
+        !self.buffers.is_empty()
+    }
+}
