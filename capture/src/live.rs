@@ -383,6 +383,15 @@ pub fn run_live<S: Source>(
         )));
     };
     fanout.link_type = first.link_type();
+    // The backlogs exist (and their memory is faulted in) before capture says it is live.
+    let backlogs: Vec<(BacklogWriter, BacklogReader)> = if backlog_size == 0 {
+        Vec::new()
+    } else {
+        let per_source = backlog_size.div_ceil(sources.len());
+        (0..sources.len())
+            .map(|_| backlog::backlog(per_source))
+            .collect()
+    };
     counters.live.set(1);
     tracing::info!(
         source = first.name(),
@@ -401,14 +410,7 @@ pub fn run_live<S: Source>(
         let source = &mut sources[0];
         direct(&mut fanout, &counters, source, stop)
     } else {
-        with_backlog(
-            &mut fanout,
-            &counters,
-            &mut sources,
-            backlog_size,
-            realtime,
-            stop,
-        )
+        with_backlog(&mut fanout, &counters, &mut sources, backlogs, realtime, stop)
     };
     fanout.finish();
     fanout.sync(&counters);
@@ -508,15 +510,13 @@ fn with_backlog<S: Source>(
     fanout: &mut Fanout,
     c: &LiveCounters,
     sources: &mut [S],
-    backlog_size: usize,
+    backlogs: Vec<(BacklogWriter, BacklogReader)>,
     realtime: bool,
     stop: &AtomicBool,
 ) -> Result<LiveSummary, CaptureError> {
-    let per_source = backlog_size.div_ceil(sources.len());
-    let mut writers = Vec::with_capacity(sources.len());
-    let mut readers = Vec::with_capacity(sources.len());
-    for _ in 0..sources.len() {
-        let (mut w, r) = backlog::backlog(per_source);
+    let mut writers = Vec::with_capacity(backlogs.len());
+    let mut readers = Vec::with_capacity(backlogs.len());
+    for (mut w, r) in backlogs {
         w.set_reader(std::thread::current());
         writers.push(w);
         readers.push(r);
