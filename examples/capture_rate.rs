@@ -91,11 +91,9 @@ fn measure(rt: &Path, n: u64, run: &mut Running) -> (u64, f64) {
     (last.0, secs)
 }
 
-fn start(mut cmd: Command, rt: &Path) -> Running {
+fn start(mut cmd: Command) -> Running {
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let run = Running(cmd.spawn().unwrap());
-    let _ = rt;
-    run
+    Running(cmd.spawn().unwrap())
 }
 
 fn base_args(cmd: &mut Command, rules: &Path, log: &Path, rt: &Path, workers: usize) {
@@ -116,7 +114,7 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
             let mut cmd = Command::new(meerkat);
             base_args(&mut cmd, rules, log.path(), rt.path(), args.workers);
             cmd.arg("-r").arg(&args.pcap);
-            let mut run = start(cmd, rt.path());
+            let mut run = start(cmd);
             let (packets, secs) = measure(rt.path(), n, &mut run);
             let _ = run.0.wait();
             Some(Rate {
@@ -135,7 +133,7 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
                     args.pcap.display()
                 ))
                 .args(["--set", "dpdk.interfaces.interface=net_pcap0"]);
-            let mut run = start(cmd, rt.path());
+            let mut run = start(cmd);
             let deadline = Instant::now() + Duration::from_secs(60);
             while counter(rt.path(), "capture.live") != 1 {
                 if run.0.try_wait().unwrap().is_some() || Instant::now() > deadline {
@@ -162,7 +160,7 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
             let mut cmd = ns.command(meerkat);
             base_args(&mut cmd, rules, log.path(), rt.path(), args.workers);
             cmd.args(["-i", &ns.b]);
-            let mut run = start(cmd, rt.path());
+            let mut run = start(cmd);
             let deadline = Instant::now() + Duration::from_secs(60);
             while counter(rt.path(), "capture.live") != 1 {
                 assert!(run.0.try_wait().unwrap().is_none() && Instant::now() < deadline);

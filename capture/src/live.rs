@@ -410,7 +410,14 @@ pub fn run_live<S: Source>(
         let source = &mut sources[0];
         direct(&mut fanout, &counters, source, stop)
     } else {
-        with_backlog(&mut fanout, &counters, &mut sources, backlogs, realtime, stop)
+        with_backlog(
+            &mut fanout,
+            &counters,
+            &mut sources,
+            backlogs,
+            realtime,
+            stop,
+        )
     };
     fanout.finish();
     fanout.sync(&counters);
