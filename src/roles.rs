@@ -85,6 +85,6 @@ pub fn detect(args: &DetectArgs) -> Outcome {
 pub fn eve_writer(args: &RoleArgs) -> Outcome {
     let config = load(args)?;
     let _span = tracing::info_span!("eve-writer").entered();
-    meerkat_eve_writer::run(&config, &signals::STOP).map_err(Failure::runtime)?;
+    meerkat_eve_writer::run(&config, &signals::STOP, &signals::HUP).map_err(Failure::runtime)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -35,6 +35,22 @@ pub fn rules(cmd: RulesCommand) -> Outcome {
             *by_keyword.entry(k.clone()).or_default() += 1;
         }
     }
+    if summary {
+        let t = std::time::Instant::now();
+        let algo =
+            meerkat_detect::engine::mpm::Algo::parse(&resolved.config.mpm_algo).unwrap_or_default();
+        let engine = meerkat_detect::engine::Engine::with_algo(
+            loaded.rules.clone(),
+            loaded.names.clone(),
+            algo,
+        );
+        let _ = writeln!(
+            out,
+            "engine built in {:.2} s: {}",
+            t.elapsed().as_secs_f64(),
+            engine.group_sizes()
+        );
+    }
     let _ = writeln!(
         out,
         "{} rules loaded, {} failed ({} files)",

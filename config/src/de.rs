@@ -75,6 +75,7 @@ macro_rules! flex_uint {
 flex_uint!(flex_u32, u32);
 flex_uint!(flex_u64, u64);
 flex_uint!(flex_usize, usize);
+flex_uint!(flex_u16, u16);
 
 /// An optional unsigned number (`null`/`~`/`auto` or absent = none).
 pub fn flex_opt_usize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
@@ -189,6 +190,144 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
+/// A file mode written as octal digits, as Suricata's `filemode` is: `600`, `"0640"`.
+/// A YAML number's digits are read as octal too (`filemode: 644` means rw-r--r--).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMode(pub u32);
+
+impl FileMode {
+    pub fn parse(s: &str) -> Option<FileMode> {
+        let s = s.trim();
+        let digits = s.strip_prefix("0o").unwrap_or(s);
+        if digits.is_empty() || digits.len() > 4 {
+            return None;
+        }
+        u32::from_str_radix(digits, 8)
+            .ok()
+            .filter(|m| *m <= 0o7777)
+            .map(FileMode)
+    }
+}
+
+impl fmt::Display for FileMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04o}", self.0)
+    }
+}
+
+impl Serialize for FileMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for FileMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FileMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an octal file mode such as 600 or 0640")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<FileMode, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<FileMode, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FileMode, E> {
+                FileMode::parse(v)
+                    .ok_or_else(|| E::custom(format!("`{v}` is not an octal file mode")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Suricata's `rotate-interval`: `minute`, `hour` or `day` (aligned to the start of the
+/// next minute, hour or local day), or a duration with a unit (`30s`, `5m`, `2h`, `1d`;
+/// a bare number is seconds), counted from when the file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RotateInterval {
+    /// Seconds between rotations (at least 1).
+    pub seconds: u64,
+    /// Rotate on wall-clock boundaries (`minute`, `hour`, `day`) rather than every
+    /// `seconds` from the open.
+    pub aligned: bool,
+}
+
+impl RotateInterval {
+    pub fn parse(s: &str) -> Option<RotateInterval> {
+        let t = s.trim().to_ascii_lowercase();
+        let aligned = |seconds| {
+            Some(RotateInterval {
+                seconds,
+                aligned: true,
+            })
+        };
+        match t.as_str() {
+            "minute" => return aligned(60),
+            "hour" => return aligned(3600),
+            "day" => return aligned(86_400),
+            _ => {}
+        }
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let mult = match unit.trim() {
+            "" | "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            "d" => 86_400,
+            _ => return None,
+        };
+        let seconds = num.parse::<u64>().ok()?.checked_mul(mult)?;
+        (seconds > 0).then_some(RotateInterval {
+            seconds,
+            aligned: false,
+        })
+    }
+}
+
+impl fmt::Display for RotateInterval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.aligned, self.seconds) {
+            (true, 60) => f.write_str("minute"),
+            (true, 3600) => f.write_str("hour"),
+            (true, 86_400) => f.write_str("day"),
+            (_, s) => write!(f, "{s}s"),
+        }
+    }
+}
+
+impl Serialize for RotateInterval {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for RotateInterval {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RotateInterval;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("minute, hour, day, or a duration such as 30s, 5m, 2h, 1d")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RotateInterval, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RotateInterval, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RotateInterval, E> {
+                RotateInterval::parse(v)
+                    .ok_or_else(|| E::custom(format!("`{v}` is not a rotate interval")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +341,35 @@ mod tests {
         assert_eq!(ByteSize::parse("1.5mb"), Some(ByteSize(1572864)));
         assert_eq!(ByteSize::parse("12parsecs"), None);
         assert_eq!(ByteSize::parse("99999999999999999999gb"), None);
+    }
+
+    #[test]
+    fn file_modes() {
+        assert_eq!(FileMode::parse("600"), Some(FileMode(0o600)));
+        assert_eq!(FileMode::parse("0640"), Some(FileMode(0o640)));
+        assert_eq!(FileMode::parse("0o644"), Some(FileMode(0o644)));
+        assert_eq!(FileMode::parse("800"), None);
+        assert_eq!(FileMode::parse("77777"), None);
+        assert_eq!(FileMode(0o640).to_string(), "0640");
+    }
+
+    #[test]
+    fn rotate_intervals() {
+        let r = |s: &str| RotateInterval::parse(s).map(|r| (r.seconds, r.aligned));
+        assert_eq!(r("minute"), Some((60, true)));
+        assert_eq!(r("Hour"), Some((3600, true)));
+        assert_eq!(r("day"), Some((86_400, true)));
+        assert_eq!(r("30s"), Some((30, false)));
+        assert_eq!(r("5m"), Some((300, false)));
+        assert_eq!(r("2h"), Some((7200, false)));
+        assert_eq!(r("1d"), Some((86_400, false)));
+        assert_eq!(r("90"), Some((90, false)));
+        assert_eq!(r("0s"), None);
+        assert_eq!(r("weekly"), None);
+        for s in ["minute", "hour", "day", "45s"] {
+            let v = RotateInterval::parse(s).unwrap();
+            assert_eq!(RotateInterval::parse(&v.to_string()), Some(v));
+        }
     }
 
     #[test]

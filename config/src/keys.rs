@@ -69,6 +69,13 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.threaded",
     "outputs.eve-log.buffer-size",
     "outputs.eve-log.pcap-file",
+    "outputs.eve-log.append",
+    "outputs.eve-log.filemode",
+    "outputs.eve-log.rotate-interval",
+    "outputs.eve-log.redis.server",
+    "outputs.eve-log.redis.port",
+    "outputs.eve-log.redis.mode",
+    "outputs.eve-log.redis.key",
     "outputs.eve-log.types",
     "outputs.eve-log.types.*.enabled",
     "outputs.eve-log.types.*.metadata",
@@ -76,11 +83,14 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.types.*.payload-printable",
     "outputs.eve-log.types.*.packet",
     "outputs.eve-log.types.*.extended",
+    "outputs.eve-log.types.*.totals",
+    "outputs.eve-log.types.*.threads",
     "outputs.eve-log.types.*.types.*",
     "heartbeat.output-flush-interval",
     "pcap-file.checksum-checks",
     "stats.enabled",
     "stats.interval",
+    "mpm-algo",
 ];
 
 /// Suricata maps whose keys are names the user chooses.

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
-pub use de::ByteSize;
+pub use de::{ByteSize, FileMode, RotateInterval};
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
 
 /// Errors of loading and checking configuration.
@@ -381,6 +381,18 @@ pub enum FileType {
     Redis,
 }
 
+impl FileType {
+    /// The name as written in the config.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileType::Regular => "regular",
+            FileType::UnixStream => "unix_stream",
+            FileType::UnixDgram => "unix_dgram",
+            FileType::Redis => "redis",
+        }
+    }
+}
+
 /// Options of one entry of `outputs.eve-log.types` (`- alert: {payload: yes}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -421,6 +433,22 @@ pub struct EveTypeOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub extended: Option<bool>,
+    /// `stats`: log the totals over all processes (Suricata's default: yes).
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub totals: Option<bool>,
+    /// `stats`: also log each process's own counters under `threads` (Suricata's
+    /// per-thread stats; default: no). Those names are Meerkat's, outside Suricata's
+    /// schema, as Suricata's per-thread names are.
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub threads: Option<bool>,
     /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, Value>,
@@ -471,26 +499,124 @@ fn default_eve_types() -> Vec<EveType> {
         .collect()
 }
 
+/// `outputs.eve-log.redis.mode`: how records are handed to redis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RedisMode {
+    /// `LPUSH` onto a list (`list` is Suricata's alias and default).
+    #[default]
+    Lpush,
+    /// `RPUSH` onto a list.
+    Rpush,
+    /// `PUBLISH` on a channel (`channel` is Suricata's alias).
+    Publish,
+}
+
+impl<'de> Deserialize<'de> for RedisMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.to_ascii_lowercase().as_str() {
+            "list" | "lpush" => Ok(RedisMode::Lpush),
+            "rpush" => Ok(RedisMode::Rpush),
+            "channel" | "publish" => Ok(RedisMode::Publish),
+            "xadd" | "stream" => Err(serde::de::Error::custom(format!(
+                "redis mode `{s}` (streams) is not available; use list, lpush, rpush, channel or publish"
+            ))),
+            _ => Err(serde::de::Error::custom(format!(
+                "`{s}` is not a redis mode (list, lpush, rpush, channel, publish)"
+            ))),
+        }
+    }
+}
+
+impl RedisMode {
+    /// The redis command that hands one record over.
+    pub fn command(self) -> &'static str {
+        match self {
+            RedisMode::Lpush => "LPUSH",
+            RedisMode::Rpush => "RPUSH",
+            RedisMode::Publish => "PUBLISH",
+        }
+    }
+}
+
+fn default_redis_server() -> String {
+    "127.0.0.1".to_string()
+}
+fn default_redis_port() -> u16 {
+    6379
+}
+fn default_redis_key() -> String {
+    "suricata".to_string()
+}
+
+/// `outputs.eve-log.redis` (used with `filetype: redis`). Suricata's names and defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Redis {
+    /// Host name or address of the redis server; a path starting with `/` is a Unix
+    /// socket (Meerkat's addition). Default 127.0.0.1.
+    #[serde(default = "default_redis_server")]
+    pub server: String,
+    /// TCP port. Default 6379.
+    #[serde(default = "default_redis_port", deserialize_with = "de::flex_u16")]
+    pub port: u16,
+    #[serde(default)]
+    pub mode: RedisMode,
+    /// List key or channel name. Default `suricata`.
+    #[serde(default = "default_redis_key")]
+    pub key: String,
+}
+
+impl Default for Redis {
+    fn default() -> Self {
+        Redis {
+            server: default_redis_server(),
+            port: default_redis_port(),
+            mode: RedisMode::default(),
+            key: default_redis_key(),
+        }
+    }
+}
+
 /// `outputs[].eve-log`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct EveLog {
     #[serde(default = "yes", deserialize_with = "de::flex_bool")]
     pub enabled: bool,
+    /// `regular` (a file), `unix_stream`, `unix_dgram` (the socket at `filename`), or
+    /// `redis` (see `redis`).
     #[serde(default)]
     pub filetype: FileType,
-    /// File name, relative to the log directory unless absolute.
+    /// File or socket name, relative to the log directory unless absolute. For regular
+    /// files, strftime patterns (`%Y %m %d %H %M %S %s %j %y %%`) are expanded in local
+    /// time each time the file is opened (see `rotate-interval`).
     #[serde(default = "default_eve_filename")]
     pub filename: String,
-    /// One file per producing worker (`eve.<n>.json`).
+    /// One file per producing worker (`eve.<n>.json`); regular files only.
     #[serde(default, deserialize_with = "de::flex_bool")]
     pub threaded: bool,
     /// Bytes of output buffer; 0 = unbuffered (every event is its own write).
     #[serde(default)]
     pub buffer_size: ByteSize,
+    /// Append to an existing file (yes, Suricata's default) or truncate it at start.
+    /// Reopening (SIGHUP, rotation) always appends, as Suricata does.
+    #[serde(default = "yes", deserialize_with = "de::flex_bool")]
+    pub append: bool,
+    /// Permissions of created files, octal (`600`, `0640`); absent = 0640.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filemode: Option<FileMode>,
+    /// Reopen the file every interval, expanding the filename's strftime pattern anew
+    /// (`eve-%Y-%m-%d-%H%M.json` + `rotate-interval: hour`); absent = never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotate_interval: Option<RotateInterval>,
     /// Add `pcap_filename` to records from pcap files.
     #[serde(default, deserialize_with = "de::flex_bool")]
     pub pcap_file: bool,
+    /// The redis server, for `filetype: redis`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis: Option<Redis>,
     #[serde(default = "default_eve_types")]
     pub types: Vec<EveType>,
 }
@@ -503,7 +629,11 @@ impl Default for EveLog {
             filename: default_eve_filename(),
             threaded: false,
             buffer_size: ByteSize(0),
+            append: true,
+            filemode: None,
+            rotate_interval: None,
             pcap_file: false,
+            redis: None,
             types: default_eve_types(),
         }
     }
@@ -669,6 +799,15 @@ pub struct Config {
     /// The user the capture role switches to once its sockets are open.
     #[serde(default)]
     pub run_as: RunAs,
+    /// Prefilter matcher (Suricata's `mpm-algo`): `auto` (Hyperscan when the build has it,
+    /// else Meerkat's pure-Rust fingerprint filter), `hs`, or `ac`/`ac-ks`/`ac-bs` (the
+    /// pure-Rust filter).
+    #[serde(default = "default_mpm_algo")]
+    pub mpm_algo: String,
+}
+
+fn default_mpm_algo() -> String {
+    "auto".to_string()
 }
 
 impl Default for Config {
@@ -691,6 +830,7 @@ impl Default for Config {
             af_packet: Vec::new(),
             dpdk: Dpdk::default(),
             run_as: RunAs::default(),
+            mpm_algo: default_mpm_algo(),
         }
     }
 }
@@ -722,6 +862,15 @@ impl Config {
                     .to_string(),
             ));
         }
+        if !matches!(
+            self.mpm_algo.as_str(),
+            "auto" | "hs" | "hyperscan" | "ac" | "ac-ks" | "ac-bs" | "fingerprint" | "fp"
+        ) {
+            return Err(ConfigError::Invalid(format!(
+                "mpm-algo `{}` must be auto, hs or ac",
+                self.mpm_algo
+            )));
+        }
         let known = keys::suricata_app_protocols();
         for name in self.app_layer.protocols.keys() {
             if !known.contains(&name.as_str()) {
@@ -731,12 +880,30 @@ impl Config {
             }
         }
         for out in &self.outputs {
-            if let Some(eve) = &out.eve_log
-                && eve.filename.is_empty()
-            {
+            let Some(eve) = &out.eve_log else { continue };
+            if eve.filename.is_empty() && eve.filetype != FileType::Redis {
                 return Err(ConfigError::Invalid(
                     "outputs.eve-log.filename must not be empty".to_string(),
                 ));
+            }
+            if eve.filetype == FileType::Redis
+                && eve.redis.as_ref().is_some_and(|r| r.key.is_empty())
+            {
+                return Err(ConfigError::Invalid(
+                    "outputs.eve-log.redis.key must not be empty".to_string(),
+                ));
+            }
+            if eve.threaded && eve.filetype != FileType::Regular {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.threaded applies to filetype regular, not {}",
+                    eve.filetype.name()
+                )));
+            }
+            if eve.rotate_interval.is_some() && eve.filetype != FileType::Regular {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.rotate-interval applies to filetype regular, not {}",
+                    eve.filetype.name()
+                )));
             }
         }
         Ok(())
@@ -749,6 +916,11 @@ impl Config {
                 .map(|n| n.get())
                 .unwrap_or(1)
         })
+    }
+
+    /// Whether any enabled eve-log output logs records of type `name`.
+    pub fn eve_wants(&self, name: &str) -> bool {
+        self.eve_logs().any(|e| e.type_entry(name).is_some())
     }
 
     /// The enabled eve-log outputs.
@@ -959,6 +1131,82 @@ app-layer:
             r.ignored_suricata_keys
                 .contains(&"app-layer.protocols.http.libhtp".to_string())
         );
+    }
+
+    #[test]
+    fn eve_output_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.yaml");
+        std::fs::write(
+            &path,
+            r#"
+outputs:
+  - eve-log:
+      filename: eve-%Y%m%d.json
+      filemode: 600
+      append: no
+      rotate-interval: hour
+      types:
+        - alert
+        - stats:
+            totals: yes
+            threads: yes
+  - eve-log:
+      filetype: redis
+      redis:
+        server: 127.0.0.1
+        port: 6380
+        mode: channel
+        key: meerkat
+        async: true
+        pipelining:
+          enabled: yes
+      types: [flow]
+  - eve-log:
+      filetype: unix_dgram
+      filename: /run/eve.sock
+      types: [anomaly]
+"#,
+        )
+        .unwrap();
+        let r = resolve(Some(&path), &["outputs.eve-log.threaded=yes".to_string()]).unwrap();
+        let eves: Vec<&EveLog> = r.config.eve_logs().collect();
+        assert_eq!(eves.len(), 3);
+        assert_eq!(eves[0].filemode, Some(FileMode(0o600)));
+        assert!(!eves[0].append);
+        assert!(eves[0].threaded);
+        assert_eq!(
+            eves[0].rotate_interval,
+            Some(RotateInterval {
+                seconds: 3600,
+                aligned: true
+            })
+        );
+        let stats = eves[0]
+            .type_entry("stats")
+            .and_then(|t| t.options())
+            .unwrap();
+        assert_eq!((stats.totals, stats.threads), (Some(true), Some(true)));
+        let redis = eves[1].redis.as_ref().unwrap();
+        assert_eq!(eves[1].filetype, FileType::Redis);
+        assert_eq!((redis.port, redis.mode), (6380, RedisMode::Publish));
+        assert_eq!(redis.key, "meerkat");
+        assert_eq!(eves[2].filetype, FileType::UnixDgram);
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"outputs.eve-log.redis.async".to_string())
+        );
+        // What the supervisor hands to the roles reads back the same.
+        let back = resolve_tree(parse_text(&r.config.to_yaml()).unwrap()).unwrap();
+        assert_eq!(back.config, r.config);
+        assert!(r.config.eve_wants("flow") && !r.config.eve_wants("dns"));
+
+        let e = resolve(Some(&path), &["outputs.1.eve-log.threaded=yes".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("threaded"), "{e}");
+        let e = resolve(None, &["outputs.eve-log.redis.mode=xadd".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("xadd"), "{e}");
+        let e = resolve(None, &["outputs.eve-log.filemode=999".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("999"), "{e}");
     }
 
     #[test]

@@ -174,10 +174,16 @@ impl EventSink {
         let left = self
             .done_rx
             .recv_timeout(self.cfg.finish_timeout)
-            .map_err(|_| SinkError::Undelivered {
-                path: self.cfg.socket.clone(),
-                unacked: usize::MAX,
-                secs: self.cfg.finish_timeout.as_secs(),
+            .map_err(|_| {
+                // The client thread is still trying: what it holds is what was sent
+                // and not acknowledged, plus what it never got to send.
+                let sent = self.stats.batches_sent.load(Ordering::Relaxed);
+                let acked = self.stats.batches_acked.load(Ordering::Relaxed);
+                SinkError::Undelivered {
+                    path: self.cfg.socket.clone(),
+                    unacked: usize::try_from(sent.saturating_sub(acked)).unwrap_or(usize::MAX),
+                    secs: self.cfg.finish_timeout.as_secs(),
+                }
             })?;
         if let Some(t) = self.thread.take() {
             t.join()

@@ -25,7 +25,7 @@ use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Probe, Transport};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
-use crate::flow::{EndReason, Flow, FlowTable, defrag::Defrag, tcp};
+use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{EventSink, SinkConfig};
 
@@ -148,11 +148,42 @@ struct Worker {
     x: Inner,
 }
 
+/// Where a worker's events go.
+enum Out {
+    /// Streamed to the eve-writer.
+    Grpc(EventSink),
+    /// Kept in this process (in-process runs: tests and benchmarks).
+    Collect(Vec<Event>),
+}
+
+impl Out {
+    fn push(&mut self, ev: Event) {
+        match self {
+            Out::Grpc(s) => s.push(ev),
+            Out::Collect(v) => v.push(ev),
+        }
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if let Out::Grpc(s) = self {
+            s.tick(now);
+        }
+    }
+
+    /// Events pushed so far.
+    fn events(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.stats().events.load(Ordering::Relaxed),
+            Out::Collect(v) => v.len() as u64,
+        }
+    }
+}
+
 struct Inner {
     index: usize,
     engine: Engine,
     st: DetectState,
-    sink: EventSink,
+    sink: Out,
     cfg: Settings,
     checksums: Checksums,
     stats: Stats,
@@ -328,7 +359,9 @@ impl Inner {
                 }
             }
             Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
-                progressed[d] |= self.feed_app(flow, dir, Transport::Udp, pkt.payload);
+                let ports = [flow.client.1, flow.server.1];
+                progressed[d] |=
+                    self.feed_app(&mut flow.app, ports, dir, Transport::Udp, pkt.payload);
             }
             _ => {}
         }
@@ -417,16 +450,18 @@ impl Inner {
             self.parse_output(&out, flow.app.proto);
         }
         let mut got = false;
-        if to > from {
-            // Copy out: the parser may not borrow the stream it lives beside.
-            let data = s.sides[d].bytes(from, to).to_vec();
+        if flow.app.detection_done && flow.app.state.is_none() {
+            // Nobody parses this flow: let the bytes go.
             s.sides[d].app_done = to;
-            got = self.feed_app(flow, dir, Transport::Tcp, &data);
-        } else if let Some(s) = flow.tcp.as_deref_mut()
-            && flow.app.state.is_none()
-        {
-            // Nobody parses: let the buffer go.
-            s.sides[d].app_done = s.sides[d].next();
+        } else if to > from {
+            let ports = [flow.client.1, flow.server.1];
+            let Flow { tcp, app, .. } = &mut *flow;
+            if let Some(s) = tcp.as_deref_mut() {
+                // The parser reads the stream in place (the app state and the stream are
+                // different parts of the flow).
+                got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                s.sides[d].app_done = to;
+            }
         }
         if fin && let Some(state) = flow.app.state.as_deref_mut() {
             let mut out = ParseOutput::default();
@@ -445,35 +480,46 @@ impl Inner {
     }
 
     /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
-    fn feed_app(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) -> bool {
-        if !flow.app.detection_done {
-            self.detect_protocol(flow, dir, transport, data);
-            if flow.app.state.is_none() {
-                return false;
-            }
+    /// `ports` are the flow's (client, server) ports.
+    fn feed_app(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) -> bool {
+        if !app.detection_done {
+            self.detect_protocol(app, ports, dir, transport, data);
             // The probe fed the first bytes already.
-            return true;
+            return app.state.is_some();
         }
-        let Some(state) = flow.app.state.as_deref_mut() else {
+        let Some(state) = app.state.as_deref_mut() else {
             return false;
         };
         let mut out = ParseOutput::default();
         state.parse(dir, data, &mut out);
-        self.parse_output(&out, flow.app.proto);
+        self.parse_output(&out, app.proto);
         if out.failed {
-            flow.app.state = None;
+            app.state = None;
         }
         true
     }
 
-    fn detect_protocol(&mut self, flow: &mut Flow, dir: Dir, transport: Transport, data: &[u8]) {
+    fn detect_protocol(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) {
         let d = dir.index();
-        flow.app.probed[d] += data.len();
-        let ports = [flow.client.1, flow.server.1];
+        app.probed[d] += data.len();
         let mut candidates: Vec<&'static dyn app::Protocol> = app::protocols()
             .iter()
             .copied()
-            .filter(|p| self.cfg.app[p.proto() as usize].0)
+            .filter(|p| self.cfg.app[p.proto() as usize % 4].0)
             .collect();
         // Protocols usually on these ports are tried first.
         candidates.sort_by_key(|p| !p.default_ports().iter().any(|dp| ports.contains(dp)));
@@ -482,16 +528,16 @@ impl Inner {
         for p in candidates {
             match p.probe(transport, dir, window) {
                 Probe::Match => {
-                    flow.app.proto = p.proto();
-                    flow.app.detection_done = true;
+                    app.proto = p.proto();
+                    app.detection_done = true;
                     self.stats.app_flows[p.proto() as usize % 4] += 1;
-                    if self.cfg.app[p.proto() as usize].1 {
+                    if self.cfg.app[p.proto() as usize % 4].1 {
                         let mut state = p.new_state(transport);
                         let mut out = ParseOutput::default();
                         state.parse(dir, data, &mut out);
-                        self.parse_output(&out, flow.app.proto);
+                        self.parse_output(&out, app.proto);
                         if !out.failed {
-                            flow.app.state = Some(state);
+                            app.state = Some(state);
                         }
                     }
                     return;
@@ -501,10 +547,10 @@ impl Inner {
             }
         }
         // TCP data arrives in pieces: give up once enough was seen both ways.
-        let enough = flow.app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
+        let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
         if !need_more || enough {
-            flow.app.proto = AppProto::Failed;
-            flow.app.detection_done = true;
+            app.proto = AppProto::Failed;
+            app.detection_done = true;
         }
     }
 
@@ -801,6 +847,175 @@ fn pseudo_packet(
     p
 }
 
+impl Settings {
+    fn from_config(config: &Config) -> Settings {
+        // Any output that logs the type wants it (outputs filter by type themselves).
+        let wants = |t: &str| config.eve_wants(t);
+        let app_setting = |name: &str| match config.app_layer.enabled(name) {
+            AppEnabled::Yes => (true, true),
+            AppEnabled::DetectionOnly => (true, false),
+            AppEnabled::No => (false, false),
+        };
+        Settings {
+            midstream: config.stream.midstream,
+            inline: config.stream.inline,
+            depth: config.stream.reassembly.depth.bytes(),
+            want_anomaly: wants("anomaly"),
+            want_flow: wants("flow"),
+            app: [
+                (false, false),
+                app_setting("http"),
+                app_setting("dns"),
+                app_setting("tls"),
+            ],
+            log_app: [false, wants("http"), wants("dns"), wants("tls")],
+        }
+    }
+}
+
+impl Checksums {
+    fn from_config(config: &Config) -> Checksums {
+        if !config.stream.checksum_validation {
+            return Checksums::Off;
+        }
+        match config.pcap_file.checksum_checks {
+            ChecksumChecks::No => Checksums::Off,
+            ChecksumChecks::Yes => Checksums::On,
+            ChecksumChecks::Auto => Checksums::Auto(0, 0),
+        }
+    }
+}
+
+impl Worker {
+    fn new(config: &Config, index: usize, engine: Engine, st: DetectState, sink: Out) -> Worker {
+        Worker {
+            flows: FlowTable::new(index),
+            defrag: Defrag::default(),
+            x: Inner {
+                index,
+                engine,
+                st,
+                sink,
+                cfg: Settings::from_config(config),
+                checksums: Checksums::from_config(config),
+                stats: Stats::default(),
+                decode_counts: [0; DecodeEvent::ALL.len()],
+                hits: Vec::new(),
+                now_ns: 0,
+            },
+        }
+    }
+
+    /// Ends every flow still in the table (end of input).
+    fn drain(&mut self) {
+        let mut ended = Vec::new();
+        self.flows.drain(|f, r| ended.push((f, r)));
+        for (f, r) in ended {
+            self.x.end_flow(f, r);
+        }
+    }
+
+    /// Ends the flows that timed out by packet time, and stale fragments.
+    fn sweep(&mut self) {
+        let now = self.x.now_ns;
+        let mut ended = Vec::new();
+        self.flows.sweep(now, |f, r| ended.push((f, r)));
+        for (f, r) in ended {
+            self.x.end_flow(f, r);
+        }
+        self.defrag.expire(now);
+    }
+}
+
+/// A detect worker run inside this process, its events kept in memory: the same packet
+/// path as the detect role, without rings or the eve-writer (tests, benchmarks).
+pub struct InProcess {
+    w: Worker,
+    since_sweep: usize,
+}
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcess")
+            .field("packets", &self.w.x.stats.packets)
+            .field("flows", &self.w.flows.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an in-process run produced.
+#[derive(Debug, Default)]
+pub struct InProcessResult {
+    pub packets: u64,
+    pub alerts: u64,
+    pub events: Vec<Event>,
+}
+
+impl InProcess {
+    /// A worker with `engine`, per-host state kept locally.
+    pub fn new(config: &Config, engine: Engine) -> InProcess {
+        InProcess {
+            w: Worker::new(
+                config,
+                0,
+                engine,
+                DetectState::default(),
+                Out::Collect(Vec::new()),
+            ),
+            since_sweep: 0,
+        }
+    }
+
+    /// Processes one packet (flows time out by packet time, as in the detect role).
+    pub fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
+        self.w.packet(meta, data);
+        self.since_sweep += 1;
+        if self.since_sweep == BATCH {
+            self.since_sweep = 0;
+            self.w.sweep();
+        }
+    }
+
+    /// Ends every flow and returns what was produced.
+    pub fn finish(mut self) -> InProcessResult {
+        self.w.drain();
+        let events = match std::mem::replace(&mut self.w.x.sink, Out::Collect(Vec::new())) {
+            Out::Collect(v) => v,
+            Out::Grpc(_) => Vec::new(),
+        };
+        InProcessResult {
+            packets: self.w.x.stats.packets,
+            alerts: self.w.x.stats.alerts,
+            events,
+        }
+    }
+
+    /// Runs a whole pcap or pcapng file through a fresh worker.
+    pub fn run_pcap(
+        config: &Config,
+        engine: Engine,
+        path: &std::path::Path,
+    ) -> Result<InProcessResult, meerkat_capture::PcapError> {
+        let file = std::fs::File::open(path)
+            .map_err(|source| meerkat_capture::PcapError::Io { offset: 0, source })?;
+        let mut reader = meerkat_capture::Reader::new(file)?;
+        let mut run = InProcess::new(config, engine);
+        let mut seq = 0u64;
+        while let Some(p) = reader.next_packet()? {
+            seq += 1;
+            let meta = PacketMeta {
+                ts_ns: p.ts_ns,
+                seq,
+                origlen: p.origlen,
+                link_type: p.link_type,
+                iface: p.iface,
+            };
+            run.packet(&meta, p.data);
+        }
+        Ok(run.finish())
+    }
+}
+
 /// Runs worker `index` until its ring ends (or `stop` is set and the ring is drained of
 /// what is already there).
 pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSummary, DetectError> {
@@ -821,7 +1036,15 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         rules_failed: loaded.problems.len(),
         ..Default::default()
     };
-    let engine = Engine::new(loaded.rules, loaded.names);
+    let algo = crate::engine::mpm::Algo::parse(&config.mpm_algo).unwrap_or_default();
+    if algo == crate::engine::mpm::Algo::Hyperscan && !crate::engine::mpm::Algo::HYPERSCAN_AVAILABLE
+    {
+        return Err(DetectError::Rules(
+            "mpm-algo: hs, but this build has no Hyperscan (install libhyperscan-dev and rebuild)"
+                .to_string(),
+        ));
+    }
+    let engine = Engine::with_algo(loaded.rules, loaded.names, algo);
     tracing::info!(
         worker = index,
         rules = summary.rules_loaded,
@@ -860,55 +1083,16 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         finish_timeout: Duration::from_secs(60),
     })?;
 
-    let eve = config.eve_logs().next();
-    let wants = |t: &str| eve.is_some_and(|e| e.type_entry(t).is_some());
-    let app_setting = |name: &str| match config.app_layer.enabled(name) {
-        AppEnabled::Yes => (true, true),
-        AppEnabled::DetectionOnly => (true, false),
-        AppEnabled::No => (false, false),
-    };
-    let cfg = Settings {
-        midstream: config.stream.midstream,
-        inline: config.stream.inline,
-        depth: config.stream.reassembly.depth.bytes(),
-        want_anomaly: wants("anomaly"),
-        want_flow: wants("flow"),
-        app: [
-            (false, false),
-            app_setting("http"),
-            app_setting("dns"),
-            app_setting("tls"),
-        ],
-        log_app: [false, wants("http"), wants("dns"), wants("tls")],
-    };
-    let checksums = if !config.stream.checksum_validation {
-        Checksums::Off
-    } else {
-        match config.pcap_file.checksum_checks {
-            ChecksumChecks::No => Checksums::Off,
-            ChecksumChecks::Yes => Checksums::On,
-            ChecksumChecks::Auto => Checksums::Auto(0, 0),
-        }
-    };
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
     let table =
         meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
-    let mut w = Worker {
-        flows: FlowTable::new(index),
-        defrag: Defrag::default(),
-        x: Inner {
-            index,
-            engine,
-            st: DetectState::with_shared(table),
-            sink,
-            cfg,
-            checksums,
-            stats: Stats::default(),
-            decode_counts: [0; DecodeEvent::ALL.len()],
-            hits: Vec::new(),
-            now_ns: 0,
-        },
-    };
+    let mut w = Worker::new(
+        config,
+        index,
+        engine,
+        DetectState::with_shared(table),
+        Out::Grpc(sink),
+    );
     let mut ring_corrupt = 0u64;
     loop {
         let mut n = 0;
@@ -935,7 +1119,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             s.packets,
             s.bytes,
             s.alerts,
-            w.x.sink.stats().events.load(Ordering::Relaxed),
+            w.x.sink.events(),
             w.flows.created(),
             w.flows.len() as u64,
             w.flows.evicted,
@@ -959,13 +1143,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             r.set(v);
         }
         w.x.sink.tick(Instant::now());
-        let now = w.x.now_ns;
-        let mut ended = Vec::new();
-        w.flows.sweep(now, |f, r| ended.push((f, r)));
-        for (f, r) in ended {
-            w.x.end_flow(f, r);
-        }
-        w.defrag.expire(now);
+        w.sweep();
         if n == 0 {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -976,16 +1154,14 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
             }
         }
     }
-    let mut ended = Vec::new();
-    w.flows.drain(|f, r| ended.push((f, r)));
-    for (f, r) in ended {
-        w.x.end_flow(f, r);
-    }
+    w.drain();
     summary.packets = w.x.stats.packets;
     summary.alerts = w.x.stats.alerts;
-    summary.events = w.x.sink.stats().events.load(Ordering::Relaxed);
+    summary.events = w.x.sink.events();
     refs[2].set(summary.alerts);
     refs[3].set(summary.events);
-    w.x.sink.finish()?;
+    if let Out::Grpc(sink) = w.x.sink {
+        sink.finish()?;
+    }
     Ok(summary)
 }

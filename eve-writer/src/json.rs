@@ -1,56 +1,88 @@
 //! A minimal JSON writer that appends to a byte buffer: objects are written field by
 //! field in the order the caller chooses (EVE's order matters to people reading it).
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// For each byte: 0 = copy as is, 1 = needs an escape (quote, backslash, control
+/// characters and DEL).
+static NEEDS_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = 1;
+        i += 1;
+    }
+    t[b'"' as usize] = 1;
+    t[b'\\' as usize] = 1;
+    t[0x7f] = 1;
+    t
+};
+
+fn push_escape(buf: &mut Vec<u8>, c: u8) {
+    match c {
+        b'"' => buf.extend_from_slice(b"\\\""),
+        b'\\' => buf.extend_from_slice(b"\\\\"),
+        b'\n' => buf.extend_from_slice(b"\\n"),
+        b'\r' => buf.extend_from_slice(b"\\r"),
+        b'\t' => buf.extend_from_slice(b"\\t"),
+        0x08 => buf.extend_from_slice(b"\\b"),
+        0x0c => buf.extend_from_slice(b"\\f"),
+        _ => buf.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(c >> 4)],
+            HEX[usize::from(c & 15)],
+        ]),
+    }
+}
+
+/// Escapes valid UTF-8 (no quotes around it): runs of plain bytes are copied at once.
+fn escape_valid(buf: &mut Vec<u8>, valid: &[u8]) {
+    let mut start = 0;
+    for (i, &c) in valid.iter().enumerate() {
+        if NEEDS_ESCAPE[usize::from(c)] != 0 {
+            buf.extend_from_slice(&valid[start..i]);
+            push_escape(buf, c);
+            start = i + 1;
+        }
+    }
+    buf.extend_from_slice(&valid[start..]);
+}
+
 /// Writes `s` as a JSON string (quotes included), escaping as RFC 8259 requires.
 pub fn string(buf: &mut Vec<u8>, s: &str) {
-    bytes_as_string(buf, s.as_bytes());
+    buf.push(b'"');
+    escape_valid(buf, s.as_bytes());
+    buf.push(b'"');
 }
 
 /// Writes bytes as a JSON string. Valid UTF-8 goes through; other bytes are written as
 /// `\u00XX` escapes of their value (as Suricata prints non-printable bytes), so the output
 /// is always valid JSON.
 pub fn bytes_as_string(buf: &mut Vec<u8>, b: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     buf.push(b'"');
     let mut rest = b;
     while !rest.is_empty() {
-        let (valid, bad) = match std::str::from_utf8(rest) {
-            Ok(s) => (s.as_bytes(), None),
-            Err(e) => (&rest[..e.valid_up_to()], Some(e.valid_up_to())),
-        };
-        let mut start = 0;
-        for (i, &c) in valid.iter().enumerate() {
-            let esc: Option<&[u8]> = match c {
-                b'"' => Some(b"\\\""),
-                b'\\' => Some(b"\\\\"),
-                b'\n' => Some(b"\\n"),
-                b'\r' => Some(b"\\r"),
-                b'\t' => Some(b"\\t"),
-                0x08 => Some(b"\\b"),
-                0x0c => Some(b"\\f"),
-                0..=0x1f | 0x7f => None,
-                _ => continue,
-            };
-            buf.extend_from_slice(&valid[start..i]);
-            match esc {
-                Some(e) => buf.extend_from_slice(e),
-                None => {
-                    buf.extend_from_slice(b"\\u00");
-                    buf.push(HEX[usize::from(c >> 4)]);
-                    buf.push(HEX[usize::from(c & 15)]);
-                }
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                escape_valid(buf, s.as_bytes());
+                break;
             }
-            start = i + 1;
-        }
-        buf.extend_from_slice(&valid[start..]);
-        match bad {
-            None => break,
-            Some(at) => {
-                let c = rest[at];
-                buf.extend_from_slice(b"\\u00");
-                buf.push(HEX[usize::from(c >> 4)]);
-                buf.push(HEX[usize::from(c & 15)]);
-                rest = &rest[at + 1..];
+            Err(e) => {
+                let (valid, bad) = rest.split_at(e.valid_up_to());
+                escape_valid(buf, valid);
+                let c = bad[0];
+                buf.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(c >> 4)],
+                    HEX[usize::from(c & 15)],
+                ]);
+                rest = &bad[1..];
             }
         }
     }
@@ -110,6 +142,19 @@ impl<'a> Obj<'a> {
         self.key(k);
         self.buf
             .extend_from_slice(if v { b"true" } else { b"false" });
+        self
+    }
+
+    /// Writes raw JSON produced by `f` as the value of a key that comes from input
+    /// (escaped like any string).
+    pub fn raw_escaped_key(&mut self, k: &str, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        string(self.buf, k);
+        self.buf.push(b':');
+        f(self.buf);
         self
     }
 

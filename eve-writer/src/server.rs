@@ -1,17 +1,23 @@
-//! The gRPC `EventStream` service: each producer stream's batches go to the writer
-//! thread in order, and each acknowledgement comes back on the stream.
+//! The gRPC services of the eve-writer: `EventStream` (each producer stream's batches
+//! go to the writer thread in order, and each acknowledgement comes back on the stream
+//! in order) and `WriterAdmin` (flush, reopen, counters).
 
 use std::pin::Pin;
 use std::sync::mpsc::Sender;
 
 use meerkat_proto::events::event_stream_server::EventStream;
 use meerkat_proto::events::{BatchAck, EventBatch};
+use meerkat_proto::writer::writer_admin_server::WriterAdmin;
+use meerkat_proto::writer::{
+    CountersReply, CountersRequest, FlushReply, FlushRequest, ReopenReply, ReopenRequest,
+    WriterCounter,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::writer::Msg;
+use crate::writer::{FLUSH_TIMEOUT, Msg};
 
 /// Largest batch accepted, bytes.
 pub const MAX_MESSAGE: usize = 64 << 20;
@@ -83,5 +89,60 @@ impl EventStream for EventService {
             let _ = forward.await;
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}
+
+/// `WriterAdmin`: control calls, answered by the writer thread.
+#[derive(Debug, Clone)]
+pub struct AdminService {
+    writer: Sender<Msg>,
+}
+
+impl AdminService {
+    pub fn new(writer: Sender<Msg>) -> Self {
+        AdminService { writer }
+    }
+
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Msg) -> Result<T, Status> {
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(make(tx))
+            .map_err(|_| Status::unavailable("eve-writer is stopping"))?;
+        rx.await
+            .map_err(|_| Status::unavailable("eve-writer is stopping"))
+    }
+}
+
+#[tonic::async_trait]
+impl WriterAdmin for AdminService {
+    async fn flush(&self, request: Request<FlushRequest>) -> Result<Response<FlushReply>, Status> {
+        let ms = request.into_inner().timeout_ms;
+        let timeout = if ms == 0 {
+            FLUSH_TIMEOUT
+        } else {
+            std::time::Duration::from_millis(u64::from(ms))
+        };
+        self.ask(|reply| Msg::Flush { timeout, reply })
+            .await
+            .map(Response::new)
+    }
+
+    async fn reopen(&self, _: Request<ReopenRequest>) -> Result<Response<ReopenReply>, Status> {
+        self.ask(|tx| Msg::Reopen(Some(tx)))
+            .await
+            .map(Response::new)
+    }
+
+    async fn counters(
+        &self,
+        _: Request<CountersRequest>,
+    ) -> Result<Response<CountersReply>, Status> {
+        let values = self.ask(Msg::Counters).await?;
+        Ok(Response::new(CountersReply {
+            counters: values
+                .into_iter()
+                .map(|(name, value)| WriterCounter { name, value })
+                .collect(),
+        }))
     }
 }

@@ -1,52 +1,62 @@
-//! The writer thread: the single owner of the outputs. It takes batches from the gRPC
-//! streams, drops the ones it already took, renders and writes the rest, flushes on
-//! demand and every `heartbeat.output-flush-interval`, and acknowledges each batch once
-//! its bytes have been handed to the OS.
+//! The writer thread: the single owner of the outputs.
+//!
+//! It takes batches from the gRPC streams in arrival order, drops the ones it already
+//! took (by `(producer, epoch, seq)`, remembered across restarts in the [`state`] page),
+//! renders each event once per distinct set of render options, routes it to every
+//! output whose `types` include it (to worker `n`'s file with `threaded: yes`), and
+//! acknowledges each batch once every byte it added is delivered (see [`output`]).
+//! Acknowledgements of one producer go out in order; a batch of one producer never
+//! waits for another producer's bytes.
+//!
+//! Timers (all on this thread, no extra thread per output): the periodic flush
+//! (`heartbeat.output-flush-interval`), `stats` records (`stats.interval`), rotation
+//! (`rotate-interval`), and retries of outputs that failed.
+//!
+//! [`state`]: crate::state
+//! [`output`]: crate::output
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use meerkat_config::{Config, EveLog, FileType};
+use meerkat_config::{Config, EveLog};
 use meerkat_proto::events::{BatchAck, EventBatch, EventType};
+use meerkat_proto::writer::{FlushReply, ReopenReply};
 use meerkat_ring::{CounterPage, CounterRef};
 use tokio::sync::oneshot;
 
 use crate::WriterError;
-use crate::output::FileOutput;
+use crate::output::{Target, TargetSpec};
 use crate::render::{self, RenderOptions};
+use crate::state::StatePage;
+use crate::stats;
 
 /// Work for the writer thread.
 #[derive(Debug)]
 pub enum Msg {
     Batch(EventBatch, oneshot::Sender<BatchAck>),
-    /// Flush every output; answer when done.
-    Flush(oneshot::Sender<()>),
+    /// Write out everything received so far; answer when it is delivered or after
+    /// `timeout`.
+    Flush {
+        timeout: Duration,
+        reply: oneshot::Sender<FlushReply>,
+    },
+    /// Reopen files and reconnect sockets (SIGHUP: no reply wanted).
+    Reopen(Option<oneshot::Sender<ReopenReply>>),
+    /// The writer's counters.
+    Counters(oneshot::Sender<Vec<(String, u64)>>),
     /// Flush and stop.
     Shutdown,
 }
 
-/// Counter names of the writer.
-pub fn counter_names() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "batches",
-        "duplicate_batches",
-        "events_in",
-        "events_written",
-        "write_calls",
-        "bytes",
-        "flushes",
-        "errors",
-    ]
-    .iter()
-    .map(|n| format!("eve.{n}"))
-    .collect();
-    for t in TYPES {
-        v.push(format!("eve.events.{}", render::type_name(*t)));
-    }
-    v
-}
+/// Default wait of a control-API flush.
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a stopping writer keeps retrying outputs that fail.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Threaded outputs open at most this many worker files; larger worker indices are bad
+/// input and go to the unsuffixed file.
+pub const MAX_THREADED_FILES: u32 = 1024;
 
 const TYPES: &[EventType] = &[
     EventType::Alert,
@@ -59,65 +69,151 @@ const TYPES: &[EventType] = &[
     EventType::Fileinfo,
 ];
 
+/// The writer's own counter names (without the page prefix `eve.`).
+const COUNTERS: &[&str] = &[
+    "batches",
+    "duplicate_batches",
+    "events_in",
+    "events_written",
+    "unknown_events",
+    "write_calls",
+    "bytes",
+    "flushes",
+    "errors",
+    "reconnects",
+    "dropped",
+    "resent_bytes",
+    "held_bytes",
+    "reopens",
+    "stats_records",
+];
+
+/// Counter names of the writer's page.
+pub fn counter_names() -> Vec<String> {
+    let mut v: Vec<String> = COUNTERS.iter().map(|n| format!("eve.{n}")).collect();
+    for t in TYPES {
+        v.push(format!("eve.events.{}", render::type_name(*t)));
+    }
+    v
+}
+
 struct Counters {
     batches: CounterRef,
     duplicates: CounterRef,
     events_in: CounterRef,
     events_written: CounterRef,
+    unknown: CounterRef,
     write_calls: CounterRef,
     bytes: CounterRef,
     flushes: CounterRef,
     errors: CounterRef,
+    reconnects: CounterRef,
+    dropped: CounterRef,
+    resent: CounterRef,
+    held: CounterRef,
+    reopens: CounterRef,
+    stats_records: CounterRef,
     by_type: Vec<CounterRef>,
-    _page: CounterPage,
+    page: CounterPage,
+}
+
+fn type_bit(t: EventType) -> u32 {
+    1 << (t as i32)
 }
 
 /// One configured eve-log output.
+#[derive(Debug)]
 struct Output {
-    file: FileOutput,
-    /// Bit per EventType value that this output logs.
+    /// Bit per EventType that this output logs.
     types: u32,
     opts: RenderOptions,
+    /// Index of the first output with the same render options (its line is reused).
+    render_group: usize,
+    spec: TargetSpec,
+    threaded: bool,
+    /// The target when not threaded; when threaded, the unsuffixed file that takes the
+    /// writer's own records (stats) and bad worker indices. Made on first use.
+    main: Option<usize>,
+    /// Threaded: the target of each worker, made on first use.
+    by_worker: Vec<Option<usize>>,
 }
 
 fn type_mask(eve: &EveLog) -> u32 {
-    let mut m = 0;
-    for t in TYPES {
-        if eve.type_entry(render::type_name(*t)).is_some() {
-            m |= 1 << (*t as i32);
-        }
-    }
-    m
+    TYPES
+        .iter()
+        .filter(|t| eve.type_entry(render::type_name(**t)).is_some())
+        .fold(0, |m, t| m | type_bit(*t))
 }
 
-/// An acknowledgement waiting for its bytes to be handed to the OS.
+fn render_options(eve: &EveLog) -> RenderOptions {
+    let opt = |name: &str| eve.type_entry(name).and_then(|t| t.options());
+    RenderOptions {
+        alert_metadata: opt("alert").and_then(|o| o.metadata).unwrap_or(true),
+        pcap_filename: eve.pcap_file,
+        stats_totals: opt("stats").and_then(|o| o.totals).unwrap_or(true),
+        stats_threads: opt("stats").and_then(|o| o.threads).unwrap_or(false),
+    }
+}
+
+/// One producer incarnation.
+#[derive(Debug)]
+struct Producer {
+    epoch: u64,
+    /// Highest seq taken (written or being written).
+    taken: u64,
+    duplicates: u64,
+    state_slot: usize,
+}
+
+/// An acknowledgement waiting for its bytes.
+#[derive(Debug)]
 struct PendingAck {
     tx: oneshot::Sender<BatchAck>,
     ack: BatchAck,
-    /// Per output, the `accepted` count the batch ended at.
+    /// Index into `Writer::producers`.
+    producer: usize,
+    /// The batch's seq to record as done (0 for a duplicate).
+    done: u64,
+    /// (target, offset its delivered bytes must reach).
+    until: Vec<(usize, u64)>,
+}
+
+#[derive(Debug)]
+struct FlushWaiter {
+    deadline: Instant,
     until: Vec<u64>,
+    reply: oneshot::Sender<FlushReply>,
 }
 
 pub struct Writer {
     outputs: Vec<Output>,
-    /// Highest seq taken per (producer, epoch).
-    taken: HashMap<(String, u64), u64>,
-    pending: Vec<PendingAck>,
-    duplicates_by_producer: HashMap<(String, u64), u64>,
+    targets: Vec<Target>,
+    producer_index: HashMap<String, Vec<usize>>,
+    producers: Vec<Producer>,
+    pending: VecDeque<PendingAck>,
+    waiters: Vec<FlushWaiter>,
     flush_every: Option<Duration>,
+    stats_every: Option<Duration>,
+    runtime: PathBuf,
+    state: StatePage,
     counters: Counters,
     line: Vec<u8>,
+    /// Per output, the target chosen for the current batch.
+    chosen: Vec<Option<usize>>,
+    blocked: Vec<usize>,
 }
 
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer")
             .field("outputs", &self.outputs.len())
+            .field("targets", &self.targets.len())
             .finish()
     }
 }
 
 impl Writer {
+    /// Opens every output (files must open; sockets and redis may come later).
     pub fn new(config: &Config, runtime: &Path) -> Result<Writer, WriterError> {
         let page = CounterPage::create(&runtime.join("counters-eve-writer"), &counter_names())?;
         let c = |n: &str| page.expect(&format!("eve.{n}"));
@@ -126,102 +222,216 @@ impl Writer {
             duplicates: c("duplicate_batches"),
             events_in: c("events_in"),
             events_written: c("events_written"),
+            unknown: c("unknown_events"),
             write_calls: c("write_calls"),
             bytes: c("bytes"),
             flushes: c("flushes"),
             errors: c("errors"),
+            reconnects: c("reconnects"),
+            dropped: c("dropped"),
+            resent: c("resent_bytes"),
+            held: c("held_bytes"),
+            reopens: c("reopens"),
+            stats_records: c("stats_records"),
             by_type: TYPES
                 .iter()
                 .map(|t| c(&format!("events.{}", render::type_name(*t))))
                 .collect(),
-            _page: page.clone(),
+            page: page.clone(),
         };
-        let mut outputs = Vec::new();
-        for eve in config.eve_logs() {
-            if eve.filetype != FileType::Regular {
-                return Err(WriterError::Unsupported(format!(
-                    "outputs.eve-log.filetype {:?} is not available yet",
-                    eve.filetype
-                )));
-            }
-            let path = config.default_log_dir.join(&eve.filename);
-            let file =
-                FileOutput::open(&path, eve.buffer_size.bytes() as usize).map_err(|source| {
-                    WriterError::Open {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
-            let alert_metadata = eve
-                .type_entry("alert")
-                .and_then(|t| t.options())
-                .and_then(|o| o.metadata)
-                .unwrap_or(true);
-            outputs.push(Output {
-                file,
-                types: type_mask(eve),
-                opts: RenderOptions {
-                    alert_metadata,
-                    pcap_filename: eve.pcap_file,
-                },
-            });
-        }
-        let interval = config.heartbeat.output_flush_interval;
-        Ok(Writer {
-            outputs,
-            taken: HashMap::new(),
-            pending: Vec::new(),
-            duplicates_by_producer: HashMap::new(),
-            flush_every: (interval > 0).then(|| Duration::from_secs(u64::from(interval))),
+        let state_path = runtime.join("eve-writer.state");
+        let state = StatePage::open(&state_path).map_err(WriterError::State)?;
+        let mut w = Writer {
+            outputs: Vec::new(),
+            targets: Vec::new(),
+            producer_index: HashMap::new(),
+            producers: Vec::new(),
+            pending: VecDeque::new(),
+            waiters: Vec::new(),
+            flush_every: None,
+            stats_every: None,
+            runtime: runtime.to_path_buf(),
+            state,
             counters,
             line: Vec::with_capacity(4096),
-        })
+            chosen: Vec::new(),
+            blocked: Vec::new(),
+        };
+        for (producer, epoch, done) in w.state.entries() {
+            let i = w.producer_idx(&producer, epoch);
+            w.producers[i].taken = done;
+        }
+        let now = Instant::now();
+        for eve in config.eve_logs() {
+            let opts = render_options(eve);
+            let render_group = w
+                .outputs
+                .iter()
+                .position(|o| o.opts == opts)
+                .unwrap_or(w.outputs.len());
+            let spec = TargetSpec::from_config(eve, &config.default_log_dir);
+            let mut out = Output {
+                types: type_mask(eve),
+                opts,
+                render_group,
+                spec,
+                threaded: eve.threaded,
+                main: None,
+                by_worker: Vec::new(),
+            };
+            if !eve.threaded {
+                let mut t = out.spec.make(None);
+                t.start(now).map_err(|source| WriterError::Open {
+                    path: out.spec.path.clone(),
+                    source,
+                })?;
+                if out.spec.rotate.is_some() && !crate::pattern::has_time_pattern(&eve.filename) {
+                    tracing::warn!(
+                        "{}: rotate-interval is set but the filename has no time pattern \
+                         (e.g. eve-%Y-%m-%d-%H%M.json); each rotation reopens the same file",
+                        t.label()
+                    );
+                }
+                out.main = Some(w.targets.len());
+                w.targets.push(t);
+            }
+            w.outputs.push(out);
+        }
+        w.chosen = vec![None; w.outputs.len()];
+        let interval = config.heartbeat.output_flush_interval;
+        w.flush_every = (interval > 0).then(|| Duration::from_secs(u64::from(interval)));
+        let wants_stats = w
+            .outputs
+            .iter()
+            .any(|o| o.types & type_bit(EventType::Stats) != 0);
+        w.stats_every = (config.stats.enabled && wants_stats && config.stats.interval > 0)
+            .then(|| Duration::from_secs(config.stats.interval));
+        Ok(w)
     }
 
-    fn update_counters(&self) {
-        let (calls, bytes) = self.outputs.iter().fold((0, 0), |(c, b), o| {
-            (c + o.file.write_calls, b + o.file.written)
+    /// Index of `(name, epoch)` in `producers`, added if new.
+    fn producer_idx(&mut self, name: &str, epoch: u64) -> usize {
+        if let Some(i) = self.producer_index.get(name).and_then(|v| {
+            v.iter()
+                .copied()
+                .find(|&i| self.producers[i].epoch == epoch)
+        }) {
+            return i;
+        }
+        let slot = self.state.slot(name, epoch);
+        self.producers.push(Producer {
+            epoch,
+            taken: 0,
+            duplicates: 0,
+            state_slot: slot,
         });
-        self.counters.write_calls.set(calls);
-        self.counters.bytes.set(bytes);
+        let i = self.producers.len() - 1;
+        self.producer_index
+            .entry(name.to_string())
+            .or_default()
+            .push(i);
+        i
+    }
+
+    /// The target of output `o` for records of `worker` (None: the writer's own).
+    fn target_for(&mut self, o: usize, worker: Option<u32>) -> usize {
+        let out = &self.outputs[o];
+        if !out.threaded {
+            return out.main.unwrap_or(0);
+        }
+        let worker = worker.filter(|w| *w < MAX_THREADED_FILES);
+        if let Some(w) = worker
+            && let Some(Some(t)) = out.by_worker.get(w as usize)
+        {
+            return *t;
+        }
+        if worker.is_none()
+            && let Some(t) = out.main
+        {
+            return t;
+        }
+        let mut t = out.spec.make(worker);
+        if let Err(e) = t.start(Instant::now()) {
+            tracing::error!(
+                "cannot open EVE output {}: {e}; holding its events",
+                t.label()
+            );
+        }
+        let idx = self.targets.len();
+        self.targets.push(t);
+        let out = &mut self.outputs[o];
+        match worker {
+            Some(w) => {
+                let w = w as usize;
+                if out.by_worker.len() <= w {
+                    out.by_worker.resize(w + 1, None);
+                }
+                out.by_worker[w] = Some(idx);
+            }
+            None => out.main = Some(idx),
+        }
+        idx
     }
 
     /// Writes a batch (unless already taken) and queues its acknowledgement.
     fn take(&mut self, batch: EventBatch, tx: oneshot::Sender<BatchAck>) {
+        let now = Instant::now();
         self.counters.batches.add(1);
-        let key = (batch.producer.clone(), batch.epoch);
-        let last = self.taken.get(&key).copied().unwrap_or(0);
+        let pi = self.producer_idx(&batch.producer, batch.epoch);
         let mut ack = BatchAck {
-            producer: batch.producer.clone(),
+            producer: batch.producer,
             epoch: batch.epoch,
             seq: batch.seq,
             duplicates: 0,
         };
-        if batch.seq <= last {
+        let taken = self.producers[pi].taken;
+        if batch.seq <= taken {
             self.counters.duplicates.add(1);
-            let d = self.duplicates_by_producer.entry(key).or_insert(0);
-            *d += 1;
-            ack.duplicates = *d;
-            ack.seq = last;
+            let p = &mut self.producers[pi];
+            p.duplicates += 1;
+            ack.duplicates = p.duplicates;
+            ack.seq = taken;
+            self.pending.push_back(PendingAck {
+                tx,
+                ack,
+                producer: pi,
+                done: 0,
+                until: Vec::new(),
+            });
         } else {
             self.counters.events_in.add(batch.events.len() as u64);
-            let mut failed = false;
+            for o in 0..self.outputs.len() {
+                self.chosen[o] = None;
+            }
+            let worker = Some(batch.worker);
             for ev in &batch.events {
                 let kind = EventType::try_from(ev.event_type).unwrap_or(EventType::Unspecified);
+                if kind == EventType::Unspecified {
+                    self.counters.unknown.add(1);
+                    continue;
+                }
+                let bit = type_bit(kind);
+                let mut rendered_group = usize::MAX;
                 let mut written = false;
-                for out in &mut self.outputs {
-                    if out.types & (1 << (kind as i32)) == 0 {
+                for o in 0..self.outputs.len() {
+                    if self.outputs[o].types & bit == 0 {
                         continue;
                     }
-                    self.line.clear();
-                    render::render(&mut self.line, ev, &out.opts);
-                    if let Err(e) = out.file.write_line(&self.line) {
-                        if !failed {
-                            tracing::error!("writing {}: {e}", out.file.path().display());
+                    let t = match self.chosen[o] {
+                        Some(t) => t,
+                        None => {
+                            let t = self.target_for(o, worker);
+                            self.chosen[o] = Some(t);
+                            t
                         }
-                        failed = true;
-                        self.counters.errors.add(1);
+                    };
+                    let out = &self.outputs[o];
+                    if out.render_group != rendered_group {
+                        self.line.clear();
+                        render::render(&mut self.line, ev, &out.opts);
+                        rendered_group = out.render_group;
                     }
+                    self.targets[t].accept(&self.line, now);
                     written = true;
                 }
                 if written {
@@ -231,72 +441,260 @@ impl Writer {
                     }
                 }
             }
-            self.taken.insert(key, batch.seq);
+            let until = self
+                .chosen
+                .iter()
+                .flatten()
+                .map(|&t| (t, self.targets[t].accepted()))
+                .collect();
+            self.producers[pi].taken = batch.seq;
+            self.pending.push_back(PendingAck {
+                tx,
+                ack,
+                producer: pi,
+                done: batch.seq,
+                until,
+            });
         }
-        self.pending.push(PendingAck {
-            tx,
-            ack,
-            until: self.outputs.iter().map(|o| o.file.accepted).collect(),
-        });
         if batch.flush {
-            self.flush();
+            self.flush(now, false);
+        } else {
+            self.release();
         }
-        self.release_acks();
+    }
+
+    /// Sends every acknowledgement whose bytes are delivered, in order per producer,
+    /// and answers flush requests that are done.
+    fn release(&mut self) {
+        self.blocked.clear();
+        let mut i = 0;
+        while i < self.pending.len() {
+            let p = &self.pending[i];
+            let done = !self.blocked.contains(&p.producer)
+                && p.until
+                    .iter()
+                    .all(|&(t, u)| self.targets[t].delivered() >= u);
+            if done {
+                if let Some(p) = self.pending.remove(i) {
+                    if p.done > 0 {
+                        self.state
+                            .set_done(self.producers[p.producer].state_slot, p.done);
+                    }
+                    let _ = p.tx.send(p.ack);
+                }
+            } else {
+                if !self.blocked.contains(&p.producer) {
+                    self.blocked.push(p.producer);
+                }
+                i += 1;
+            }
+        }
+        if !self.waiters.is_empty() {
+            let now = Instant::now();
+            let targets = &self.targets;
+            let held: u64 = targets.iter().map(Target::held).sum();
+            let mut keep = Vec::new();
+            for w in self.waiters.drain(..) {
+                let complete = w
+                    .until
+                    .iter()
+                    .zip(targets)
+                    .all(|(u, t)| t.delivered() >= *u);
+                if complete || now >= w.deadline {
+                    let _ = w.reply.send(FlushReply {
+                        complete,
+                        held_bytes: held,
+                    });
+                } else {
+                    keep.push(w);
+                }
+            }
+            self.waiters = keep;
+        }
         self.update_counters();
     }
 
-    /// Sends every acknowledgement whose bytes are out: bytes leave each output in the
-    /// order they were accepted, so a batch is out once `written` reaches its `until`.
-    fn release_acks(&mut self) {
-        let written: Vec<u64> = self.outputs.iter().map(|o| o.file.written).collect();
-        let mut keep = Vec::with_capacity(self.pending.len());
-        for p in self.pending.drain(..) {
-            if p.until.iter().zip(&written).all(|(u, w)| w >= u) {
-                let _ = p.tx.send(p.ack);
-            } else {
-                keep.push(p);
-            }
+    fn update_counters(&self) {
+        let mut sum = crate::output::TargetCounters::default();
+        let mut held = 0;
+        for t in &self.targets {
+            let c = &t.counters;
+            sum.write_calls += c.write_calls;
+            sum.bytes += c.bytes;
+            sum.errors += c.errors;
+            sum.reconnects += c.reconnects;
+            sum.dropped += c.dropped;
+            sum.resent_bytes += c.resent_bytes;
+            held += t.held();
         }
-        self.pending = keep;
+        let c = &self.counters;
+        c.write_calls.set(sum.write_calls);
+        c.bytes.set(sum.bytes);
+        c.errors.set(sum.errors);
+        c.reconnects.set(sum.reconnects);
+        c.dropped.set(sum.dropped);
+        c.resent.set(sum.resent_bytes);
+        c.held.set(held);
     }
 
-    pub fn flush(&mut self) {
-        for out in &mut self.outputs {
-            if let Err(e) = out.file.flush() {
-                tracing::error!("flushing {}: {e}", out.file.path().display());
-                self.counters.errors.add(1);
-            }
+    /// Hands every output's buffer to the OS (`force`: retry failing outputs now).
+    pub fn flush(&mut self, now: Instant, force: bool) {
+        for t in &mut self.targets {
+            t.flush(now, force);
         }
         self.counters.flushes.add(1);
-        self.release_acks();
+        self.release();
+    }
+
+    fn reopen(&mut self) -> ReopenReply {
+        let now = Instant::now();
+        self.counters.reopens.add(1);
+        let mut reply = ReopenReply::default();
+        for t in &mut self.targets {
+            if t.reopen(now) {
+                reply.reopened += 1;
+            } else if t.is_failing() {
+                reply
+                    .errors
+                    .push(format!("{}: still failing, retrying", t.label()));
+            }
+        }
+        self.release();
+        reply
+    }
+
+    /// Writes a `stats` record to every output that logs stats.
+    fn write_stats(&mut self, now: Instant) {
+        let now_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
         self.update_counters();
+        let ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
+        let bit = type_bit(EventType::Stats);
+        for o in 0..self.outputs.len() {
+            if self.outputs[o].types & bit == 0 {
+                continue;
+            }
+            let t = self.target_for(o, None);
+            self.line.clear();
+            render::render(&mut self.line, &ev, &self.outputs[o].opts);
+            self.targets[t].accept(&self.line, now);
+        }
+        self.counters.stats_records.add(1);
+        self.release();
+    }
+
+    fn counter_values(&self) -> Vec<(String, u64)> {
+        self.update_counters();
+        let names = counter_names();
+        names
+            .into_iter()
+            .map(|n| {
+                let v = self.counters.page.counter(&n).map_or(0, |c| c.get());
+                (n, v)
+            })
+            .collect()
     }
 
     /// Serves messages until shutdown (or until every sender is gone).
     pub fn run(mut self, rx: Receiver<Msg>) {
-        let mut next_flush = self.flush_every.map(|d| Instant::now() + d);
+        let start = Instant::now();
+        let mut next_flush = self.flush_every.map(|d| start + d);
+        let mut next_stats = self.stats_every.map(|d| start + d);
         loop {
-            let timeout = next_flush
-                .map(|t| t.saturating_duration_since(Instant::now()))
-                .unwrap_or(Duration::from_secs(3600));
-            match rx.recv_timeout(timeout) {
+            let now = Instant::now();
+            let wall = SystemTime::now();
+            let mut deadline = now + Duration::from_secs(1);
+            for t in [next_flush, next_stats].into_iter().flatten() {
+                deadline = deadline.min(t);
+            }
+            for t in &self.targets {
+                if let Some(d) = t.next_deadline(now, wall) {
+                    deadline = deadline.min(d);
+                }
+            }
+            for w in &self.waiters {
+                deadline = deadline.min(w.deadline);
+            }
+            match rx.recv_timeout(deadline.saturating_duration_since(now)) {
                 Ok(Msg::Batch(b, tx)) => self.take(b, tx),
-                Ok(Msg::Flush(tx)) => {
-                    self.flush();
-                    let _ = tx.send(());
+                Ok(Msg::Flush { timeout, reply }) => {
+                    let until = self.targets.iter().map(Target::accepted).collect();
+                    self.waiters.push(FlushWaiter {
+                        deadline: Instant::now() + timeout,
+                        until,
+                        reply,
+                    });
+                    self.flush(Instant::now(), true);
+                }
+                Ok(Msg::Reopen(reply)) => {
+                    let r = self.reopen();
+                    if let Some(tx) = reply {
+                        let _ = tx.send(r);
+                    }
+                }
+                Ok(Msg::Counters(tx)) => {
+                    let _ = tx.send(self.counter_values());
                 }
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
-                    self.flush();
+                    self.shutdown();
                     return;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
+            let now = Instant::now();
+            let wall = SystemTime::now();
             if let (Some(t), Some(every)) = (next_flush, self.flush_every)
-                && Instant::now() >= t
+                && now >= t
             {
-                self.flush();
-                next_flush = Some(Instant::now() + every);
+                self.flush(now, false);
+                next_flush = Some(now + every);
             }
+            if let (Some(t), Some(every)) = (next_stats, self.stats_every)
+                && now >= t
+            {
+                self.write_stats(now);
+                next_stats = Some(now + every);
+            }
+            let mut polled = false;
+            for t in &mut self.targets {
+                // Redis replies are due "soon" (now + 1 ms) whenever some are missing:
+                // anything due within that slack is polled now.
+                if t.next_deadline(now, wall)
+                    .is_some_and(|d| d <= now + crate::output::REPLY_POLL)
+                {
+                    t.poll(now, wall);
+                    polled = true;
+                }
+            }
+            if polled || !self.waiters.is_empty() {
+                self.release();
+            }
+        }
+    }
+
+    /// Writes a last `stats` record (as Suricata does at exit, so that short pcap runs
+    /// have one), flushes everything, and keeps retrying failing outputs for a while.
+    fn shutdown(&mut self) {
+        if self.stats_every.is_some() {
+            self.write_stats(Instant::now());
+        }
+        let give_up = Instant::now() + SHUTDOWN_GRACE;
+        loop {
+            self.flush(Instant::now(), true);
+            let held: u64 = self.targets.iter().map(Target::held).sum();
+            if held == 0 {
+                return;
+            }
+            if Instant::now() >= give_up {
+                tracing::error!(
+                    "stopping with {held} bytes of events not written (outputs failing); \
+                     their producers were not acknowledged and still hold them"
+                );
+                return;
+            }
+            std::thread::sleep(crate::output::RETRY_MIN);
         }
     }
 }
@@ -309,4 +707,165 @@ pub fn spawn(writer: Writer) -> Result<(Sender<Msg>, std::thread::JoinHandle<()>
         .spawn(move || writer.run(rx))
         .map_err(|e| WriterError::Thread(e.to_string()))?;
     Ok((tx, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_proto::events::Event;
+
+    fn config(dir: &Path, sets: &[&str]) -> Config {
+        let mut o = vec![
+            format!("default-log-dir={}", dir.display()),
+            format!("runtime-dir={}", dir.display()),
+        ];
+        o.extend(sets.iter().map(|s| s.to_string()));
+        meerkat_config::resolve(None, &o).unwrap().config
+    }
+
+    fn batch(
+        producer: &str,
+        epoch: u64,
+        seq: u64,
+        worker: u32,
+        n: usize,
+        flush: bool,
+    ) -> EventBatch {
+        let mut events = Vec::new();
+        for i in 0..n {
+            let mut ev = if i % 2 == 0 {
+                crate::render::tests::sample_alert()
+            } else {
+                crate::render::tests::sample_flow()
+            };
+            ev.pcap_cnt = epoch * 1_000_000 + seq * 1000 + i as u64;
+            events.push(ev);
+        }
+        EventBatch {
+            producer: producer.to_string(),
+            epoch,
+            seq,
+            worker,
+            events,
+            flush,
+        }
+    }
+
+    fn send(tx: &Sender<Msg>, b: EventBatch) -> oneshot::Receiver<BatchAck> {
+        let (atx, arx) = oneshot::channel();
+        tx.send(Msg::Batch(b, atx)).unwrap();
+        arx
+    }
+
+    fn lines(p: &Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn acks_after_flush_and_drops_duplicates_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(
+            dir.path(),
+            &["outputs.eve-log.buffer-size=1mb", "stats.enabled=no"],
+        );
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        let mut a1 = send(&tx, batch("detect-0", 7, 1, 0, 4, false));
+        let a2 = send(&tx, batch("detect-0", 7, 2, 0, 4, true));
+        // Batch 1 is acknowledged only with the flush that batch 2 asked for.
+        let ack2 = a2.blocking_recv().unwrap();
+        assert_eq!(a1.try_recv().unwrap().seq, 1);
+        assert_eq!((ack2.seq, ack2.duplicates), (2, 0));
+        assert_eq!(lines(&dir.path().join("eve.json")).len(), 8);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+
+        // A new writer (same runtime dir) remembers what was delivered.
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        let dup = send(&tx, batch("detect-0", 7, 2, 0, 4, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!((dup.seq, dup.duplicates), (2, 1));
+        let next = send(&tx, batch("detect-0", 7, 3, 0, 2, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(next.seq, 3);
+        // Another incarnation of the producer is a new sequence space.
+        let other = send(&tx, batch("detect-0", 8, 1, 0, 1, true))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!((other.seq, other.duplicates), (1, 0));
+        let (ctx, crx) = oneshot::channel();
+        tx.send(Msg::Counters(ctx)).unwrap();
+        let c: HashMap<String, u64> = crx.blocking_recv().unwrap().into_iter().collect();
+        assert_eq!(c["eve.duplicate_batches"], 1);
+        assert_eq!(c["eve.events_written"], 3);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+        let all = lines(&dir.path().join("eve.json"));
+        assert_eq!(all.len(), 11);
+        let mut cnts: Vec<u64> = all
+            .iter()
+            .map(|v| v["pcap_cnt"].as_u64().unwrap())
+            .collect();
+        cnts.sort_unstable();
+        cnts.dedup();
+        assert_eq!(cnts.len(), 11, "no line written twice");
+    }
+
+    #[test]
+    fn outputs_filter_by_type_and_threaded_splits_by_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = dir.path().join("m.yaml");
+        std::fs::write(
+            &yaml,
+            format!(
+                "default-log-dir: {d}\nruntime-dir: {d}\noutputs:\n  - eve-log:\n      filename: all.json\n      threaded: yes\n      types: [alert, flow, stats]\n  - eve-log:\n      filename: alerts.json\n      buffer-size: 64kb\n      types:\n        - alert:\n            metadata: no\n",
+                d = dir.path().display()
+            ),
+        )
+        .unwrap();
+        let cfg = meerkat_config::resolve(Some(&yaml), &[]).unwrap().config;
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        send(&tx, batch("detect-0", 1, 1, 0, 4, true))
+            .blocking_recv()
+            .unwrap();
+        send(&tx, batch("detect-1", 1, 1, 1, 2, true))
+            .blocking_recv()
+            .unwrap();
+        let mut bad = batch("detect-2", 1, 1, 5000, 1, true);
+        bad.events.push(Event {
+            event_type: 99,
+            ..Default::default()
+        });
+        send(&tx, bad).blocking_recv().unwrap();
+        let (rtx, rrx) = oneshot::channel();
+        tx.send(Msg::Flush {
+            timeout: Duration::from_secs(5),
+            reply: rtx,
+        })
+        .unwrap();
+        assert!(rrx.blocking_recv().unwrap().complete);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
+        assert_eq!(lines(&dir.path().join("all.0.json")).len(), 4);
+        assert_eq!(lines(&dir.path().join("all.1.json")).len(), 2);
+        // A worker index beyond the limit goes to the unsuffixed file, as do the
+        // writer's own records (the stats record written at shutdown).
+        let main = lines(&dir.path().join("all.json"));
+        assert_eq!(main.len(), 2);
+        assert_eq!(main[0]["event_type"], "alert");
+        assert_eq!(main[1]["event_type"], "stats");
+        assert_eq!(
+            main[1]["stats"]["uptime"].as_u64().map(|u| u < 3600),
+            Some(true)
+        );
+        let alerts = lines(&dir.path().join("alerts.json"));
+        assert_eq!(alerts.len(), 2 + 1 + 1);
+        assert!(alerts.iter().all(|v| v["event_type"] == "alert"));
+        assert!(alerts.iter().all(|v| v["alert"].get("metadata").is_none()));
+    }
 }

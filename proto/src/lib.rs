@@ -4,6 +4,8 @@
 //!   (alerts, flows, app-layer records, anomalies, stats) to the eve-writer, with batch
 //!   sequence numbers and cumulative acknowledgements so that nothing is lost across a
 //!   reconnect.
+//! - [`writer`]: `WriterAdmin`, the eve-writer's control service (flush, reopen,
+//!   counters), served on the same socket as the event stream.
 //!
 //! The `.proto` files under `proto/` are the source of truth; this crate compiles them at
 //! build time with `protox` (no `protoc` needed).
@@ -13,4 +15,9 @@
 /// Event stream (detect -> eve-writer).
 pub mod events {
     tonic::include_proto!("meerkat.events.v1");
+}
+
+/// Eve-writer administration (control -> eve-writer).
+pub mod writer {
+    tonic::include_proto!("meerkat.writer.v1");
 }

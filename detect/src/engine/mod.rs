@@ -18,6 +18,8 @@
 //! `tcp-stream`/`flow:only_stream` rules only the stream. Sticky-buffer rules inspect
 //! transactions, each (rule, transaction) alerting at most once.
 
+#[cfg(hyperscan)]
+mod hs;
 pub mod matcher;
 pub mod mpm;
 pub mod state;
@@ -99,14 +101,142 @@ fn class(ip_proto: u8) -> usize {
 #[derive(Debug, Default)]
 struct PktGroup {
     mpm: Option<Mpm>,
-    /// Rules evaluated on every packet of the class (no payload fast pattern).
+    /// Rules evaluated on every packet of the group (no payload fast pattern).
     always: Vec<u32>,
+}
+
+/// The packet rules of one transport class, grouped by destination port as Suricata's
+/// signature groups are: a packet is matched against the rules whose destination ports
+/// include its own (its port group) and the rules for any port (one shared group): two
+/// prefilter scans, and no pattern repeated across groups.
+#[derive(Debug, Default)]
+struct PortGroups {
+    /// Rules for any destination port.
+    any: PktGroup,
+    /// One group per distinct combination of port sets (index 0: none).
+    combos: Vec<PktGroup>,
+    /// Destination port -> combo (empty for classes without ports: combo 0).
+    port_combo: Vec<u16>,
+}
+
+/// A packet rule for port grouping: (rule id, port ranges (None = any), fast pattern
+/// (bytes, nocase)).
+type PortedRule = (u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>);
+
+static EMPTY_GROUP: PktGroup = PktGroup {
+    mpm: None,
+    always: Vec::new(),
+};
+
+/// Largest number of distinct port combinations built as separate groups.
+const MAX_COMBOS: usize = 512;
+
+impl PortGroups {
+    /// `rules`: (rule id, destination ports (None = any), fast pattern).
+    fn build(rules: Vec<PortedRule>, ported: bool, algo: mpm::Algo) -> PortGroups {
+        // Distinct destination port sets.
+        let mut sets: Vec<Vec<(u16, u16)>> = Vec::new();
+        let mut rule_set: Vec<Option<usize>> = Vec::with_capacity(rules.len());
+        for (_, ports, _) in &rules {
+            rule_set.push(ports.as_ref().filter(|_| ported).map(|p| {
+                match sets.iter().position(|s| s == p) {
+                    Some(i) => i,
+                    None => {
+                        sets.push(p.clone());
+                        sets.len() - 1
+                    }
+                }
+            }));
+        }
+        // Per port: the sets containing it; identical lists share a combo.
+        let mut port_combo = Vec::new();
+        let mut combos_sets: Vec<Vec<usize>> = vec![Vec::new()];
+        if ported && !sets.is_empty() {
+            let mut per_port: Vec<Vec<usize>> = vec![Vec::new(); 65536];
+            for (si, set) in sets.iter().enumerate() {
+                for &(lo, hi) in set {
+                    for p in lo..=hi {
+                        per_port[usize::from(p)].push(si);
+                    }
+                }
+            }
+            let mut index: std::collections::HashMap<Vec<usize>, u16> =
+                std::collections::HashMap::new();
+            index.insert(Vec::new(), 0);
+            port_combo = Vec::with_capacity(65536);
+            for list in per_port {
+                let next = combos_sets.len();
+                let id = match index.get(&list) {
+                    Some(&id) => id,
+                    None if next < MAX_COMBOS => {
+                        index.insert(list.clone(), next as u16);
+                        combos_sets.push(list);
+                        next as u16
+                    }
+                    // Too many combinations: the port falls back to every set.
+                    None => u16::MAX,
+                };
+                port_combo.push(id);
+            }
+            if port_combo.contains(&u16::MAX) {
+                let all: Vec<usize> = (0..sets.len()).collect();
+                let id = combos_sets.len() as u16;
+                combos_sets.push(all);
+                for c in port_combo.iter_mut().filter(|c| **c == u16::MAX) {
+                    *c = id;
+                }
+            }
+        }
+        let mut builders: Vec<MpmBuilder> =
+            combos_sets.iter().map(|_| MpmBuilder::new(algo)).collect();
+        let mut always: Vec<Vec<u32>> = vec![Vec::new(); combos_sets.len()];
+        let mut any_b = MpmBuilder::new(algo);
+        let mut any_always = Vec::new();
+        for ((id, _, fp), set) in rules.iter().zip(&rule_set) {
+            let Some(s) = set else {
+                match fp {
+                    Some((bytes, nocase)) => any_b.add(bytes, *nocase, *id),
+                    None => any_always.push(*id),
+                }
+                continue;
+            };
+            for (ci, cs) in combos_sets.iter().enumerate() {
+                if !cs.contains(s) {
+                    continue;
+                }
+                match fp {
+                    Some((bytes, nocase)) => builders[ci].add(bytes, *nocase, *id),
+                    None => always[ci].push(*id),
+                }
+            }
+        }
+        PortGroups {
+            any: PktGroup {
+                mpm: any_b.build(),
+                always: any_always,
+            },
+            combos: builders
+                .into_iter()
+                .zip(always)
+                .map(|(b, a)| PktGroup {
+                    mpm: b.build(),
+                    always: a,
+                })
+                .collect(),
+            port_combo,
+        }
+    }
+
+    fn group(&self, port: u16) -> &PktGroup {
+        let c = self.port_combo.get(usize::from(port)).copied().unwrap_or(0);
+        self.combos.get(usize::from(c)).unwrap_or(&EMPTY_GROUP)
+    }
 }
 
 #[derive(Debug, Default)]
 struct AppGroup {
     /// Per direction: (buffer, its prefilter).
-    mpms: [Vec<(BufferId, Mpm)>; 2],
+    mpms: [Vec<(BufferId, Vec<Transform>, Mpm)>; 2],
     /// Per direction: rules without a prefilterable pattern.
     always: [Vec<u32>; 2],
 }
@@ -116,9 +246,17 @@ struct AppGroup {
 #[derive(Debug, Default)]
 pub struct Engine {
     sigs: Vec<Sig>,
-    pkt: [PktGroup; 4],
+    /// Packet rules by destination port (and rules for any port).
+    pkt: [PortGroups; 4],
+    /// Packet rules for any destination port but specific source ports, by source port.
+    pkt_sport: [PortGroups; 4],
     app: [AppGroup; 4],
     pub names: Names,
+    /// Without prefilter: every rule of the class is a candidate (for the differential
+    /// test of the prefilter).
+    naive: bool,
+    class_rules: [Vec<u32>; 4],
+    app_rules: [[Vec<u32>; 2]; 4],
 }
 
 /// One match to report.
@@ -167,12 +305,23 @@ fn ip_key(ip: IpAddr) -> u128 {
 impl Engine {
     /// Compiles rules; `names` are the flowbit/flowint/xbit names they use.
     pub fn new(rules: Vec<Rule>, names: Names) -> Engine {
+        Engine::with_algo(rules, names, mpm::Algo::Auto)
+    }
+
+    /// Compiles rules with the given prefilter matcher.
+    pub fn with_algo(rules: Vec<Rule>, names: Names, algo: mpm::Algo) -> Engine {
         let mut e = Engine {
             names,
             ..Default::default()
         };
-        let mut pkt_b: [MpmBuilder; 4] = Default::default();
-        let mut app_b: Vec<[std::collections::BTreeMap<BufferId, MpmBuilder>; 2]> =
+        #[allow(clippy::type_complexity)]
+        let mut pkt_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
+            4] = Default::default();
+        #[allow(clippy::type_complexity)]
+        let mut sport_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
+            4] = Default::default();
+        #[allow(clippy::type_complexity)]
+        let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
             (0..4).map(|_| Default::default()).collect();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
@@ -205,16 +354,27 @@ impl Engine {
                         if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
                             continue;
                         }
+                        e.app_rules[proto % 4][d.index()].push(id);
                         match &rule.fast {
                             Some(fp) => match fp.list {
                                 ListRef::Buffer(bi) => {
-                                    if let Some(bid) =
-                                        buffers.get(bi).and_then(|b| b.ids[d.index()])
+                                    if let Some(b) = buffers.get(bi)
+                                        && let Some(bid) = b.ids[d.index()]
                                     {
-                                        g[d.index()]
-                                            .entry(bid)
-                                            .or_default()
-                                            .add(&fp.bytes, fp.nocase, id);
+                                        // One prefilter per (buffer, transforms).
+                                        let list = &mut g[d.index()];
+                                        let pos = list
+                                            .iter()
+                                            .position(|(x, t, _)| *x == bid && *t == b.transforms)
+                                            .unwrap_or_else(|| {
+                                                list.push((
+                                                    bid,
+                                                    b.transforms.clone(),
+                                                    MpmBuilder::new(algo),
+                                                ));
+                                                list.len() - 1
+                                            });
+                                        list[pos].2.add(&fp.bytes, fp.nocase, id);
                                     }
                                 }
                                 ListRef::Payload => e.app[proto].always[d.index()].push(id),
@@ -230,12 +390,24 @@ impl Engine {
                     Proto::Icmp | Proto::Icmpv4 | Proto::Icmpv6 => &[ICMP],
                     Proto::Ip => &[TCP, UDP, ICMP, OTHER],
                 };
-                for &c in classes {
-                    match &rule.fast {
-                        Some(fp) if fp.list == ListRef::Payload => {
-                            pkt_b[c].add(&fp.bytes, fp.nocase, id)
-                        }
-                        _ => e.pkt[c].always.push(id),
+                let fp = rule
+                    .fast
+                    .as_ref()
+                    .filter(|fp| fp.list == ListRef::Payload)
+                    .map(|fp| (fp.bytes.clone(), fp.nocase));
+                let one_way = rule.direction == Direction::ToDst;
+                if one_way && rule.dport.is_any() && !rule.sport.is_any() {
+                    let ports = Some(rule.sport.ranges().to_vec());
+                    for &c in classes {
+                        sport_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
+                    }
+                } else {
+                    let ports =
+                        (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
+                    for &c in classes {
+                        pkt_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
                     }
                 }
             }
@@ -249,14 +421,17 @@ impl Engine {
                 rule,
             });
         }
-        for (c, b) in pkt_b.into_iter().enumerate() {
-            e.pkt[c].mpm = b.build();
+        for (c, rules) in pkt_rules.into_iter().enumerate() {
+            e.pkt[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
+        }
+        for (c, rules) in sport_rules.into_iter().enumerate() {
+            e.pkt_sport[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
         }
         for (p, dirs) in app_b.into_iter().enumerate() {
             for (d, bufs) in dirs.into_iter().enumerate() {
-                for (bid, b) in bufs {
+                for (bid, t, b) in bufs {
                     if let Some(m) = b.build() {
-                        e.app[p].mpms[d].push((bid, m));
+                        e.app[p].mpms[d].push((bid, t, m));
                     }
                 }
             }
@@ -266,6 +441,42 @@ impl Engine {
 
     pub fn len(&self) -> usize {
         self.sigs.len()
+    }
+
+    /// Turns the prefilter off (every rule of a group is evaluated): the reference the
+    /// prefiltered engine is tested against.
+    pub fn set_naive(&mut self, on: bool) {
+        self.naive = on;
+    }
+
+    /// Sizes of the groups: (packet groups: (patterns, always), app groups: per proto and
+    /// direction (buffers, patterns, always)), for `rules check` and tuning.
+    pub fn group_sizes(&self) -> String {
+        let mut out = String::new();
+        for (i, pg) in self.pkt.iter().chain(self.pkt_sport.iter()).enumerate() {
+            let max = pg
+                .combos
+                .iter()
+                .map(|g| g.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0))
+                .max();
+            out.push_str(&format!(
+                "pkt[{i}]: {} any-port patterns, {} port groups of at most {} patterns; ",
+                pg.any.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0),
+                pg.combos.len(),
+                max.unwrap_or(0)
+            ));
+        }
+        for (p, g) in self.app.iter().enumerate() {
+            for d in 0..2 {
+                let pats: usize = g.mpms[d].iter().map(|(_, _, m)| m.patterns()).sum();
+                out.push_str(&format!(
+                    "app[{p}][{d}]: {} buffers, {pats} patterns, {} always; ",
+                    g.mpms[d].len(),
+                    g.always[d].len()
+                ));
+            }
+        }
+        out
     }
 
     pub fn is_empty(&self) -> bool {
@@ -569,15 +780,25 @@ impl Engine {
         if vars.as_ref().is_some_and(|fv| fv.pass) {
             return;
         }
-        let g = &self.pkt[class(ip.proto)];
+        let c = class(ip.proto);
+        let (sp, dp) = v.pkt.ports();
+        let pg = &self.pkt[c];
         st.cands.clear();
-        st.cands.extend_from_slice(&g.always);
-        if let Some(m) = &g.mpm {
-            if let Some(s) = v.stream {
-                m.scan(s, &mut st.mpm, &mut st.cands);
+        if self.naive {
+            st.cands.extend_from_slice(&self.class_rules[c]);
+        }
+        for g in [&pg.any, pg.group(dp), self.pkt_sport[c].group(sp)] {
+            if self.naive {
+                break;
             }
-            if let Some(p) = v.payload {
-                m.scan(p, &mut st.mpm, &mut st.cands);
+            st.cands.extend_from_slice(&g.always);
+            if let Some(m) = &g.mpm {
+                if let Some(s) = v.stream {
+                    m.scan(s, &mut st.mpm, &mut st.cands);
+                }
+                if let Some(p) = v.payload {
+                    m.scan(p, &mut st.mpm, &mut st.cands);
+                }
             }
         }
         st.cands.sort_unstable();
@@ -683,11 +904,23 @@ impl Engine {
             return;
         }
         st.cands.clear();
-        st.cands.extend_from_slice(&g.always[dir.index()]);
-        for (bid, m) in &g.mpms[dir.index()] {
+        if self.naive {
+            st.cands
+                .extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
+        } else {
+            st.cands.extend_from_slice(&g.always[dir.index()]);
+        }
+        for (bid, transforms, m) in g.mpms[dir.index()].iter().filter(|_| !self.naive) {
             for i in 0..crate::app::buffers::MAX_ITEMS {
                 match tx.buffer(*bid, i) {
-                    Buf::Ready(b) | Buf::Partial(b) => m.scan(b, &mut st.mpm, &mut st.cands),
+                    Buf::Ready(b) | Buf::Partial(b) => {
+                        if transforms.is_empty() {
+                            m.scan(b, &mut st.mpm, &mut st.cands);
+                        } else {
+                            crate::transforms::apply_all(transforms, b, &mut st.tbuf);
+                            m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);
+                        }
+                    }
                     Buf::NotYet | Buf::Absent => break,
                 }
             }

@@ -78,6 +78,242 @@ impl AddrExpr {
     }
 }
 
+/// An address expression flattened into sorted, disjoint ranges per family: what the
+/// engine evaluates (a binary search instead of walking the expression).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpSet {
+    v4: Vec<(u32, u32)>,
+    v6: Vec<(u128, u128)>,
+}
+
+fn normalize<T: Copy + Ord + num_like::Step>(mut r: Vec<(T, T)>) -> Vec<(T, T)> {
+    r.sort_unstable();
+    let mut out: Vec<(T, T)> = Vec::with_capacity(r.len());
+    for (lo, hi) in r {
+        match out.last_mut() {
+            Some(last) if lo <= last.1.next_or_max() => {
+                if hi > last.1 {
+                    last.1 = hi;
+                }
+            }
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+fn complement<T: Copy + Ord + num_like::Step>(r: &[(T, T)]) -> Vec<(T, T)> {
+    let mut out = Vec::new();
+    let mut next = Some(T::MIN_VALUE);
+    for &(lo, hi) in r {
+        if let Some(n) = next
+            && lo > n
+        {
+            out.push((n, lo.prev()));
+        }
+        next = hi.next();
+    }
+    if let Some(n) = next {
+        out.push((n, T::MAX_VALUE));
+    }
+    out
+}
+
+fn intersect<T: Copy + Ord>(a: &[(T, T)], b: &[(T, T)]) -> Vec<(T, T)> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if lo <= hi {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+mod num_like {
+    pub trait Step: Sized {
+        const MIN_VALUE: Self;
+        const MAX_VALUE: Self;
+        fn next(self) -> Option<Self>;
+        fn prev(self) -> Self;
+        fn next_or_max(self) -> Self {
+            self.next().unwrap_or(Self::MAX_VALUE)
+        }
+    }
+    impl Step for u32 {
+        const MIN_VALUE: Self = 0;
+        const MAX_VALUE: Self = u32::MAX;
+        fn next(self) -> Option<Self> {
+            self.checked_add(1)
+        }
+        fn prev(self) -> Self {
+            self.saturating_sub(1)
+        }
+    }
+    impl Step for u128 {
+        const MIN_VALUE: Self = 0;
+        const MAX_VALUE: Self = u128::MAX;
+        fn next(self) -> Option<Self> {
+            self.checked_add(1)
+        }
+        fn prev(self) -> Self {
+            self.saturating_sub(1)
+        }
+    }
+    impl Step for u16 {
+        const MIN_VALUE: Self = 0;
+        const MAX_VALUE: Self = u16::MAX;
+        fn next(self) -> Option<Self> {
+            self.checked_add(1)
+        }
+        fn prev(self) -> Self {
+            self.saturating_sub(1)
+        }
+    }
+}
+
+fn contains<T: Copy + Ord>(r: &[(T, T)], x: T) -> bool {
+    let i = r.partition_point(|&(lo, _)| lo <= x);
+    i > 0 && r[i - 1].1 >= x
+}
+
+impl IpSet {
+    fn full() -> IpSet {
+        IpSet {
+            v4: vec![(0, u32::MAX)],
+            v6: vec![(0, u128::MAX)],
+        }
+    }
+
+    fn union(mut self, other: IpSet) -> IpSet {
+        self.v4.extend(other.v4);
+        self.v6.extend(other.v6);
+        IpSet {
+            v4: normalize(self.v4),
+            v6: normalize(self.v6),
+        }
+    }
+
+    fn minus(self, other: &IpSet) -> IpSet {
+        IpSet {
+            v4: intersect(&self.v4, &complement(&other.v4)),
+            v6: intersect(&self.v6, &complement(&other.v6)),
+        }
+    }
+
+    fn not(&self) -> IpSet {
+        IpSet {
+            v4: complement(&self.v4),
+            v6: complement(&self.v6),
+        }
+    }
+
+    /// Flattens an expression.
+    pub fn from_expr(e: &AddrExpr) -> IpSet {
+        match e {
+            AddrExpr::Any => IpSet::full(),
+            AddrExpr::Range(r) => {
+                if r.v6 {
+                    IpSet {
+                        v4: Vec::new(),
+                        v6: vec![(r.lo, r.hi)],
+                    }
+                } else {
+                    IpSet {
+                        v4: vec![(r.lo as u32, r.hi as u32)],
+                        v6: Vec::new(),
+                    }
+                }
+            }
+            AddrExpr::Not(inner) => IpSet::from_expr(inner).not(),
+            AddrExpr::List(items) => {
+                let mut pos = IpSet::default();
+                let mut any_pos = false;
+                let mut neg = IpSet::default();
+                for it in items {
+                    match it {
+                        AddrExpr::Not(inner) => neg = neg.union(IpSet::from_expr(inner)),
+                        other => {
+                            any_pos = true;
+                            pos = pos.union(IpSet::from_expr(other));
+                        }
+                    }
+                }
+                let base = if any_pos { pos } else { IpSet::full() };
+                base.minus(&neg)
+            }
+        }
+    }
+
+    pub fn matches(&self, ip: &IpAddr) -> bool {
+        match ip {
+            IpAddr::V4(a) => contains(&self.v4, u32::from(*a)),
+            IpAddr::V6(a) => contains(&self.v6, u128::from(*a)),
+        }
+    }
+
+    pub fn is_any(&self) -> bool {
+        self.v4 == [(0, u32::MAX)] && self.v6 == [(0, u128::MAX)]
+    }
+}
+
+/// A port expression flattened into sorted, disjoint ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PortSet {
+    r: Vec<(u16, u16)>,
+}
+
+impl PortSet {
+    pub fn from_expr(e: &PortExpr) -> PortSet {
+        let r = match e {
+            PortExpr::Any => vec![(0, u16::MAX)],
+            PortExpr::Range(a, b) => vec![(*a, *b)],
+            PortExpr::Not(inner) => complement(&PortSet::from_expr(inner).r),
+            PortExpr::List(items) => {
+                let mut pos = Vec::new();
+                let mut any_pos = false;
+                let mut neg = Vec::new();
+                for it in items {
+                    match it {
+                        PortExpr::Not(inner) => neg.extend(PortSet::from_expr(inner).r),
+                        other => {
+                            any_pos = true;
+                            pos.extend(PortSet::from_expr(other).r);
+                        }
+                    }
+                }
+                let base = if any_pos {
+                    normalize(pos)
+                } else {
+                    vec![(0, u16::MAX)]
+                };
+                intersect(&base, &complement(&normalize(neg)))
+            }
+        };
+        PortSet { r: normalize(r) }
+    }
+
+    pub fn matches(&self, port: u16) -> bool {
+        contains(&self.r, port)
+    }
+
+    pub fn is_any(&self) -> bool {
+        self.r == [(0, u16::MAX)]
+    }
+
+    /// The port ranges, sorted and disjoint.
+    pub fn ranges(&self) -> &[(u16, u16)] {
+        &self.r
+    }
+}
+
 /// List semantics shared by addresses and ports.
 fn list_matches<T>(
     items: &[T],
@@ -386,6 +622,65 @@ mod tests {
         assert!(mask.matches(&ip("10.0.3.4")) && !mask.matches(&ip("10.1.0.0")));
         assert_eq!(parse_addr("[any, 1.2.3.4]", &v).unwrap(), AddrExpr::Any);
         assert!(parse_addr("0.0.0.0/0", &v).unwrap().matches(&ip("1.2.3.4")));
+    }
+
+    #[test]
+    fn flattened_sets_agree_with_expressions() {
+        let v = vars();
+        let exprs = [
+            "$HOME_NET",
+            "$EXTERNAL_NET",
+            "[10.0.0.0/8, !10.1.0.0/16]",
+            "[!1.1.1.1, !2.2.2.2]",
+            "10.0.0.5-10.0.0.9",
+            "2001:db8::/32",
+            "![2001:db8::/32, 10.0.0.0/8]",
+            "any",
+            "[1.0.0.0/8, ![1.2.0.0/16, !1.2.3.0/24]]",
+        ];
+        let ips = [
+            "10.1.2.3",
+            "8.8.8.8",
+            "2001:db8::1",
+            "192.168.1.1",
+            "10.1.0.1",
+            "10.2.0.1",
+            "3.3.3.3",
+            "2.2.2.2",
+            "10.0.0.7",
+            "10.0.0.10",
+            "2001:db8:1::1",
+            "::1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "1.2.3.4",
+            "1.2.9.9",
+            "1.9.9.9",
+        ];
+        for e in exprs {
+            let x = parse_addr(e, &v).unwrap();
+            let set = IpSet::from_expr(&x);
+            for i in ips {
+                assert_eq!(set.matches(&ip(i)), x.matches(&ip(i)), "{e} on {i}");
+            }
+        }
+        let ports = [
+            "$HTTP_PORTS",
+            "1024:",
+            "!80",
+            "[1:100, !53]",
+            "any",
+            "[!1, !2]",
+        ];
+        for e in ports {
+            let x = parse_ports(e, &v).unwrap();
+            let set = PortSet::from_expr(&x);
+            for p in [
+                0u16, 1, 2, 52, 53, 54, 80, 100, 101, 1023, 1024, 8080, 65535,
+            ] {
+                assert_eq!(set.matches(p), x.matches(p), "{e} on {p}");
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::app::{AppProto, BufferDef};
-use crate::rules::addr::{AddrExpr, PortExpr};
+use crate::rules::addr::{IpSet, PortSet};
 
 /// Rule actions. In IDS mode `drop` and `reject` alert like `alert`; `pass` stops the
 /// inspection of the flow's later packets by other rules (as Suricata does).
@@ -538,11 +538,11 @@ pub struct Rule {
     /// buffer of that protocol).
     pub app_proto: Option<AppProto>,
     pub payload_source: PayloadSource,
-    pub src: AddrExpr,
-    pub sport: PortExpr,
+    pub src: IpSet,
+    pub sport: PortSet,
     pub direction: Direction,
-    pub dst: AddrExpr,
-    pub dport: PortExpr,
+    pub dst: IpSet,
+    pub dport: PortSet,
     pub gid: u32,
     pub sid: u64,
     pub rev: u32,

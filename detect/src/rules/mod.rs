@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use meerkat_config::VarValue;
 
-pub use addr::{AddrExpr, PortExpr};
+pub use addr::{AddrExpr, IpSet, PortExpr, PortSet};
 pub use ast::*;
 pub use classification::Classification;
 pub use keywords::Names;
@@ -187,12 +187,16 @@ fn build(
         other => return Err((None, format!("`{other}` is not a direction (-> or <>)"))),
     };
     let src = addr::parse_addr(raw.src, &ctx.address_vars)
+        .map(|e| addr::IpSet::from_expr(&e))
         .map_err(|e| (None, format!("source address: {e}")))?;
     let dst = addr::parse_addr(raw.dst, &ctx.address_vars)
+        .map(|e| addr::IpSet::from_expr(&e))
         .map_err(|e| (None, format!("destination address: {e}")))?;
     let sport = addr::parse_ports(raw.sport, &ctx.port_vars)
+        .map(|e| addr::PortSet::from_expr(&e))
         .map_err(|e| (None, format!("source port: {e}")))?;
     let dport = addr::parse_ports(raw.dport, &ctx.port_vars)
+        .map(|e| addr::PortSet::from_expr(&e))
         .map_err(|e| (None, format!("destination port: {e}")))?;
 
     let rule = Rule {
@@ -298,13 +302,13 @@ fn l_count_fast(rule: &Rule) -> usize {
 
 /// Picks the content the prefilter searches for: the one marked `fast_pattern`, else the
 /// longest positive content, preferring a sticky buffer's (rarer) over the payload's.
-/// Transformed buffers cannot be prefiltered on the raw buffer: they are skipped.
+/// A content of a transformed buffer is searched in the transformed buffer.
 fn choose_fast_pattern(rule: &Rule) -> Option<FastPattern> {
     let mut best: Option<(usize, FastPattern)> = None;
-    let mut consider = |list: ListRef, items: &[Match], transformed: bool| {
+    let mut consider = |list: ListRef, items: &[Match], _transformed: bool| {
         for (i, m) in items.iter().enumerate() {
             let Match::Content(c) = m else { continue };
-            if c.negated || transformed {
+            if c.negated {
                 continue;
             }
             let bytes = match c.fast_chop {

@@ -1,0 +1,18 @@
+//! The `anomaly` record body.
+
+use meerkat_proto::events::Event;
+
+use crate::json::Obj;
+
+pub fn body(o: &mut Obj<'_>, ev: &Event) {
+    let Some(a) = &ev.anomaly else { return };
+    o.obj("anomaly", |an| {
+        an.str("type", &a.r#type).str("event", &a.event);
+        if !a.app_proto.is_empty() {
+            an.str("app_proto", &a.app_proto);
+        }
+        if !a.layer.is_empty() {
+            an.str("layer", &a.layer);
+        }
+    });
+}
