@@ -10,6 +10,14 @@
 //! Backpressure: the client holds at most `max-unacked-batches`; beyond that it stops
 //! taking batches from the channel, the channel fills, and [`EventSink::push`] blocks the
 //! worker (offline runs lose nothing).
+//!
+//! Marks: the worker says, with [`EventSink::mark`], that every event of the packets up to
+//! a ring sequence number has been pushed. The mark travels with the next batch, and once
+//! the writer has acknowledged that batch (its bytes are in the output) the client
+//! publishes the mark in a shared counter ([`AckedMark`]). Capture reads it to checkpoint
+//! a file offset only when everything before it is written (see capture's `pcapdir`).
+//! [`EventSink::flush_mark`] sends an outstanding mark at once (the worker calls it when
+//! its ring is empty, e.g. while capture waits for a checkpoint).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -20,6 +28,7 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::TokioIo;
 use meerkat_proto::events::event_stream_client::EventStreamClient;
 use meerkat_proto::events::{Event, EventBatch};
+use meerkat_ring::{CounterPage, CounterRef};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -51,6 +60,25 @@ pub enum SinkError {
     },
 }
 
+/// The shared counter where the client publishes the highest acknowledged mark.
+#[derive(Debug, Clone)]
+pub struct AckedMark {
+    /// Keeps the page mapped while the client thread writes to it.
+    pub page: CounterPage,
+    pub counter: CounterRef,
+}
+
+/// What the worker hands to the client thread.
+#[derive(Debug)]
+struct Handoff {
+    events: Vec<Event>,
+    /// Every event of the packets up to this ring sequence number is in this batch or
+    /// an earlier one.
+    mark: u64,
+    /// Ask the writer to flush (and so acknowledge) at once.
+    flush: bool,
+}
+
 /// Settings of a sink.
 #[derive(Debug, Clone)]
 pub struct SinkConfig {
@@ -62,13 +90,17 @@ pub struct SinkConfig {
     pub max_unacked: usize,
     /// How long [`EventSink::finish`] waits for the last acknowledgements.
     pub finish_timeout: Duration,
+    /// Where to publish acknowledged marks, if anywhere.
+    pub acked: Option<AckedMark>,
 }
 
 /// Batches events and hands them to the client thread.
 #[derive(Debug)]
 pub struct EventSink {
-    tx: Option<mpsc::Sender<Vec<Event>>>,
+    tx: Option<mpsc::Sender<Handoff>>,
     batch: Vec<Event>,
+    mark: u64,
+    mark_sent: u64,
     batch_started: Option<Instant>,
     cfg: SinkConfig,
     stats: Arc<SinkStats>,
@@ -92,7 +124,7 @@ async fn connect(path: &Path) -> Result<Channel, tonic::transport::Error> {
 impl EventSink {
     /// Starts the client thread.
     pub fn start(cfg: SinkConfig) -> Result<EventSink, SinkError> {
-        let (tx, rx) = mpsc::channel::<Vec<Event>>(cfg.max_unacked.max(1));
+        let (tx, rx) = mpsc::channel::<Handoff>(cfg.max_unacked.max(1));
         let stats = Arc::new(SinkStats::default());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -109,6 +141,7 @@ impl EventSink {
             worker: cfg.worker,
             max_unacked: cfg.max_unacked.max(1),
             stats: stats.clone(),
+            acked: cfg.acked.clone(),
         };
         let thread = std::thread::Builder::new()
             .name(format!("{}-events", cfg.producer))
@@ -120,6 +153,8 @@ impl EventSink {
         Ok(EventSink {
             tx: Some(tx),
             batch: Vec::with_capacity(cfg.batch_size),
+            mark: 0,
+            mark_sent: 0,
             batch_started: None,
             stats,
             cfg,
@@ -153,15 +188,40 @@ impl EventSink {
         }
     }
 
+    /// Records that every event of the packets up to ring sequence number `seq` has been
+    /// pushed.
+    pub fn mark(&mut self, seq: u64) {
+        self.mark = self.mark.max(seq);
+    }
+
     /// Sends the current batch (blocking while the client is full: backpressure).
     pub fn flush(&mut self) {
         self.batch_started = None;
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(self.cfg.batch_size));
+        self.hand_over(false);
+    }
+
+    /// Sends the current batch, even empty, with a flush request, if the mark moved since
+    /// the last batch: the mark is acknowledged without waiting for more events.
+    pub fn flush_mark(&mut self) {
+        if self.mark > self.mark_sent {
+            self.batch_started = None;
+            self.hand_over(true);
+        }
+    }
+
+    fn hand_over(&mut self, flush: bool) {
+        let events = std::mem::replace(&mut self.batch, Vec::with_capacity(self.cfg.batch_size));
+        self.mark_sent = self.mark;
+        let h = Handoff {
+            events,
+            mark: self.mark,
+            flush,
+        };
         if let Some(tx) = &self.tx
-            && tx.blocking_send(batch).is_err()
+            && tx.blocking_send(h).is_err()
         {
             tracing::error!("event client thread has stopped; events are lost");
         }
@@ -207,13 +267,21 @@ struct Client {
     worker: u32,
     max_unacked: usize,
     stats: Arc<SinkStats>,
+    acked: Option<AckedMark>,
 }
 
 impl Client {
+    fn publish_mark(&self, mark: u64) {
+        if let Some(a) = &self.acked {
+            a.counter.max(mark);
+        }
+    }
+
     /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
     /// the runtime is torn down).
-    async fn run(self, mut rx: mpsc::Receiver<Vec<Event>>) -> usize {
-        let mut unacked: VecDeque<EventBatch> = VecDeque::new();
+    async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
+        // Each unacknowledged batch with the mark it carries.
+        let mut unacked: VecDeque<(EventBatch, u64)> = VecDeque::new();
         let mut next_seq = 1u64;
         let mut input_closed = false;
         let mut backoff = Duration::from_millis(20);
@@ -241,7 +309,7 @@ impl Client {
                 .max_decoding_message_size(64 << 20)
                 .max_encoding_message_size(64 << 20);
             let (req_tx, req_rx) = mpsc::channel::<EventBatch>(self.max_unacked + 1);
-            for (i, b) in unacked.iter().enumerate() {
+            for (i, (b, _)) in unacked.iter().enumerate() {
                 let mut b = b.clone();
                 // The last one asks for a flush so that the acks come without delay.
                 b.flush |= i + 1 == unacked.len();
@@ -272,8 +340,10 @@ impl Client {
                 tokio::select! {
                     ack = acks.message() => match ack {
                         Ok(Some(a)) => {
-                            while unacked.front().is_some_and(|b| b.seq <= a.seq) {
-                                unacked.pop_front();
+                            while unacked.front().is_some_and(|(b, _)| b.seq <= a.seq) {
+                                if let Some((_, mark)) = unacked.pop_front() {
+                                    self.publish_mark(mark);
+                                }
                                 self.stats.batches_acked.fetch_add(1, Ordering::Relaxed);
                             }
                             self.stats.duplicates.store(a.duplicates, Ordering::Relaxed);
@@ -292,18 +362,29 @@ impl Client {
                         if finishing && unacked.is_empty() {
                             return 0;
                         }
+                        let (events, mark, asked) = match next {
+                            Some(h) => (h.events, h.mark, h.flush),
+                            None => (Vec::new(), 0, false),
+                        };
+                        if events.is_empty() && !finishing && unacked.is_empty() {
+                            // Nothing in flight: every earlier event is written already.
+                            self.publish_mark(mark);
+                            continue;
+                        }
                         let batch = EventBatch {
                             producer: self.producer.clone(),
                             epoch: self.epoch,
                             seq: next_seq,
                             worker: self.worker,
-                            events: next.unwrap_or_default(),
+                            events,
                             // Ask for a flush before the window of unacknowledged
                             // batches fills (buffered outputs ack on flush).
-                            flush: finishing || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
+                            flush: finishing
+                                || asked
+                                || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
                         };
                         next_seq += 1;
-                        unacked.push_back(batch.clone());
+                        unacked.push_back((batch.clone(), mark));
                         self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
                         if req_tx.send(batch).await.is_err() {
                             self.stats.reconnects.fetch_add(1, Ordering::Relaxed);

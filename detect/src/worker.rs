@@ -27,7 +27,7 @@ use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
-use crate::sink::{EventSink, SinkConfig};
+use crate::sink::{AckedMark, EventSink, SinkConfig};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -105,6 +105,9 @@ const STAT_NAMES: &[&str] = &[
     "rules_failed",
     "rules_load_us",
     "rules_load_cpu_us",
+    // The highest ring sequence number whose events the eve-writer has all written (see
+    // sink.rs: marks); capture's checkpoints wait on it. Written by the sink's thread.
+    "acked_seq",
 ];
 
 /// Counter names of worker `index`.
@@ -151,7 +154,7 @@ struct Worker {
 /// Where a worker's events go.
 enum Out {
     /// Streamed to the eve-writer.
-    Grpc(EventSink),
+    Grpc(Box<EventSink>),
     /// Kept in this process (in-process runs: tests and benchmarks).
     Collect(Vec<Event>),
 }
@@ -167,6 +170,20 @@ impl Out {
     fn tick(&mut self, now: Instant) {
         if let Out::Grpc(s) = self {
             s.tick(now);
+        }
+    }
+
+    /// Every event of the packets up to ring sequence `seq` is pushed.
+    fn mark(&mut self, seq: u64) {
+        if let Out::Grpc(s) = self {
+            s.mark(seq);
+        }
+    }
+
+    /// Idle: asks for what is pushed to be acknowledged now.
+    fn flush_mark(&mut self) {
+        if let Out::Grpc(s) = self {
+            s.flush_mark();
         }
     }
 
@@ -1081,6 +1098,10 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         batch_delay: Duration::from_millis(config.detect.event_batch_delay_ms),
         max_unacked: config.detect.max_unacked_batches,
         finish_timeout: Duration::from_secs(60),
+        acked: Some(AckedMark {
+            page: page.clone(),
+            counter: c("acked_seq"),
+        }),
     })?;
 
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
@@ -1091,9 +1112,11 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         index,
         engine,
         DetectState::with_shared(table),
-        Out::Grpc(sink),
+        Out::Grpc(Box::new(sink)),
     );
     let mut ring_corrupt = 0u64;
+    // Ring sequence number of the last packet processed.
+    let mut last_seq = 0u64;
     loop {
         let mut n = 0;
         loop {
@@ -1107,6 +1130,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
                     break;
                 }
             };
+            last_seq = rec.meta.seq;
             w.packet(&rec.meta, rec.data);
             n += 1;
             if n == BATCH {
@@ -1144,7 +1168,11 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         }
         w.x.sink.tick(Instant::now());
         w.sweep();
+        // Every event of the packets up to `last_seq` is pushed (the sweep included).
+        w.x.sink.mark(last_seq);
         if n == 0 {
+            // Idle: have what is pushed acknowledged now (capture may be waiting on it).
+            w.x.sink.flush_mark();
             if stop.load(Ordering::Relaxed) {
                 break;
             }
