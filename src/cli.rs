@@ -85,13 +85,13 @@ pub struct RunArgs {
     pub workers: Option<usize>,
     /// Keep watching directory inputs for new and growing files until stopped
     /// (`pcap-file.continuous`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_continuous: bool,
     /// Read the subdirectories of directory inputs too (`pcap-file.recursive`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_recursive: bool,
     /// Delete each input file once it is processed (`pcap-file.delete-when-done`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_delete: bool,
     /// Accepted for Suricata command lines; Meerkat always runs its process layout.
     #[arg(long, value_name = "MODE", hide = true)]

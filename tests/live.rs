@@ -262,6 +262,27 @@ fn unknown_interface_is_a_usage_error() {
 }
 
 #[test]
+fn pcap_file_options_with_live_capture_are_a_usage_error() {
+    // They describe file inputs; with -i or --dpdk they would be silently meaningless. (The
+    // missing rule file makes a regression fail at once instead of capturing on lo.)
+    for (source, flag) in [
+        (&["-i", "lo"][..], "--pcap-file-continuous"),
+        (&["--dpdk"][..], "--pcap-file-delete"),
+    ] {
+        let out = Command::new(MEERKAT)
+            .arg("run")
+            .args(source)
+            .arg(flag)
+            .args(["-S", "/nonexistent/meerkat.rules"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{source:?} {flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot be used with"), "{err}");
+    }
+}
+
+#[test]
 fn capture_switches_to_run_as_user_after_opening_the_socket() {
     if let Some(why) = VethNs::unavailable() {
         eprintln!("skipping capture_switches_to_run_as_user_after_opening_the_socket: {why}");
