@@ -704,9 +704,10 @@ impl HttpState {
         let mut merged: Vec<Header> = Vec::with_capacity(raw_headers.len());
         let mut repeated = false;
         for h in raw_headers {
-            match merged.iter_mut().find(|m| {
-                !h.name.is_empty() && parser::names_eq(&m.name, &h.name)
-            }) {
+            match merged
+                .iter_mut()
+                .find(|m| !h.name.is_empty() && parser::names_eq(&m.name, &h.name))
+            {
                 Some(m) => {
                     repeated = true;
                     if !h.name.eq_ignore_ascii_case(b"content-length") {
