@@ -18,8 +18,6 @@ pub mod anomaly;
 pub mod flow;
 pub mod stats;
 
-use std::net::Ipv6Addr;
-
 use meerkat_proto::events::{Event, EventType, PacketSource};
 
 use crate::json::{self, Obj};
@@ -88,15 +86,18 @@ pub(crate) fn write_ip(buf: &mut Vec<u8>, b: &[u8]) {
             }
         }
         16 => {
-            let mut a = [0u8; 16];
-            a.copy_from_slice(b);
-            // Display of Ipv6Addr gives RFC 5952 text (as Suricata prints); formatted
-            // into a stack buffer, not a String.
-            let mut text = [0u8; 48];
-            let mut cur = std::io::Cursor::new(&mut text[..]);
-            if std::io::Write::write_fmt(&mut cur, format_args!("{}", Ipv6Addr::from(a))).is_ok() {
-                let n = cur.position() as usize;
-                buf.extend_from_slice(&text[..n]);
+            // Suricata prints IPv6 addresses in full: eight groups of four lower-case hex
+            // digits (`2001:0db8:0000:...`), not RFC 5952's compressed form; SIEM rules and
+            // lookups keyed on Suricata's text depend on it.
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            for (i, pair) in b.chunks_exact(2).enumerate() {
+                if i > 0 {
+                    buf.push(b':');
+                }
+                for byte in pair {
+                    buf.push(HEX[usize::from(byte >> 4)]);
+                    buf.push(HEX[usize::from(byte & 0x0f)]);
+                }
             }
         }
         _ => {}
@@ -384,7 +385,7 @@ pub(crate) mod tests {
         let mut b = Vec::new();
         render(&mut b, &sample_flow(), &RenderOptions::default());
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
-        assert_eq!(v["src_ip"], "2001:db8::1");
+        assert_eq!(v["src_ip"], "2001:0db8:0000:0000:0000:0000:0000:0001");
         assert_eq!(v["ip_v"], 6);
         assert_eq!(v["flow"]["age"], 50);
         assert_eq!(v["tcp"]["tcp_flags"], "1b");

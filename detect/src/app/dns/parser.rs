@@ -5,7 +5,7 @@
 //! ends there) and a length limit; every section count is capped. A truncated message
 //! yields what parsed before the cut plus a flag.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv4Addr;
 
 /// Longest name rendered, in bytes (RFC 1035 allows 255 on the wire; the dotted text
 /// of such a name fits in this).
@@ -254,9 +254,19 @@ fn rdata(msg: &[u8], rrtype: u16, start: usize, rd: &[u8]) -> Rdata {
             Rdata::Text(a.to_string().into_bytes())
         }
         28 if rd.len() == 16 => {
-            let mut o = [0u8; 16];
-            o.copy_from_slice(rd);
-            Rdata::Text(Ipv6Addr::from(o).to_string().into_bytes())
+            // In full, as Suricata logs AAAA data: eight groups of four hex digits.
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut text = Vec::with_capacity(39);
+            for (i, pair) in rd.chunks_exact(2).enumerate() {
+                if i > 0 {
+                    text.push(b':');
+                }
+                for byte in pair {
+                    text.push(HEX[usize::from(byte >> 4)]);
+                    text.push(HEX[usize::from(byte & 0x0f)]);
+                }
+            }
+            Rdata::Text(text)
         }
         2 | 5 | 12 | 39 => name_at(start).map_or(Rdata::None, Rdata::Text),
         15 => match (be16(rd, 0), name_at(start + 2)) {
