@@ -10,6 +10,16 @@
 //! Backpressure: the client holds at most `max-unacked-batches`; beyond that it stops
 //! taking batches from the channel, the channel fills, and [`EventSink::push`] blocks the
 //! worker (offline runs lose nothing).
+//!
+//! Ring marks (exactly-once across a worker crash): the worker calls [`EventSink::begin`]
+//! before a batch of ring records and [`EventSink::mark`] with its ring read position
+//! after it. Batches are cut only at marks (a batch never holds part of a ring batch's
+//! events), each carries its mark (`EventBatch.ring_mark`), and once the writer has
+//! acknowledged a batch the client publishes its mark ([`EventSink::acked_mark`]); the
+//! worker releases ring space only up to that mark. A replacement worker asks the writer
+//! where to resume ([`resume_point`]: the highest mark it took, which also fences the
+//! dead incarnation's late batches) and skips the records before it: every packet's
+//! events are written once, even when the worker is killed.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -36,6 +46,21 @@ pub struct SinkStats {
     pub resent: AtomicU64,
     pub reconnects: AtomicU64,
     pub duplicates: AtomicU64,
+    /// Highest ring mark whose batch the writer acknowledged.
+    pub acked_mark: AtomicU64,
+    /// Handoffs (see [`EventSink::flush_mark`]) whose events are all acknowledged.
+    pub handoffs_acked: AtomicU64,
+}
+
+/// What the worker hands to the client thread.
+#[derive(Debug)]
+struct Handoff {
+    events: Vec<Event>,
+    /// Ring position: every event of the records before it is in this handoff or an
+    /// earlier one.
+    mark: u64,
+    /// Ask the writer to flush (and so acknowledge) at once.
+    flush: bool,
 }
 
 /// Errors of the sink.
@@ -43,6 +68,8 @@ pub struct SinkStats {
 pub enum SinkError {
     #[error("event client thread: {0}")]
     Thread(String),
+    #[error("cannot ask the eve-writer at {path} where to resume: {reason}")]
+    Resume { path: PathBuf, reason: String },
     #[error("eve-writer at {path} did not acknowledge {unacked} batches within {secs} s")]
     Undelivered {
         path: PathBuf,
@@ -62,13 +89,25 @@ pub struct SinkConfig {
     pub max_unacked: usize,
     /// How long [`EventSink::finish`] waits for the last acknowledgements.
     pub finish_timeout: Duration,
+    /// Incarnation number (ns since the epoch at start); 0 = take the current time.
+    pub epoch: u64,
 }
+
+/// A batch grows past `batch_size` until the next mark, but not past this many times it.
+const MAX_BATCH_FACTOR: usize = 16;
 
 /// Batches events and hands them to the client thread.
 #[derive(Debug)]
 pub struct EventSink {
-    tx: Option<mpsc::Sender<Vec<Event>>>,
+    tx: Option<mpsc::Sender<Handoff>>,
     batch: Vec<Event>,
+    /// Last ring mark given, and the last one handed over.
+    mark: u64,
+    mark_sent: u64,
+    /// No record has been processed since the last mark: a batch may be cut here.
+    at_mark: bool,
+    /// Handoffs made so far.
+    handed: u64,
     batch_started: Option<Instant>,
     cfg: SinkConfig,
     stats: Arc<SinkStats>,
@@ -92,7 +131,7 @@ async fn connect(path: &Path) -> Result<Channel, tonic::transport::Error> {
 impl EventSink {
     /// Starts the client thread.
     pub fn start(cfg: SinkConfig) -> Result<EventSink, SinkError> {
-        let (tx, rx) = mpsc::channel::<Vec<Event>>(cfg.max_unacked.max(1));
+        let (tx, rx) = mpsc::channel::<Handoff>(cfg.max_unacked.max(1));
         let stats = Arc::new(SinkStats::default());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -102,10 +141,11 @@ impl EventSink {
         let client = Client {
             socket: cfg.socket.clone(),
             producer: cfg.producer.clone(),
-            epoch: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1),
+            epoch: if cfg.epoch != 0 {
+                cfg.epoch
+            } else {
+                new_epoch()
+            },
             worker: cfg.worker,
             max_unacked: cfg.max_unacked.max(1),
             stats: stats.clone(),
@@ -120,6 +160,10 @@ impl EventSink {
         Ok(EventSink {
             tx: Some(tx),
             batch: Vec::with_capacity(cfg.batch_size),
+            mark: 0,
+            mark_sent: 0,
+            at_mark: true,
+            handed: 0,
             batch_started: None,
             stats,
             cfg,
@@ -132,16 +176,47 @@ impl EventSink {
         &self.stats
     }
 
-    /// Adds an event; sends the batch when it is full.
+    /// The counters, shared (for a thread that waits on acknowledgements).
+    pub fn shared_stats(&self) -> Arc<SinkStats> {
+        self.stats.clone()
+    }
+
+    /// Adds an event; sends the batch when it is full and at a mark.
     pub fn push(&mut self, ev: Event) {
         if self.batch.is_empty() {
             self.batch_started = Some(Instant::now());
         }
         self.batch.push(ev);
         self.stats.events.fetch_add(1, Ordering::Relaxed);
-        if self.batch.len() >= self.cfg.batch_size {
-            self.flush();
+        let full = self.batch.len() >= self.cfg.batch_size;
+        if full
+            && (self.at_mark
+                || self.batch.len() >= self.cfg.batch_size.saturating_mul(MAX_BATCH_FACTOR))
+        {
+            // Past the hard bound a batch is cut between marks: memory stays bounded,
+            // and only a crash right then could write those few events twice.
+            self.hand_over(false);
         }
+    }
+
+    /// A batch of ring records starts: batches are not cut until the next mark.
+    pub fn begin(&mut self) {
+        self.at_mark = false;
+    }
+
+    /// Every event of the ring records before position `pos` has been pushed.
+    pub fn mark(&mut self, pos: u64) {
+        self.mark = self.mark.max(pos);
+        self.at_mark = true;
+        if self.batch.len() >= self.cfg.batch_size {
+            self.hand_over(false);
+        }
+    }
+
+    /// Highest ring mark whose events the writer has acknowledged: the worker may
+    /// release its ring up to here.
+    pub fn acked_mark(&self) -> u64 {
+        self.stats.acked_mark.load(Ordering::Acquire)
     }
 
     /// Sends the batch if it is older than the batch delay.
@@ -159,9 +234,32 @@ impl EventSink {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(self.cfg.batch_size));
+        self.hand_over(false);
+    }
+
+    /// Sends what is pending, even an empty batch if the mark moved, with a flush
+    /// request, so that the writer acknowledges everything now. Returns the number of
+    /// handoffs made so far: once [`SinkStats::handoffs_acked`] reaches it, every event
+    /// pushed before the call is written.
+    pub fn flush_mark(&mut self) -> u64 {
+        if !self.batch.is_empty() || self.mark > self.mark_sent {
+            self.batch_started = None;
+            self.hand_over(true);
+        }
+        self.handed
+    }
+
+    fn hand_over(&mut self, flush: bool) {
+        let events = std::mem::replace(&mut self.batch, Vec::with_capacity(self.cfg.batch_size));
+        self.mark_sent = self.mark;
+        self.handed += 1;
+        let h = Handoff {
+            events,
+            mark: self.mark,
+            flush,
+        };
         if let Some(tx) = &self.tx
-            && tx.blocking_send(batch).is_err()
+            && tx.blocking_send(h).is_err()
         {
             tracing::error!("event client thread has stopped; events are lost");
         }
@@ -212,7 +310,14 @@ struct Client {
 impl Client {
     /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
     /// the runtime is torn down).
-    async fn run(self, mut rx: mpsc::Receiver<Vec<Event>>) -> usize {
+    fn acked(&self, batch: &EventBatch) {
+        self.stats
+            .acked_mark
+            .fetch_max(batch.ring_mark, Ordering::Release);
+        self.stats.handoffs_acked.fetch_add(1, Ordering::Release);
+    }
+
+    async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
         let mut unacked: VecDeque<EventBatch> = VecDeque::new();
         let mut next_seq = 1u64;
         let mut input_closed = false;
@@ -273,7 +378,9 @@ impl Client {
                     ack = acks.message() => match ack {
                         Ok(Some(a)) => {
                             while unacked.front().is_some_and(|b| b.seq <= a.seq) {
-                                unacked.pop_front();
+                                if let Some(b) = unacked.pop_front() {
+                                    self.acked(&b);
+                                }
                                 self.stats.batches_acked.fetch_add(1, Ordering::Relaxed);
                             }
                             self.stats.duplicates.store(a.duplicates, Ordering::Relaxed);
@@ -292,15 +399,29 @@ impl Client {
                         if finishing && unacked.is_empty() {
                             return 0;
                         }
+                        let (events, mark, asked) = match next {
+                            Some(h) => (h.events, h.mark, h.flush),
+                            None => (Vec::new(), 0, false),
+                        };
+                        if events.is_empty() && !finishing && unacked.is_empty() {
+                            // Nothing in flight: every earlier event is written already,
+                            // and so is this mark's.
+                            self.stats.acked_mark.fetch_max(mark, Ordering::Release);
+                            self.stats.handoffs_acked.fetch_add(1, Ordering::Release);
+                            continue;
+                        }
                         let batch = EventBatch {
                             producer: self.producer.clone(),
                             epoch: self.epoch,
                             seq: next_seq,
                             worker: self.worker,
-                            events: next.unwrap_or_default(),
+                            events,
                             // Ask for a flush before the window of unacknowledged
                             // batches fills (buffered outputs ack on flush).
-                            flush: finishing || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
+                            flush: finishing
+                                || asked
+                                || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
+                            ring_mark: mark,
                         };
                         next_seq += 1;
                         unacked.push_back(batch.clone());
@@ -314,4 +435,59 @@ impl Client {
             }
         }
     }
+}
+
+/// A new incarnation number: ns since the Unix epoch.
+pub fn new_epoch() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// Asks the eve-writer at `socket` where `producer` resumes its ring (the highest ring
+/// mark the writer took from it, 0 for none) and fences its incarnations older than
+/// `epoch`. Retries until `timeout` while the writer is not reachable.
+pub fn resume_point(
+    socket: &Path,
+    producer: &str,
+    epoch: u64,
+    timeout: Duration,
+) -> Result<u64, SinkError> {
+    use meerkat_proto::events::ResumeRequest;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SinkError::Thread(e.to_string()))?;
+    let deadline = Instant::now() + timeout;
+    rt.block_on(async {
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let attempt = async {
+                let channel = connect(socket).await.map_err(|e| e.to_string())?;
+                let mut client = EventStreamClient::new(channel);
+                client
+                    .resume(ResumeRequest {
+                        producer: producer.to_string(),
+                        epoch,
+                    })
+                    .await
+                    .map(|r| r.into_inner().ring_mark)
+                    .map_err(|s| s.message().to_string())
+            };
+            match attempt.await {
+                Ok(mark) => return Ok(mark),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(SinkError::Resume {
+                        path: socket.to_path_buf(),
+                        reason: e,
+                    });
+                }
+                Err(_) => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    })
 }
