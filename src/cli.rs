@@ -53,7 +53,9 @@ pub struct RunArgs {
     /// Configuration file (suricata.yaml style).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Read packets from this pcap/pcapng file, or every file of this directory.
+    /// Read packets from this pcap/pcapng file, or every file of this directory (each file
+    /// once, across runs with the same log directory: see `scanner.registry`), or the
+    /// files a pattern matches (`'/data/**/*.pcap'`).
     #[arg(short = 'r', value_name = "PCAP")]
     pub pcap: Vec<PathBuf>,
     /// Use only this rule file (repeat for more); replaces `rule-files`.
@@ -74,6 +76,16 @@ pub struct RunArgs {
     /// Number of detect worker processes (default: number of CPUs).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Keep watching directory inputs for new and growing files until stopped
+    /// (`pcap-file.continuous`).
+    #[arg(long)]
+    pub pcap_file_continuous: bool,
+    /// Read the subdirectories of directory inputs too (`pcap-file.recursive`).
+    #[arg(long)]
+    pub pcap_file_recursive: bool,
+    /// Delete each input file once it is processed (`pcap-file.delete-when-done`).
+    #[arg(long)]
+    pub pcap_file_delete: bool,
     /// Accepted for Suricata command lines; Meerkat always runs its process layout.
     #[arg(long, value_name = "MODE", hide = true)]
     pub runmode: Option<String>,

@@ -14,6 +14,7 @@ use anyhow::{Context, anyhow, bail};
 use meerkat_capture::{counters_path, ring_path};
 use meerkat_config::Config;
 use meerkat_ring::CounterReader;
+use meerkat_scanner::RollBack;
 
 use crate::cli::RunArgs;
 use crate::logging::LogFormat;
@@ -106,6 +107,15 @@ fn overrides(args: &RunArgs) -> Result<Vec<String>, Failure> {
             _ => {}
         }
     }
+    if args.pcap_file_continuous {
+        o.push("pcap-file.continuous=yes".to_string());
+    }
+    if args.pcap_file_recursive {
+        o.push("pcap-file.recursive=yes".to_string());
+    }
+    if args.pcap_file_delete {
+        o.push("pcap-file.delete-when-done=yes".to_string());
+    }
     if let Some(n) = args.workers {
         if n == 0 {
             return Err(Failure::usage(anyhow!("--workers must be at least 1")));
@@ -162,12 +172,28 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
     }
     let inputs: Vec<PathBuf> = args.pcap.iter().map(|p| absolute(p)).collect();
     for p in &inputs {
+        // A pattern (`/data/**/*.pcap`) needs its literal leading directory.
+        if let Some(text) = p.to_str()
+            && !p.exists()
+            && meerkat_scanner::glob::is_pattern(text)
+        {
+            let g = meerkat_scanner::glob::Glob::new(text)
+                .with_context(|| format!("bad pcap pattern {text}"))
+                .map_err(Failure::usage)?;
+            std::fs::metadata(g.base())
+                .with_context(|| format!("cannot read the directory of pattern {text}"))
+                .map_err(Failure::usage)?;
+            continue;
+        }
         std::fs::metadata(p)
             .with_context(|| format!("cannot read pcap {}", p.display()))
             .map_err(Failure::usage)?;
         if !p.is_dir() {
             check_readable(p, "pcap").map_err(Failure::usage)?;
         }
+    }
+    if let Some(r) = &config.scanner.registry {
+        config.scanner.registry = Some(absolute(r));
     }
     config.rule_files = config
         .rule_paths()
@@ -545,6 +571,34 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         .map_err(Failure::runtime)?;
     }
     let cfg_args = ["--config".to_string(), config_path.display().to_string()];
+    // Directory inputs: if the last run with this registry died, its outputs hold events
+    // of work it had not checkpointed; cut them back before anything writes (see
+    // capture's pcapdir).
+    let uses_registry = meerkat_capture::pcapdir::applies(&config, &inputs);
+    match meerkat_capture::pcapdir::recover(&config, uses_registry) {
+        Ok(done) => {
+            for r in done {
+                match r {
+                    RollBack::Truncated { path, removed } => tracing::warn!(
+                        "the last run with registry {} was interrupted: removed the last {removed} bytes of {}                          (events of work after its last checkpoint, which is done again now)",
+                        config.registry_path().display(),
+                        path.display()
+                    ),
+                    RollBack::Replaced { path } => tracing::warn!(
+                        "the last run was interrupted, but {} is another file now: not rolled back                          (events after its last checkpoint may appear twice)",
+                        path.display()
+                    ),
+                    RollBack::Shorter { path, len, mark } => tracing::warn!(
+                        "the last run was interrupted, but {} is shorter ({len} bytes) than at its                          last checkpoint ({mark} bytes): left alone",
+                        path.display()
+                    ),
+                    RollBack::Unchanged { .. } | RollBack::Missing { .. } => {}
+                }
+            }
+        }
+        Err(e) if uses_registry => return Err(Failure::runtime(e)),
+        Err(e) => tracing::warn!("{e}"),
+    }
     tracing::info!(
         workers,
         log_dir = %config.default_log_dir.display(),
@@ -636,6 +690,11 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         )));
     }
 
+    // A clean end: the outputs hold exactly the work the registry records.
+    if uses_registry && let Err(e) = meerkat_capture::pcapdir::close_run(&config) {
+        tracing::warn!("{e}");
+    }
+
     let summary = Summary::collect(&rt, &stack, workers, started.elapsed());
     let eve = config
         .eve_logs()
@@ -652,6 +711,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         "meerkat: {} packets, {} alerts, {} events in {:.2} s (packet path {:.2} CPU s); EVE: {eve}",
         summary.packets, summary.alerts, summary.events, summary.wall_s, summary.packet_path_cpu_s
     );
+    if uses_registry {
+        let files = counter(&rt, "capture", "capture.files");
+        let resumed = counter(&rt, "capture", "capture.files_resumed");
+        let skipped = counter(&rt, "capture", "capture.files_skipped");
+        line.push_str(&format!(
+            "; {files} files read ({resumed} resumed), {skipped} already done"
+        ));
+    }
     if summary.input_errors > 0 {
         line.push_str(&format!(
             " ({} input file errors, see the log)",

@@ -5,19 +5,22 @@
 //! flow meet in one worker, and writes the packet into that worker's shared-memory ring
 //! (`<runtime-dir>/ring-<n>`, see `meerkat-ring`).
 //!
-//! Sources: pcap and pcapng files ([`pcap`]), one file or every file of a directory.
-//! Offline reading never drops: when a worker's ring is full, capture waits for it.
+//! Sources: pcap and pcapng files ([`pcap`]), one file, or the files of directories and
+//! patterns, tracked by the scanner so that each is processed exactly once, across
+//! restarts ([`pcapdir`]). Offline reading never drops: when a worker's ring is full,
+//! capture waits for it.
 //!
 //! Counters (packets, bytes, progress through the input, ring-full waits, per-worker
 //! packets) live in the shared counter page `<runtime-dir>/counters-capture`.
 
 pub mod hash;
 pub mod pcap;
+pub mod pcapdir;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use meerkat_config::Config;
 use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
@@ -50,6 +53,17 @@ pub enum CaptureError {
     NoRuntimeDir,
     #[error("{0} holds no capture files")]
     EmptyDir(PathBuf),
+    #[error(transparent)]
+    Scanner(#[from] meerkat_scanner::ScanError),
+    #[error(transparent)]
+    Registry(#[from] meerkat_scanner::RegistryError),
+    #[error("{what} {path}: {source}")]
+    Output {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Path of worker `n`'s ring in `runtime_dir`.
@@ -84,6 +98,14 @@ pub fn counter_names(workers: usize) -> Vec<String> {
         "capture.input_bytes_done",
         "capture.ring_full_waits",
         "capture.errors",
+        // Directory inputs (pcapdir): checkpoints made, files resumed part way, files
+        // skipped as already done, files deleted once done.
+        "capture.checkpoints",
+        "capture.files_resumed",
+        "capture.files_skipped",
+        "capture.files_deleted",
+        // Packets not sent again by a capture that replaced a dead one (the rings had
+        // them already).
         "capture.resume_skipped",
     ]
     .iter()
@@ -103,6 +125,10 @@ struct Counters {
     done: CounterRef,
     full_waits: CounterRef,
     errors: CounterRef,
+    checkpoints: CounterRef,
+    files_resumed: CounterRef,
+    files_skipped: CounterRef,
+    files_deleted: CounterRef,
     resume_skipped: CounterRef,
     per_worker: Vec<CounterRef>,
     _page: CounterPage,
@@ -118,6 +144,10 @@ impl Counters {
             done: page.expect("capture.input_bytes_done"),
             full_waits: page.expect("capture.ring_full_waits"),
             errors: page.expect("capture.errors"),
+            checkpoints: page.expect("capture.checkpoints"),
+            files_resumed: page.expect("capture.files_resumed"),
+            files_skipped: page.expect("capture.files_skipped"),
+            files_deleted: page.expect("capture.files_deleted"),
             resume_skipped: page.expect("capture.resume_skipped"),
             per_worker: (0..workers)
                 .map(|w| page.expect(&format!("capture.worker.{w}.packets")))
@@ -128,7 +158,8 @@ impl Counters {
 }
 
 /// The files an input names: the file itself, or a directory's regular files in
-/// (modification time, name) order.
+/// (modification time, name) order. (`run_offline` reads directories through
+/// [`pcapdir`], which tracks each file across runs.)
 pub fn input_files(input: &Path) -> Result<Vec<PathBuf>, CaptureError> {
     let meta = std::fs::metadata(input).map_err(|source| CaptureError::Open {
         path: input.to_path_buf(),
@@ -165,7 +196,8 @@ pub struct OfflineOptions {
     /// Continue the run of a capture that died: read the inputs again from the start and
     /// skip every packet that its ring already received (by packet number: each ring
     /// remembers the number of the last packet published to it), so no packet is lost
-    /// and none reaches a worker twice.
+    /// and none reaches a worker twice. Directory inputs with `pcap-file.continuous`
+    /// resume from their own checkpoints instead (see `pcapdir`).
     pub resume: bool,
     /// Leave the rings open at the end (more input may follow); the supervisor ends
     /// them when the whole run is over.
@@ -205,7 +237,8 @@ pub fn run_offline_with(
     }
     let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
     let counters = Counters::new(page, workers);
-    let skip: Vec<u64> = if opts.resume {
+    let dir_mode = pcapdir::applies(config, inputs);
+    let skip: Vec<u64> = if opts.resume && !dir_mode {
         producers.iter().map(Producer::published_seq).collect()
     } else {
         for p in &mut producers {
@@ -213,35 +246,41 @@ pub fn run_offline_with(
         }
         vec![0; workers]
     };
-    if opts.resume {
+    if opts.resume && !dir_mode {
         tracing::info!(
             "resuming: skipping the packets each ring already has (up to packet {:?})",
             skip
         );
     }
-
-    let mut files = Vec::new();
-    for input in inputs {
-        files.extend(input_files(input)?);
-    }
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    counters.total.set(total);
-
     let mut feeder = Feeder {
         producers,
         pending: vec![0; workers],
         per_worker: vec![0; workers],
+        last_sent: vec![0; workers],
         summary: Summary::default(),
         done_before: 0,
         counters,
         skip,
         skipped: 0,
     };
-    let result = feeder.feed_files(&files, stop);
+
+    let result = if dir_mode {
+        pcapdir::run(config, inputs, &mut feeder, stop)
+    } else {
+        (|| {
+            let mut files = Vec::new();
+            for input in inputs {
+                files.extend(input_files(input)?);
+            }
+            let total: u64 = files
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum();
+            feeder.counters.total.set(total);
+            feeder.feed_files(&files, stop)
+        })()
+    };
     for p in &mut feeder.producers {
         if opts.keep_open {
             p.publish();
@@ -261,6 +300,9 @@ struct Feeder {
     producers: Vec<Producer>,
     pending: Vec<u32>,
     per_worker: Vec<u64>,
+    /// Per worker, the ring sequence number (`PacketMeta::seq`) of the last packet handed
+    /// to it: a checkpoint waits until each worker has acknowledged that far.
+    last_sent: Vec<u64>,
     summary: Summary,
     /// Input bytes of the files already finished.
     done_before: u64,
@@ -271,6 +313,14 @@ struct Feeder {
 }
 
 impl Feeder {
+    /// Makes every record written so far visible to the workers.
+    fn publish_all(&mut self) {
+        for (p, pending) in self.producers.iter_mut().zip(self.pending.iter_mut()) {
+            p.publish();
+            *pending = 0;
+        }
+    }
+
     fn sync(&mut self, offset_in_file: u64) {
         self.counters.packets.set(self.summary.packets);
         self.counters.bytes.set(self.summary.bytes);
@@ -310,11 +360,11 @@ impl Feeder {
                 }
             };
             tracing::info!(file = %path.display(), pcapng = reader.is_pcapng(), "reading");
-            let res = self.feed(&mut reader, stop);
+            let res = self.feed(&mut reader, stop, None);
             let offset = reader.offset();
             self.sync(offset);
             match res {
-                Ok(()) => {}
+                Ok(_) => {}
                 // A bad file ends that file, not the run: everything before the bad record
                 // was handed on, and the next file is read (as Suricata does).
                 Err(FeedError::Pcap(source)) => {
@@ -339,15 +389,28 @@ impl Feeder {
         Ok(())
     }
 
-    fn feed(&mut self, reader: &mut Reader<File>, stop: &AtomicBool) -> Result<(), FeedError> {
+    /// Feeds packets from `reader` until its end, a stop request, or `deadline` (checked
+    /// every [`DEADLINE_EVERY`] packets).
+    fn feed(
+        &mut self,
+        reader: &mut Reader<File>,
+        stop: &AtomicBool,
+        deadline: Option<Instant>,
+    ) -> Result<FeedEnd, FeedError> {
         let n = self.producers.len();
         loop {
             if stop.load(Ordering::Relaxed) {
                 self.summary.stopped = true;
-                return Ok(());
+                return Ok(FeedEnd::Stopped);
+            }
+            if let Some(d) = deadline
+                && self.summary.packets.is_multiple_of(DEADLINE_EVERY)
+                && Instant::now() >= d
+            {
+                return Ok(FeedEnd::Deadline);
             }
             let Some(p) = reader.next_packet().map_err(FeedError::Pcap)? else {
-                return Ok(());
+                return Ok(FeedEnd::Eof);
             };
             self.summary.packets += 1;
             self.summary.bytes += p.data.len() as u64;
@@ -382,8 +445,9 @@ impl Feeder {
             }
             if !written {
                 self.summary.stopped = true;
-                return Ok(());
+                return Ok(FeedEnd::Stopped);
             }
+            self.last_sent[w] = meta.seq;
             self.per_worker[w] += 1;
             self.pending[w] += 1;
             if self.pending[w] >= PUBLISH_EVERY {
@@ -400,6 +464,20 @@ impl Feeder {
             }
         }
     }
+}
+
+/// Packets between two looks at the clock for a checkpoint deadline.
+const DEADLINE_EVERY: u64 = 1024;
+
+/// Why [`Feeder::feed`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FeedEnd {
+    /// The end of the file.
+    Eof,
+    /// A stop request (or a ring that will take nothing more).
+    Stopped,
+    /// The deadline passed: time for a checkpoint.
+    Deadline,
 }
 
 enum FeedError {

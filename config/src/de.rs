@@ -328,9 +328,95 @@ impl<'de> Deserialize<'de> for RotateInterval {
     }
 }
 
+/// A duration in seconds: a number (fractions allowed: `0.5`), also written as a string.
+/// Suricata writes whole seconds (`delay: 30`); Meerkat accepts fractions too.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct Seconds(pub f64);
+
+impl Seconds {
+    pub fn duration(self) -> std::time::Duration {
+        std::time::Duration::try_from_secs_f64(self.0).unwrap_or_default()
+    }
+}
+
+impl Serialize for Seconds {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 && self.0 >= 0.0 && self.0 < 1e15 {
+            s.serialize_u64(self.0 as u64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Seconds;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of seconds such as 30 or 0.5")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Seconds, E> {
+                Ok(Seconds(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Seconds, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Seconds, E> {
+                if (0.0..1e12).contains(&v) {
+                    Ok(Seconds(v))
+                } else {
+                    Err(E::custom(format!("{v} is not a number of seconds")))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Seconds, E> {
+                match v.trim().parse::<f64>() {
+                    Ok(f) => self.visit_f64(f),
+                    Err(_) => Err(E::custom(format!("`{v}` is not a number of seconds"))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A list of strings, also written as one string of comma-separated items (as a `--set`
+/// value is).
+pub fn flex_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum L {
+        List(Vec<String>),
+        One(String),
+    }
+    Ok(match L::deserialize(d)? {
+        L::List(v) => v,
+        L::One(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds() {
+        let s: Seconds = serde_yaml::from_str("30").unwrap();
+        assert_eq!(s.duration(), std::time::Duration::from_secs(30));
+        let s: Seconds = serde_yaml::from_str("0.25").unwrap();
+        assert_eq!(s.duration(), std::time::Duration::from_millis(250));
+        let s: Seconds = serde_yaml::from_str("'1.5'").unwrap();
+        assert_eq!(s.0, 1.5);
+        assert!(serde_yaml::from_str::<Seconds>("-1").is_err());
+        assert!(serde_yaml::from_str::<Seconds>("soon").is_err());
+        assert_eq!(serde_yaml::to_string(&Seconds(5.0)).unwrap().trim(), "5");
+    }
 
     #[test]
     fn sizes() {

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
 pub use control::{Control, Supervisor};
-pub use de::{ByteSize, FileMode, RotateInterval};
+pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 
 /// Errors of loading and checking configuration.
 #[derive(Debug, thiserror::Error)]
@@ -683,12 +683,193 @@ impl<'de> Deserialize<'de> for ChecksumChecks {
     }
 }
 
-/// `pcap-file`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+/// `pcap-file.delete-when-done`: delete an input file once it is processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeleteWhenDone {
+    /// Keep every file (Suricata's default).
+    #[default]
+    No,
+    /// Delete every file once processed.
+    Yes,
+    /// Delete the files whose packets raised no alert (keep the evidence).
+    NonAlerts,
+}
+
+impl Serialize for DeleteWhenDone {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DeleteWhenDone::No => s.serialize_bool(false),
+            DeleteWhenDone::Yes => s.serialize_bool(true),
+            DeleteWhenDone::NonAlerts => s.serialize_str("non-alerts"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DeleteWhenDone {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bad = |v: &dyn std::fmt::Debug| {
+            serde::de::Error::custom(format!(
+                "delete-when-done must be true, false or non-alerts, not {v:?}"
+            ))
+        };
+        match Value::deserialize(d)? {
+            Value::Bool(b) => Ok(if b {
+                DeleteWhenDone::Yes
+            } else {
+                DeleteWhenDone::No
+            }),
+            Value::String(s) if s.eq_ignore_ascii_case("non-alerts") => {
+                Ok(DeleteWhenDone::NonAlerts)
+            }
+            Value::String(s) => match de::parse_bool(&s) {
+                Some(true) => Ok(DeleteWhenDone::Yes),
+                Some(false) => Ok(DeleteWhenDone::No),
+                None => Err(bad(&s)),
+            },
+            other => Err(bad(&other)),
+        }
+    }
+}
+
+fn default_pcap_delay() -> Seconds {
+    Seconds(30.0)
+}
+fn default_poll_interval() -> Seconds {
+    Seconds(5.0)
+}
+
+/// `pcap-file`: reading capture files (`-r`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PcapFile {
     #[serde(default)]
     pub checksum_checks: ChecksumChecks,
+    /// Keep watching directory inputs for new and growing files until stopped
+    /// (`--pcap-file-continuous`). Suricata's default: no.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub continuous: bool,
+    /// Read the subdirectories of directory inputs too (`--pcap-file-recursive`).
+    /// Suricata's default: no.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub recursive: bool,
+    /// Delete each file once processed: `false`, `true` or `non-alerts`
+    /// (`--pcap-file-delete`). Suricata's default: false.
+    #[serde(default)]
+    pub delete_when_done: DeleteWhenDone,
+    /// Seconds a file must go unmodified before it is read, in continuous mode (so that
+    /// a file still being written is read once complete; a file renamed into place after
+    /// it was written is read at once). Suricata's default: 30.
+    #[serde(default = "default_pcap_delay")]
+    pub delay: Seconds,
+    /// Seconds between two looks at the directories in continuous mode. Suricata's
+    /// default: 5.
+    #[serde(default = "default_poll_interval")]
+    pub poll_interval: Seconds,
+}
+
+impl Default for PcapFile {
+    fn default() -> Self {
+        PcapFile {
+            checksum_checks: ChecksumChecks::default(),
+            continuous: false,
+            recursive: false,
+            delete_when_done: DeleteWhenDone::No,
+            delay: default_pcap_delay(),
+            poll_interval: default_poll_interval(),
+        }
+    }
+}
+
+/// `scanner.identity`: how input files are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScannerIdentity {
+    /// Device and inode numbers (no file is opened to identify it).
+    Native,
+    /// A hash of the bytes of the fingerprint window (survives copies across
+    /// filesystems and inode reuse).
+    #[default]
+    Fingerprint,
+}
+
+fn default_fingerprint_length() -> ByteSize {
+    ByteSize::kib(4)
+}
+
+/// `scanner.fingerprint`: the byte window `[offset, offset + length)` hashed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FingerprintWindow {
+    /// Bytes skipped at the start of each file.
+    #[serde(default)]
+    pub offset: ByteSize,
+    /// Bytes hashed (1 byte to 1mb); the default reaches past pcap's and pcapng's file
+    /// headers, which are the same in every file a sensor writes.
+    #[serde(default = "default_fingerprint_length")]
+    pub length: ByteSize,
+}
+
+impl Default for FingerprintWindow {
+    fn default() -> Self {
+        FingerprintWindow {
+            offset: ByteSize(0),
+            length: default_fingerprint_length(),
+        }
+    }
+}
+
+fn default_excludes() -> Vec<String> {
+    [".*", "*.tmp", "*.part"]
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+fn default_checkpoint_interval() -> Seconds {
+    Seconds(1.0)
+}
+fn default_forget_after() -> Seconds {
+    Seconds(86_400.0)
+}
+
+/// `scanner`: how directory inputs are tracked (Meerkat's own section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ScannerConfig {
+    /// The registry of what was done with each file; absent = `pcap-registry.json` in
+    /// `default-log-dir`, so that a rerun with the same log directory continues where
+    /// the last one stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<PathBuf>,
+    #[serde(default)]
+    pub identity: ScannerIdentity,
+    #[serde(default)]
+    pub fingerprint: FingerprintWindow,
+    /// Names (patterns without `/`) or paths (with `/`) left out of directory inputs;
+    /// by default hidden files and writers' temporary names, so that a file written
+    /// under such a name and renamed into place is read once complete.
+    #[serde(default = "default_excludes", deserialize_with = "de::flex_list")]
+    pub exclude: Vec<String>,
+    /// Seconds between two checkpoints within a file (one is also made at the end of
+    /// each file): at most this much work is redone after a crash.
+    #[serde(default = "default_checkpoint_interval")]
+    pub checkpoint_interval: Seconds,
+    /// Seconds a deleted file's identity is remembered (a file that comes back within
+    /// that time is not processed again).
+    #[serde(default = "default_forget_after")]
+    pub forget_after: Seconds,
+}
+
+impl Default for ScannerConfig {
+    fn default() -> Self {
+        ScannerConfig {
+            registry: None,
+            identity: ScannerIdentity::default(),
+            fingerprint: FingerprintWindow::default(),
+            exclude: default_excludes(),
+            checkpoint_interval: default_checkpoint_interval(),
+            forget_after: default_forget_after(),
+        }
+    }
 }
 
 fn default_stats_interval() -> u64 {
@@ -762,6 +943,8 @@ pub struct Config {
     #[serde(default)]
     pub pcap_file: PcapFile,
     #[serde(default)]
+    pub scanner: ScannerConfig,
+    #[serde(default)]
     pub stats: Stats,
     /// Prefilter matcher (Suricata's `mpm-algo`): `auto` (Hyperscan when the build has it,
     /// else Meerkat's pure-Rust fingerprint filter), `hs`, or `ac`/`ac-ks`/`ac-bs` (the
@@ -794,6 +977,7 @@ impl Default for Config {
             outputs: default_outputs(),
             heartbeat: Heartbeat::default(),
             pcap_file: PcapFile::default(),
+            scanner: ScannerConfig::default(),
             stats: Stats::default(),
             mpm_algo: default_mpm_algo(),
             control: Control::default(),
@@ -845,6 +1029,22 @@ impl Config {
                     "app-layer.protocols.{name}"
                 )]));
             }
+        }
+        let fp = self.scanner.fingerprint.length.bytes();
+        if !(1..=1 << 20).contains(&fp) {
+            return Err(ConfigError::Invalid(format!(
+                "scanner.fingerprint.length {fp} must be from 1 byte to 1mb"
+            )));
+        }
+        if self.pcap_file.poll_interval.0 <= 0.0 {
+            return Err(ConfigError::Invalid(
+                "pcap-file.poll-interval must be more than 0 seconds".to_string(),
+            ));
+        }
+        if self.scanner.checkpoint_interval.0 <= 0.0 {
+            return Err(ConfigError::Invalid(
+                "scanner.checkpoint-interval must be more than 0 seconds".to_string(),
+            ));
         }
         for out in &self.outputs {
             let Some(eve) = &out.eve_log else { continue };
@@ -910,6 +1110,22 @@ impl Config {
                     self.default_rule_path.join(p)
                 }
             })
+            .collect()
+    }
+
+    /// Where the scanner's registry is: `scanner.registry`, or `pcap-registry.json` in
+    /// the log directory.
+    pub fn registry_path(&self) -> PathBuf {
+        self.scanner
+            .registry
+            .clone()
+            .unwrap_or_else(|| self.default_log_dir.join("pcap-registry.json"))
+    }
+
+    /// The files of the enabled eve-log outputs.
+    pub fn eve_paths(&self) -> Vec<PathBuf> {
+        self.eve_logs()
+            .map(|e| self.default_log_dir.join(&e.filename))
             .collect()
     }
 
@@ -1192,6 +1408,50 @@ outputs:
         assert!(e.to_string().contains("output-flush-interval"), "{e}");
         let e = resolve(None, &["capture.ring-size=1000".to_string()]).unwrap_err();
         assert!(e.to_string().contains("ring-size"), "{e}");
+    }
+
+    #[test]
+    fn pcap_file_and_scanner_keys() {
+        let r = resolve(
+            None,
+            &[
+                "pcap-file.continuous=yes".to_string(),
+                "pcap-file.recursive=true".to_string(),
+                "pcap-file.delete-when-done=non-alerts".to_string(),
+                "pcap-file.delay=0.5".to_string(),
+                "pcap-file.poll-interval=2".to_string(),
+                "scanner.registry=/var/lib/meerkat/reg.json".to_string(),
+                "scanner.identity=native".to_string(),
+                "scanner.fingerprint.offset=24".to_string(),
+                "scanner.fingerprint.length=8kb".to_string(),
+                "scanner.exclude=*.tmp, .*".to_string(),
+                "scanner.checkpoint-interval=0.2".to_string(),
+            ],
+        )
+        .unwrap();
+        let c = r.config;
+        assert!(c.pcap_file.continuous && c.pcap_file.recursive);
+        assert_eq!(c.pcap_file.delete_when_done, DeleteWhenDone::NonAlerts);
+        assert_eq!(c.pcap_file.delay.duration().as_millis(), 500);
+        assert_eq!(c.scanner.identity, ScannerIdentity::Native);
+        assert_eq!(c.scanner.fingerprint.length, ByteSize(8192));
+        assert_eq!(c.scanner.exclude, ["*.tmp", ".*"]);
+        assert_eq!(c.registry_path(), Path::new("/var/lib/meerkat/reg.json"));
+        // Round trip through the YAML handed to the roles.
+        let back = resolve_tree(parse_text(&c.to_yaml()).unwrap()).unwrap();
+        assert_eq!(back.config, c);
+        let d = resolve(None, &["pcap-file.delete-when-done=yes".to_string()]).unwrap();
+        assert_eq!(d.config.pcap_file.delete_when_done, DeleteWhenDone::Yes);
+        assert_eq!(
+            d.config.registry_path(),
+            d.config.default_log_dir.join("pcap-registry.json")
+        );
+        let e = resolve(None, &["pcap-file.delete-when-done=sometimes".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("delete-when-done"), "{e}");
+        let e = resolve(None, &["scanner.fingerprint.length=0".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("scanner.fingerprint.length"), "{e}");
+        let e = resolve(None, &["scanner.identity=inode".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("identity"), "{e}");
     }
 
     #[test]

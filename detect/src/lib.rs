@@ -16,7 +16,7 @@ pub mod sink;
 pub mod transforms;
 pub mod worker;
 
-pub use worker::{WorkerSummary, eve_socket, run};
+pub use worker::{InProcess, InProcessResult, WorkerSummary, eve_socket, run};
 
 /// Errors of the detect role.
 #[derive(Debug, thiserror::Error)]

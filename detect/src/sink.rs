@@ -20,6 +20,12 @@
 //! where to resume ([`resume_point`]: the highest mark it took, which also fences the
 //! dead incarnation's late batches) and skips the records before it: every packet's
 //! events are written once, even when the worker is killed.
+//!
+//! Each mark also names the ring sequence number of the last packet before it; once
+//! acknowledged it is published in a shared counter ([`AckedMark`]). Capture reads it to
+//! checkpoint a file offset only when everything before it is written (see capture's
+//! `pcapdir`). [`EventSink::flush_mark`] sends an outstanding mark at once (the worker
+//! calls it when its ring is empty, e.g. while capture waits for a checkpoint).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -30,6 +36,7 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::TokioIo;
 use meerkat_proto::events::event_stream_client::EventStreamClient;
 use meerkat_proto::events::{Event, EventBatch};
+use meerkat_ring::{CounterPage, CounterRef};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -52,9 +59,20 @@ pub struct SinkStats {
     pub handoffs_acked: AtomicU64,
 }
 
+/// The shared counter where the client publishes the highest acknowledged packet
+/// sequence number.
+#[derive(Debug, Clone)]
+pub struct AckedMark {
+    /// Keeps the page mapped while the client thread writes to it.
+    pub page: CounterPage,
+    pub counter: CounterRef,
+}
+
 /// What the worker hands to the client thread.
 #[derive(Debug)]
 struct Handoff {
+    /// Ring sequence number of the last packet before `mark`.
+    seq: u64,
     events: Vec<Event>,
     /// Ring position: every event of the records before it is in this handoff or an
     /// earlier one.
@@ -91,6 +109,8 @@ pub struct SinkConfig {
     pub finish_timeout: Duration,
     /// Incarnation number (ns since the epoch at start); 0 = take the current time.
     pub epoch: u64,
+    /// Where to publish acknowledged packet sequence numbers, if anywhere.
+    pub acked: Option<AckedMark>,
 }
 
 /// A batch grows past `batch_size` until the next mark, but not past this many times it.
@@ -104,6 +124,8 @@ pub struct EventSink {
     /// Last ring mark given, and the last one handed over.
     mark: u64,
     mark_sent: u64,
+    /// Packet sequence number of the last packet before `mark`.
+    seq: u64,
     /// No record has been processed since the last mark: a batch may be cut here.
     at_mark: bool,
     /// Handoffs made so far.
@@ -149,6 +171,7 @@ impl EventSink {
             worker: cfg.worker,
             max_unacked: cfg.max_unacked.max(1),
             stats: stats.clone(),
+            acked: cfg.acked.clone(),
         };
         let thread = std::thread::Builder::new()
             .name(format!("{}-events", cfg.producer))
@@ -162,6 +185,7 @@ impl EventSink {
             batch: Vec::with_capacity(cfg.batch_size),
             mark: 0,
             mark_sent: 0,
+            seq: 0,
             at_mark: true,
             handed: 0,
             batch_started: None,
@@ -204,9 +228,11 @@ impl EventSink {
         self.at_mark = false;
     }
 
-    /// Every event of the ring records before position `pos` has been pushed.
-    pub fn mark(&mut self, pos: u64) {
+    /// Every event of the ring records before position `pos` has been pushed; the last
+    /// of them has packet sequence number `seq`.
+    pub fn mark(&mut self, pos: u64, seq: u64) {
         self.mark = self.mark.max(pos);
+        self.seq = self.seq.max(seq);
         self.at_mark = true;
         if self.batch.len() >= self.cfg.batch_size {
             self.hand_over(false);
@@ -254,6 +280,7 @@ impl EventSink {
         self.mark_sent = self.mark;
         self.handed += 1;
         let h = Handoff {
+            seq: self.seq,
             events,
             mark: self.mark,
             flush,
@@ -305,20 +332,25 @@ struct Client {
     worker: u32,
     max_unacked: usize,
     stats: Arc<SinkStats>,
+    acked: Option<AckedMark>,
 }
 
 impl Client {
-    /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
-    /// the runtime is torn down).
-    fn acked(&self, batch: &EventBatch) {
-        self.stats
-            .acked_mark
-            .fetch_max(batch.ring_mark, Ordering::Release);
+    /// A handoff's events are all written: publish its ring mark and packet seq.
+    fn acked(&self, ring_mark: u64, seq: u64) {
+        self.stats.acked_mark.fetch_max(ring_mark, Ordering::Release);
+        if let Some(a) = &self.acked {
+            a.counter.max(seq);
+        }
         self.stats.handoffs_acked.fetch_add(1, Ordering::Release);
     }
 
+    /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
+    /// the runtime is torn down).
+
     async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
-        let mut unacked: VecDeque<EventBatch> = VecDeque::new();
+        // Each unacknowledged batch with the packet seq of its mark.
+        let mut unacked: VecDeque<(EventBatch, u64)> = VecDeque::new();
         let mut next_seq = 1u64;
         let mut input_closed = false;
         let mut backoff = Duration::from_millis(20);
@@ -346,7 +378,7 @@ impl Client {
                 .max_decoding_message_size(64 << 20)
                 .max_encoding_message_size(64 << 20);
             let (req_tx, req_rx) = mpsc::channel::<EventBatch>(self.max_unacked + 1);
-            for (i, b) in unacked.iter().enumerate() {
+            for (i, (b, _)) in unacked.iter().enumerate() {
                 let mut b = b.clone();
                 // The last one asks for a flush so that the acks come without delay.
                 b.flush |= i + 1 == unacked.len();
@@ -377,9 +409,9 @@ impl Client {
                 tokio::select! {
                     ack = acks.message() => match ack {
                         Ok(Some(a)) => {
-                            while unacked.front().is_some_and(|b| b.seq <= a.seq) {
-                                if let Some(b) = unacked.pop_front() {
-                                    self.acked(&b);
+                            while unacked.front().is_some_and(|(b, _)| b.seq <= a.seq) {
+                                if let Some((b, seq)) = unacked.pop_front() {
+                                    self.acked(b.ring_mark, seq);
                                 }
                                 self.stats.batches_acked.fetch_add(1, Ordering::Relaxed);
                             }
@@ -399,15 +431,14 @@ impl Client {
                         if finishing && unacked.is_empty() {
                             return 0;
                         }
-                        let (events, mark, asked) = match next {
-                            Some(h) => (h.events, h.mark, h.flush),
-                            None => (Vec::new(), 0, false),
+                        let (events, mark, seq, asked) = match next {
+                            Some(h) => (h.events, h.mark, h.seq, h.flush),
+                            None => (Vec::new(), 0, 0, false),
                         };
                         if events.is_empty() && !finishing && unacked.is_empty() {
                             // Nothing in flight: every earlier event is written already,
                             // and so is this mark's.
-                            self.stats.acked_mark.fetch_max(mark, Ordering::Release);
-                            self.stats.handoffs_acked.fetch_add(1, Ordering::Release);
+                            self.acked(mark, seq);
                             continue;
                         }
                         let batch = EventBatch {
@@ -424,7 +455,7 @@ impl Client {
                             ring_mark: mark,
                         };
                         next_seq += 1;
-                        unacked.push_back(batch.clone());
+                        unacked.push_back((batch.clone(), seq));
                         self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
                         if req_tx.send(batch).await.is_err() {
                             self.stats.reconnects.fetch_add(1, Ordering::Relaxed);

@@ -28,7 +28,7 @@ use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::control::{self, Command};
-use crate::sink::{self, EventSink, SinkConfig};
+use crate::sink::{self, AckedMark, EventSink, SinkConfig};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -106,6 +106,9 @@ const STAT_NAMES: &[&str] = &[
     "rules_failed",
     "rules_load_us",
     "rules_load_cpu_us",
+    // The highest ring sequence number whose events the eve-writer has all written (see
+    // sink.rs: marks); capture's checkpoints wait on it. Written by the sink's thread.
+    "acked_seq",
     // Ruleset generation in use (1 at start, raised by each live reload) and reloads.
     "rules_generation",
     "rules_reloads",
@@ -155,11 +158,74 @@ struct Worker {
     x: Inner,
 }
 
+/// Where a worker's events go.
+enum Out {
+    /// Streamed to the eve-writer.
+    Grpc(Box<EventSink>),
+    /// Kept in this process (in-process runs: tests and benchmarks).
+    Collect(Vec<Event>),
+}
+
+impl Out {
+    fn push(&mut self, ev: Event) {
+        match self {
+            Out::Grpc(s) => s.push(ev),
+            Out::Collect(v) => v.push(ev),
+        }
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if let Out::Grpc(s) = self {
+            s.tick(now);
+        }
+    }
+
+    /// A batch of ring records starts (event batches are cut only at marks).
+    fn begin(&mut self) {
+        if let Out::Grpc(s) = self {
+            s.begin();
+        }
+    }
+
+    /// Every event of the ring records before position `pos` is pushed; the last of
+    /// them has ring sequence number `seq`.
+    fn mark(&mut self, pos: u64, seq: u64) {
+        if let Out::Grpc(s) = self {
+            s.mark(pos, seq);
+        }
+    }
+
+    /// Asks for what is pushed to be acknowledged now; returns the handoff count to
+    /// wait for (see `EventSink::flush_mark`).
+    fn flush_mark(&mut self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.flush_mark(),
+            Out::Collect(_) => 0,
+        }
+    }
+
+    /// Highest ring position whose events are acknowledged (everything, in process).
+    fn acked_mark(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.acked_mark(),
+            Out::Collect(_) => u64::MAX,
+        }
+    }
+
+    /// Events pushed so far.
+    fn events(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.stats().events.load(Ordering::Relaxed),
+            Out::Collect(v) => v.len() as u64,
+        }
+    }
+}
+
 struct Inner {
     index: usize,
     engine: Engine,
     st: DetectState,
-    sink: EventSink,
+    sink: Out,
     cfg: Settings,
     checksums: Checksums,
     stats: Stats,
@@ -823,6 +889,175 @@ fn pseudo_packet(
     p
 }
 
+impl Settings {
+    fn from_config(config: &Config) -> Settings {
+        // Any output that logs the type wants it (outputs filter by type themselves).
+        let wants = |t: &str| config.eve_wants(t);
+        let app_setting = |name: &str| match config.app_layer.enabled(name) {
+            AppEnabled::Yes => (true, true),
+            AppEnabled::DetectionOnly => (true, false),
+            AppEnabled::No => (false, false),
+        };
+        Settings {
+            midstream: config.stream.midstream,
+            inline: config.stream.inline,
+            depth: config.stream.reassembly.depth.bytes(),
+            want_anomaly: wants("anomaly"),
+            want_flow: wants("flow"),
+            app: [
+                (false, false),
+                app_setting("http"),
+                app_setting("dns"),
+                app_setting("tls"),
+            ],
+            log_app: [false, wants("http"), wants("dns"), wants("tls")],
+        }
+    }
+}
+
+impl Checksums {
+    fn from_config(config: &Config) -> Checksums {
+        if !config.stream.checksum_validation {
+            return Checksums::Off;
+        }
+        match config.pcap_file.checksum_checks {
+            ChecksumChecks::No => Checksums::Off,
+            ChecksumChecks::Yes => Checksums::On,
+            ChecksumChecks::Auto => Checksums::Auto(0, 0),
+        }
+    }
+}
+
+impl Worker {
+    fn new(config: &Config, index: usize, engine: Engine, st: DetectState, sink: Out) -> Worker {
+        Worker {
+            flows: FlowTable::new(index),
+            defrag: Defrag::default(),
+            x: Inner {
+                index,
+                engine,
+                st,
+                sink,
+                cfg: Settings::from_config(config),
+                checksums: Checksums::from_config(config),
+                stats: Stats::default(),
+                decode_counts: [0; DecodeEvent::ALL.len()],
+                hits: Vec::new(),
+                now_ns: 0,
+            },
+        }
+    }
+
+    /// Ends every flow still in the table (end of input).
+    fn drain(&mut self) {
+        let mut ended = Vec::new();
+        self.flows.drain(|f, r| ended.push((f, r)));
+        for (f, r) in ended {
+            self.x.end_flow(f, r);
+        }
+    }
+
+    /// Ends the flows that timed out by packet time, and stale fragments.
+    fn sweep(&mut self) {
+        let now = self.x.now_ns;
+        let mut ended = Vec::new();
+        self.flows.sweep(now, |f, r| ended.push((f, r)));
+        for (f, r) in ended {
+            self.x.end_flow(f, r);
+        }
+        self.defrag.expire(now);
+    }
+}
+
+/// A detect worker run inside this process, its events kept in memory: the same packet
+/// path as the detect role, without rings or the eve-writer (tests, benchmarks).
+pub struct InProcess {
+    w: Worker,
+    since_sweep: usize,
+}
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcess")
+            .field("packets", &self.w.x.stats.packets)
+            .field("flows", &self.w.flows.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an in-process run produced.
+#[derive(Debug, Default)]
+pub struct InProcessResult {
+    pub packets: u64,
+    pub alerts: u64,
+    pub events: Vec<Event>,
+}
+
+impl InProcess {
+    /// A worker with `engine`, per-host state kept locally.
+    pub fn new(config: &Config, engine: Engine) -> InProcess {
+        InProcess {
+            w: Worker::new(
+                config,
+                0,
+                engine,
+                DetectState::default(),
+                Out::Collect(Vec::new()),
+            ),
+            since_sweep: 0,
+        }
+    }
+
+    /// Processes one packet (flows time out by packet time, as in the detect role).
+    pub fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
+        self.w.packet(meta, data);
+        self.since_sweep += 1;
+        if self.since_sweep == BATCH {
+            self.since_sweep = 0;
+            self.w.sweep();
+        }
+    }
+
+    /// Ends every flow and returns what was produced.
+    pub fn finish(mut self) -> InProcessResult {
+        self.w.drain();
+        let events = match std::mem::replace(&mut self.w.x.sink, Out::Collect(Vec::new())) {
+            Out::Collect(v) => v,
+            Out::Grpc(_) => Vec::new(),
+        };
+        InProcessResult {
+            packets: self.w.x.stats.packets,
+            alerts: self.w.x.stats.alerts,
+            events,
+        }
+    }
+
+    /// Runs a whole pcap or pcapng file through a fresh worker.
+    pub fn run_pcap(
+        config: &Config,
+        engine: Engine,
+        path: &std::path::Path,
+    ) -> Result<InProcessResult, meerkat_capture::PcapError> {
+        let file = std::fs::File::open(path)
+            .map_err(|source| meerkat_capture::PcapError::Io { offset: 0, source })?;
+        let mut reader = meerkat_capture::Reader::new(file)?;
+        let mut run = InProcess::new(config, engine);
+        let mut seq = 0u64;
+        while let Some(p) = reader.next_packet()? {
+            seq += 1;
+            let meta = PacketMeta {
+                ts_ns: p.ts_ns,
+                seq,
+                origlen: p.origlen,
+                link_type: p.link_type,
+                iface: p.iface,
+            };
+            run.packet(&meta, p.data);
+        }
+        Ok(run.finish())
+    }
+}
+
 /// How long a starting worker tries to reach the eve-writer to learn where to resume.
 const RESUME_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -927,6 +1162,10 @@ pub fn run_generation(
         max_unacked: config.detect.max_unacked_batches,
         finish_timeout: Duration::from_secs(60),
         epoch,
+        acked: Some(AckedMark {
+            page: page.clone(),
+            counter: c("acked_seq"),
+        }),
     })?;
     let commands = control::start(
         &control::socket_path(&runtime, index),
@@ -942,56 +1181,19 @@ pub fn run_generation(
     // acknowledgements at once, so that capture does not wait on a full ring.
     let hold_limit = (consumer.capacity() / 4) as u64;
 
-    // Any output that logs the type wants it (outputs filter by type themselves).
-    let wants = |t: &str| config.eve_wants(t);
-    let app_setting = |name: &str| match config.app_layer.enabled(name) {
-        AppEnabled::Yes => (true, true),
-        AppEnabled::DetectionOnly => (true, false),
-        AppEnabled::No => (false, false),
-    };
-    let cfg = Settings {
-        midstream: config.stream.midstream,
-        inline: config.stream.inline,
-        depth: config.stream.reassembly.depth.bytes(),
-        want_anomaly: wants("anomaly"),
-        want_flow: wants("flow"),
-        app: [
-            (false, false),
-            app_setting("http"),
-            app_setting("dns"),
-            app_setting("tls"),
-        ],
-        log_app: [false, wants("http"), wants("dns"), wants("tls")],
-    };
-    let checksums = if !config.stream.checksum_validation {
-        Checksums::Off
-    } else {
-        match config.pcap_file.checksum_checks {
-            ChecksumChecks::No => Checksums::Off,
-            ChecksumChecks::Yes => Checksums::On,
-            ChecksumChecks::Auto => Checksums::Auto(0, 0),
-        }
-    };
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
     let table =
         meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
-    let mut w = Worker {
-        flows: FlowTable::new(index),
-        defrag: Defrag::default(),
-        x: Inner {
-            index,
-            engine,
-            st: DetectState::with_shared(table),
-            sink,
-            cfg,
-            checksums,
-            stats: Stats::default(),
-            decode_counts: [0; DecodeEvent::ALL.len()],
-            hits: Vec::new(),
-            now_ns: 0,
-        },
-    };
+    let mut w = Worker::new(
+        config,
+        index,
+        engine,
+        DetectState::with_shared(table),
+        Out::Grpc(Box::new(sink)),
+    );
     let mut ring_corrupt = 0u64;
+    // Ring sequence number of the last packet processed.
+    let mut last_seq = 0u64;
     loop {
         let mut n = 0;
         w.x.sink.begin();
@@ -1006,6 +1208,7 @@ pub fn run_generation(
                     break;
                 }
             };
+            last_seq = rec.meta.seq;
             w.packet(&rec.meta, rec.data);
             n += 1;
             if n == BATCH {
@@ -1017,7 +1220,7 @@ pub fn run_generation(
             s.packets,
             s.bytes,
             s.alerts,
-            w.x.sink.stats().events.load(Ordering::Relaxed),
+            w.x.sink.events(),
             w.flows.created(),
             w.flows.len() as u64,
             w.flows.evicted,
@@ -1040,15 +1243,9 @@ pub fn run_generation(
         for (r, v) in decode_refs.iter().zip(w.x.decode_counts) {
             r.set(v);
         }
-        let now = w.x.now_ns;
-        let mut ended = Vec::new();
-        w.flows.sweep(now, |f, r| ended.push((f, r)));
-        for (f, r) in ended {
-            w.x.end_flow(f, r);
-        }
-        w.defrag.expire(now);
+        w.sweep();
         // Every event of the records read so far is pushed (the sweep's included).
-        w.x.sink.mark(consumer.position());
+        w.x.sink.mark(consumer.position(), last_seq);
         w.x.sink.tick(Instant::now());
         if consumer.position() - consumer.released() > hold_limit {
             w.x.sink.flush_mark();
@@ -1081,7 +1278,7 @@ pub fn run_generation(
         }
         if n == 0 {
             // Idle: have what is pushed acknowledged now (the ring space it holds, and
-            // maybe capture, wait on it).
+            // capture's checkpoints, wait on it).
             w.x.sink.flush_mark();
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -1098,17 +1295,15 @@ pub fn run_generation(
             }
         }
     }
-    let mut ended = Vec::new();
-    w.flows.drain(|f, r| ended.push((f, r)));
-    for (f, r) in ended {
-        w.x.end_flow(f, r);
-    }
+    w.drain();
     summary.packets = w.x.stats.packets;
     summary.alerts = w.x.stats.alerts;
-    summary.events = w.x.sink.stats().events.load(Ordering::Relaxed);
+    summary.events = w.x.sink.events();
     refs[2].set(summary.alerts);
     refs[3].set(summary.events);
-    w.x.sink.finish()?;
+    if let Out::Grpc(sink) = w.x.sink {
+        sink.finish()?;
+    }
     // Everything is acknowledged: the ring space can go (not before, so that a worker
     // that fails here leaves its records to a replacement).
     consumer.release_to(consumer.position());

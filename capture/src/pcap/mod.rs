@@ -9,7 +9,7 @@
 mod classic;
 mod ng;
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
 /// Largest captured length accepted for one packet (pcapng allows more, nobody uses it).
 pub const MAX_CAPLEN: usize = 16 * 1024 * 1024;
@@ -109,6 +109,20 @@ impl<R: Read> Input<R> {
     }
 }
 
+impl<R: Read + Seek> Input<R> {
+    /// Moves to file offset `offset`, dropping what is buffered.
+    fn seek(&mut self, offset: u64) -> Result<(), PcapError> {
+        self.inner
+            .seek(SeekFrom::Start(offset))
+            .map_err(|source| PcapError::Io { offset, source })?;
+        self.start = 0;
+        self.end = 0;
+        self.offset = offset;
+        self.eof = false;
+        Ok(())
+    }
+}
+
 enum Format {
     Classic(classic::State),
     Ng(ng::State),
@@ -188,6 +202,28 @@ impl<R: Read> Reader<R> {
     }
 }
 
+impl<R: Read + Seek> Reader<R> {
+    /// Continues at file offset `offset`, which must be where a record starts (an
+    /// [`Reader::offset`] of an earlier read of the same file): resuming a file. Classic
+    /// pcap seeks there; pcapng reads the blocks before it for the section and interface
+    /// state, without returning their packets.
+    pub fn skip_to(&mut self, offset: u64) -> Result<(), PcapError> {
+        if offset < self.input.offset {
+            return Err(PcapError::Corrupt {
+                offset,
+                reason: format!(
+                    "resume offset is inside the file header (which ends at {})",
+                    self.input.offset
+                ),
+            });
+        }
+        match &mut self.format {
+            Format::Classic(_) => self.input.seek(offset),
+            Format::Ng(st) => ng::skip_to(st, &mut self.input, offset),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +289,41 @@ mod tests {
                 matches!(err, PcapError::Truncated { offset } if offset > 0),
                 "{format:?}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn resume_at_a_record_offset() {
+        let frames = frames();
+        for format in F::ALL {
+            let bytes = to_bytes(&frames[..50], format, LINKTYPE_ETHERNET);
+            let mut r = Reader::new(std::io::Cursor::new(&bytes[..])).unwrap();
+            let mut offsets = Vec::new();
+            let mut all = Vec::new();
+            while let Some(p) = r.next_packet().unwrap() {
+                all.push(p.data.to_vec());
+                offsets.push(r.offset());
+            }
+            // Resume after packet 20: the rest, exactly.
+            let mut r = Reader::new(std::io::Cursor::new(&bytes[..])).unwrap();
+            r.skip_to(offsets[19]).unwrap();
+            let mut rest = Vec::new();
+            while let Some(p) = r.next_packet().unwrap() {
+                rest.push(p.data.to_vec());
+            }
+            assert_eq!(rest, all[20..], "{format:?}");
+            // At the end: nothing more.
+            let mut r = Reader::new(std::io::Cursor::new(&bytes[..])).unwrap();
+            r.skip_to(bytes.len() as u64).unwrap();
+            assert!(r.next_packet().unwrap().is_none(), "{format:?}");
+            // Inside the header: refused.
+            let mut r = Reader::new(std::io::Cursor::new(&bytes[..])).unwrap();
+            if matches!(format, F::PcapNg { .. }) {
+                // pcapng: not a block boundary.
+                assert!(r.skip_to(offsets[0] + 3).is_err(), "{format:?}");
+            } else {
+                assert!(r.skip_to(3).is_err(), "{format:?}");
+            }
         }
     }
 

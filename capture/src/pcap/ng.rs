@@ -214,6 +214,71 @@ pub(crate) fn next<'a, R: Read>(
     }
 }
 
+/// Consumes the blocks before `target` (a block boundary), keeping the section and
+/// interface state, without returning packets: resuming a file.
+pub(crate) fn skip_to<R: Read>(
+    st: &mut State,
+    input: &mut Input<R>,
+    target: u64,
+) -> Result<(), PcapError> {
+    while input.offset < target {
+        let offset = input.offset;
+        if input.fill(12)? < 12 {
+            return Err(PcapError::Truncated { offset });
+        }
+        let head = input.peek(12);
+        if u32_at(head, 0, false) == BLOCK_SHB {
+            st.be = match u32_at(head, 8, false) {
+                0x1a2b_3c4d => false,
+                0x4d3c_2b1a => true,
+                other => {
+                    return Err(PcapError::Corrupt {
+                        offset,
+                        reason: format!("bad byte-order magic {other:#010x}"),
+                    });
+                }
+            };
+            st.in_section = true;
+            st.ifaces.clear();
+        } else if !st.in_section {
+            return Err(PcapError::Corrupt {
+                offset,
+                reason: "first block is not a section header".to_string(),
+            });
+        }
+        let btype = u32_at(head, 0, st.be);
+        let blen = u32_at(head, 4, st.be) as usize;
+        if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_CAPLEN + 64 {
+            return Err(PcapError::Corrupt {
+                offset,
+                reason: format!("bad block length {blen}"),
+            });
+        }
+        if offset + blen as u64 > target {
+            return Err(PcapError::Corrupt {
+                offset: target,
+                reason: "resume offset is not a block boundary".to_string(),
+            });
+        }
+        if input.fill(blen)? < blen {
+            return Err(PcapError::Truncated { offset });
+        }
+        if btype == BLOCK_IDB {
+            let body = &input.peek(blen)[8..blen - 4];
+            if body.len() < 8 || st.ifaces.len() >= MAX_INTERFACES {
+                return Err(PcapError::Corrupt {
+                    offset,
+                    reason: "bad interface description block".to_string(),
+                });
+            }
+            let iface = parse_idb(body, st.be);
+            st.ifaces.push(iface);
+        }
+        input.consume(blen);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -236,7 +236,7 @@ impl PortGroups {
 #[derive(Debug, Default)]
 struct AppGroup {
     /// Per direction: (buffer, its prefilter).
-    mpms: [Vec<(BufferId, Mpm)>; 2],
+    mpms: [Vec<(BufferId, Vec<Transform>, Mpm)>; 2],
     /// Per direction: rules without a prefilterable pattern.
     always: [Vec<u32>; 2],
 }
@@ -252,6 +252,11 @@ pub struct Engine {
     pkt_sport: [PortGroups; 4],
     app: [AppGroup; 4],
     pub names: Names,
+    /// Without prefilter: every rule of the class is a candidate (for the differential
+    /// test of the prefilter).
+    naive: bool,
+    class_rules: [Vec<u32>; 4],
+    app_rules: [[Vec<u32>; 2]; 4],
 }
 
 /// One match to report.
@@ -315,7 +320,8 @@ impl Engine {
         #[allow(clippy::type_complexity)]
         let mut sport_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
             4] = Default::default();
-        let mut app_b: Vec<[std::collections::BTreeMap<BufferId, MpmBuilder>; 2]> =
+        #[allow(clippy::type_complexity)]
+        let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
             (0..4).map(|_| Default::default()).collect();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
@@ -348,16 +354,27 @@ impl Engine {
                         if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
                             continue;
                         }
+                        e.app_rules[proto % 4][d.index()].push(id);
                         match &rule.fast {
                             Some(fp) => match fp.list {
                                 ListRef::Buffer(bi) => {
-                                    if let Some(bid) =
-                                        buffers.get(bi).and_then(|b| b.ids[d.index()])
+                                    if let Some(b) = buffers.get(bi)
+                                        && let Some(bid) = b.ids[d.index()]
                                     {
-                                        g[d.index()]
-                                            .entry(bid)
-                                            .or_insert_with(|| MpmBuilder::new(algo))
-                                            .add(&fp.bytes, fp.nocase, id);
+                                        // One prefilter per (buffer, transforms).
+                                        let list = &mut g[d.index()];
+                                        let pos = list
+                                            .iter()
+                                            .position(|(x, t, _)| *x == bid && *t == b.transforms)
+                                            .unwrap_or_else(|| {
+                                                list.push((
+                                                    bid,
+                                                    b.transforms.clone(),
+                                                    MpmBuilder::new(algo),
+                                                ));
+                                                list.len() - 1
+                                            });
+                                        list[pos].2.add(&fp.bytes, fp.nocase, id);
                                     }
                                 }
                                 ListRef::Payload => e.app[proto].always[d.index()].push(id),
@@ -383,12 +400,14 @@ impl Engine {
                     let ports = Some(rule.sport.ranges().to_vec());
                     for &c in classes {
                         sport_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
                     }
                 } else {
                     let ports =
                         (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
                     for &c in classes {
                         pkt_rules[c].push((id, ports.clone(), fp.clone()));
+                        e.class_rules[c].push(id);
                     }
                 }
             }
@@ -410,9 +429,9 @@ impl Engine {
         }
         for (p, dirs) in app_b.into_iter().enumerate() {
             for (d, bufs) in dirs.into_iter().enumerate() {
-                for (bid, b) in bufs {
+                for (bid, t, b) in bufs {
                     if let Some(m) = b.build() {
-                        e.app[p].mpms[d].push((bid, m));
+                        e.app[p].mpms[d].push((bid, t, m));
                     }
                 }
             }
@@ -422,6 +441,12 @@ impl Engine {
 
     pub fn len(&self) -> usize {
         self.sigs.len()
+    }
+
+    /// Turns the prefilter off (every rule of a group is evaluated): the reference the
+    /// prefiltered engine is tested against.
+    pub fn set_naive(&mut self, on: bool) {
+        self.naive = on;
     }
 
     /// Sizes of the groups: (packet groups: (patterns, always), app groups: per proto and
@@ -443,7 +468,7 @@ impl Engine {
         }
         for (p, g) in self.app.iter().enumerate() {
             for d in 0..2 {
-                let pats: usize = g.mpms[d].iter().map(|(_, m)| m.patterns()).sum();
+                let pats: usize = g.mpms[d].iter().map(|(_, _, m)| m.patterns()).sum();
                 out.push_str(&format!(
                     "app[{p}][{d}]: {} buffers, {pats} patterns, {} always; ",
                     g.mpms[d].len(),
@@ -759,7 +784,13 @@ impl Engine {
         let (sp, dp) = v.pkt.ports();
         let pg = &self.pkt[c];
         st.cands.clear();
+        if self.naive {
+            st.cands.extend_from_slice(&self.class_rules[c]);
+        }
         for g in [&pg.any, pg.group(dp), self.pkt_sport[c].group(sp)] {
+            if self.naive {
+                break;
+            }
             st.cands.extend_from_slice(&g.always);
             if let Some(m) = &g.mpm {
                 if let Some(s) = v.stream {
@@ -873,11 +904,23 @@ impl Engine {
             return;
         }
         st.cands.clear();
-        st.cands.extend_from_slice(&g.always[dir.index()]);
-        for (bid, m) in &g.mpms[dir.index()] {
+        if self.naive {
+            st.cands
+                .extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
+        } else {
+            st.cands.extend_from_slice(&g.always[dir.index()]);
+        }
+        for (bid, transforms, m) in g.mpms[dir.index()].iter().filter(|_| !self.naive) {
             for i in 0..crate::app::buffers::MAX_ITEMS {
                 match tx.buffer(*bid, i) {
-                    Buf::Ready(b) | Buf::Partial(b) => m.scan(b, &mut st.mpm, &mut st.cands),
+                    Buf::Ready(b) | Buf::Partial(b) => {
+                        if transforms.is_empty() {
+                            m.scan(b, &mut st.mpm, &mut st.cands);
+                        } else {
+                            crate::transforms::apply_all(transforms, b, &mut st.tbuf);
+                            m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);
+                        }
+                    }
                     Buf::NotYet | Buf::Absent => break,
                 }
             }

@@ -302,13 +302,13 @@ fn l_count_fast(rule: &Rule) -> usize {
 
 /// Picks the content the prefilter searches for: the one marked `fast_pattern`, else the
 /// longest positive content, preferring a sticky buffer's (rarer) over the payload's.
-/// Transformed buffers cannot be prefiltered on the raw buffer: they are skipped.
+/// A content of a transformed buffer is searched in the transformed buffer.
 fn choose_fast_pattern(rule: &Rule) -> Option<FastPattern> {
     let mut best: Option<(usize, FastPattern)> = None;
-    let mut consider = |list: ListRef, items: &[Match], transformed: bool| {
+    let mut consider = |list: ListRef, items: &[Match], _transformed: bool| {
         for (i, m) in items.iter().enumerate() {
             let Match::Content(c) = m else { continue };
-            if c.negated || transformed {
+            if c.negated {
                 continue;
             }
             let bytes = match c.fast_chop {
