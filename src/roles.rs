@@ -20,7 +20,11 @@ fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
 pub fn capture(args: &CaptureArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("capture").entered();
-    let s = meerkat_capture::run_offline(&config, &args.pcap, &signals::STOP)
+    let opts = meerkat_capture::OfflineOptions {
+        resume: args.resume,
+        keep_open: args.keep_open,
+    };
+    let s = meerkat_capture::run_offline_with(&config, &args.pcap, &signals::STOP, opts)
         .map_err(Failure::runtime)?;
     tracing::info!(
         packets = s.packets,
@@ -36,7 +40,13 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
 pub fn detect(args: &DetectArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("detect", worker = args.worker).entered();
-    let s = meerkat_detect::run(&config, args.worker, &signals::STOP).map_err(Failure::runtime)?;
+    let s = meerkat_detect::worker::run_generation(
+        &config,
+        args.worker,
+        args.generation,
+        &signals::STOP,
+    )
+    .map_err(Failure::runtime)?;
     tracing::info!(
         packets = s.packets,
         alerts = s.alerts,

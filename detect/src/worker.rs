@@ -1061,8 +1061,10 @@ impl InProcess {
 /// How long a starting worker tries to reach the eve-writer to learn where to resume.
 const RESUME_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Runs worker `index` until its ring ends (or `stop` is set and the ring is drained of
-/// what is already there), with the ruleset generation 1.
+/// Runs worker `index` until its ring ends (or `stop` is set: it ends after the current
+/// batch, leaving the rest of the ring to the next worker), with the ruleset generation 1.
+
+
 pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSummary, DetectError> {
     run_generation(config, index, 1, stop)
 }
@@ -1276,13 +1278,15 @@ pub fn run_generation(
                 }
             }
         }
+        if stop.load(Ordering::Relaxed) {
+            // Asked to stop (a restart): what is left in the ring stays there for the
+            // next worker, which resumes where this one ends.
+            break;
+        }
         if n == 0 {
             // Idle: have what is pushed acknowledged now (the ring space it holds, and
             // capture's checkpoints, wait on it).
             w.x.sink.flush_mark();
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
             // Holding records: look for their acknowledgement again soon.
             let wait = if consumer.position() > consumer.released() {
                 Duration::from_millis(2)
