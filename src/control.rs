@@ -105,8 +105,11 @@ pub async fn unix_channel(path: &Path) -> Result<Channel, tonic::transport::Erro
         .await
 }
 
-/// Every counter page of the stack: (role, pid, counters). Roles in `Shared` order.
-fn read_counters(shared: &SharedRef) -> Vec<(String, u32, Vec<(String, u64)>)> {
+/// One role's counter page: (role, pid, counters).
+pub type Page = (String, u32, Vec<(String, u64)>);
+
+/// Every counter page of the stack, roles in `Shared` order.
+fn read_counters(shared: &SharedRef) -> Vec<Page> {
     let (rt, roles) = {
         let s = lock(shared);
         let names: Vec<String> = s.roles.iter().map(|r| r.name.clone()).collect();
@@ -137,9 +140,9 @@ impl Service {
     }
 
     async fn worker(&self, w: usize) -> Result<WorkerControlClient<Channel>, Status> {
-        let ch = unix_channel(&self.worker_socket(w)).await.map_err(|e| {
-            Status::unavailable(format!("detect worker {w} is not reachable: {e}"))
-        })?;
+        let ch = unix_channel(&self.worker_socket(w))
+            .await
+            .map_err(|e| Status::unavailable(format!("detect worker {w} is not reachable: {e}")))?;
         Ok(WorkerControlClient::new(ch)
             .max_decoding_message_size(self.max_message)
             .max_encoding_message_size(self.max_message))
@@ -312,7 +315,9 @@ impl Control for Service {
             }
         }
         let Some(built) = first else {
-            return Err(Status::failed_precondition("the stack has no detect workers"));
+            return Err(Status::failed_precondition(
+                "the stack has no detect workers",
+            ));
         };
         let mut reply = ReloadRulesReply {
             generation,
@@ -541,7 +546,7 @@ impl Control for Service {
 /// Prometheus text of every counter. Names are stable: `meerkat_` + the counter name with
 /// the worker index moved to a `worker` label (the only label, bounded by
 /// `detect.workers`); every dot or dash becomes `_`.
-pub fn prometheus_text(pages: &[(String, u32, Vec<(String, u64)>)]) -> String {
+pub fn prometheus_text(pages: &[Page]) -> String {
     use std::collections::BTreeMap;
     use std::fmt::Write;
     // name -> [(labels, value)]
@@ -550,9 +555,10 @@ pub fn prometheus_text(pages: &[(String, u32, Vec<(String, u64)>)]) -> String {
         for (name, value) in counters {
             let parts: Vec<&str> = name.split('.').collect();
             let (metric, label) = match parts.as_slice() {
-                ["detect", n, rest @ ..] if n.parse::<u32>().is_ok() => {
-                    (format!("detect.{}", rest.join(".")), format!("worker=\"{n}\""))
-                }
+                ["detect", n, rest @ ..] if n.parse::<u32>().is_ok() => (
+                    format!("detect.{}", rest.join(".")),
+                    format!("worker=\"{n}\""),
+                ),
                 ["capture", "worker", n, rest @ ..] if n.parse::<u32>().is_ok() => (
                     format!("capture.worker.{}", rest.join(".")),
                     format!("worker=\"{n}\""),
@@ -613,7 +619,11 @@ async fn serve_metrics(listener: tokio::net::TcpListener, shared: SharedRef) {
             let mut it = line.split_whitespace();
             let (method, path) = (it.next().unwrap_or(""), it.next().unwrap_or(""));
             let (status, ctype, body) = if method != "GET" {
-                ("405 Method Not Allowed", "text/plain", "GET only\n".to_string())
+                (
+                    "405 Method Not Allowed",
+                    "text/plain",
+                    "GET only\n".to_string(),
+                )
             } else if path != "/metrics" && !path.starts_with("/metrics?") {
                 ("404 Not Found", "text/plain", "see /metrics\n".to_string())
             } else {
@@ -707,8 +717,8 @@ pub fn start(
                 tokio::spawn(async move {
                     let mut last = None;
                     loop {
-                        let serving = lock(&watched).state == "running"
-                            || lock(&watched).state == "idle";
+                        let serving =
+                            lock(&watched).state == "running" || lock(&watched).state == "idle";
                         if last != Some(serving) {
                             let st = if serving {
                                 tonic_health::ServingStatus::Serving

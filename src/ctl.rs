@@ -77,18 +77,18 @@ fn no_stack(socket: &Path, e: impl std::fmt::Display) -> Failure {
 
 /// What a failed call prints (and the exit code).
 fn refused(json: bool, status: &tonic::Status) -> Failure {
-    let unreachable = matches!(status.code(), Code::Unavailable)
-        && status.message().contains("transport error");
+    let unreachable =
+        matches!(status.code(), Code::Unavailable) && status.message().contains("transport error");
     if json {
         let mut v = json!({
             "error": status.message(),
             "code": format!("{:?}", status.code()),
         });
         // A refused reload carries its full reply (errors included).
-        if let Ok(r) = ReloadRulesReply::decode(status.details()) {
-            if !status.details().is_empty() {
-                v["reload"] = reload_json(&r);
-            }
+        if let Ok(r) = ReloadRulesReply::decode(status.details())
+            && !status.details().is_empty()
+        {
+            v["reload"] = reload_json(&r);
         }
         println!("{v}");
     } else if let Ok(r) = ReloadRulesReply::decode(status.details())
@@ -179,7 +179,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
         if let CtlCommand::Flush { timeout_ms } = &args.command {
             call_timeout = call_timeout.max(Duration::from_millis(u64::from(*timeout_ms) + 1000));
         }
-        let out = tokio::time::timeout(call_timeout, command(&mut c, &args.command, json))
+        tokio::time::timeout(call_timeout, command(&mut c, &args.command, json))
             .await
             .map_err(|_| Failure {
                 code: EXIT_REFUSED,
@@ -187,8 +187,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
                     "no answer within {} s (the request may still complete)",
                     call_timeout.as_secs()
                 ),
-            })?;
-        out
+            })?
     })
 }
 
@@ -365,11 +364,7 @@ async fn command(
                     json!({"queued": p.display().to_string(), "position": r.position})
                 );
             } else {
-                println!(
-                    "queued {} ({} inputs before it)",
-                    p.display(),
-                    r.position
-                );
+                println!("queued {} ({} inputs before it)", p.display(), r.position);
             }
         }
         CtlCommand::RestartWorker { worker } => {

@@ -465,11 +465,7 @@ impl Stack {
     }
 
     fn slot(&mut self, kind: Kind) -> &mut Slot {
-        let i = self
-            .slots
-            .iter()
-            .position(|s| s.kind == kind)
-            .unwrap_or(0);
+        let i = self.slots.iter().position(|s| s.kind == kind).unwrap_or(0);
         &mut self.slots[i]
     }
 }
@@ -941,9 +937,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
                     if draining.is_some() || rings_finished {
                         let _ = reply.send(Err("the stack is stopping".to_string()));
                     } else if !slot.running() || slot.stopping_until.is_some() {
-                        let _ = reply.send(Err(format!(
-                            "detect worker {w} is restarting already"
-                        )));
+                        let _ = reply.send(Err(format!("detect worker {w} is restarting already")));
                     } else {
                         tracing::info!("restarting detect worker {w} (asked)");
                         slot.signal(libc::SIGTERM);

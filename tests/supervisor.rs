@@ -55,7 +55,11 @@ fn write_pcap(path: &Path, n: u64, marker: &str) -> PathBuf {
         .collect();
     std::fs::write(
         path,
-        pcap::to_bytes(&frames, Format::Micro { big_endian: false }, pcap::LINKTYPE_ETHERNET),
+        pcap::to_bytes(
+            &frames,
+            Format::Micro { big_endian: false },
+            pcap::LINKTYPE_ETHERNET,
+        ),
     )
     .unwrap();
     path.to_path_buf()
@@ -309,7 +313,9 @@ fn a_crash_loop_stops_the_stack_with_a_clear_error() {
             "supervisor.restart-backoff-ms=10",
         ],
     );
-    wait_until("the stack to serve", 60, || r.ctl(&["health"]).status.success());
+    wait_until("the stack to serve", 60, || {
+        r.ctl(&["health"]).status.success()
+    });
     let first = r.pid("detect-0");
     signal(first, libc::SIGKILL);
     wait_until("a new detect-0", 60, || {
@@ -409,7 +415,9 @@ fn ctl_drives_a_running_stack() {
             &format!("control.metrics-listen=127.0.0.1:{metrics_port}"),
         ],
     );
-    wait_until("the stack to serve", 60, || r.ctl(&["health"]).status.success());
+    wait_until("the stack to serve", 60, || {
+        r.ctl(&["health"]).status.success()
+    });
     let mode = std::fs::metadata(&r.socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "control socket mode {mode:o}");
 
@@ -451,7 +459,11 @@ fn ctl_drives_a_running_stack() {
     // A missing file is a clear error too.
     let missing = r.ctl(&["reload-rules", d.join("nope.rules").to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(1));
-    assert!(stderr(&missing).contains("nope.rules"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("nope.rules"),
+        "{}",
+        stderr(&missing)
+    );
 
     // A good one swaps in every worker; the new rule takes effect.
     let ok = r.ctl_json(&["reload-rules", both.to_str().unwrap()]);
@@ -460,7 +472,10 @@ fn ctl_drives_a_running_stack() {
     assert_eq!(ok["loaded"], 2);
     for w in 0..2 {
         assert_eq!(
-            r.counter(&format!("detect-{w}"), &format!("detect.{w}.rules_generation")),
+            r.counter(
+                &format!("detect-{w}"),
+                &format!("detect.{w}.rules_generation")
+            ),
             2
         );
     }
@@ -469,7 +484,9 @@ fn ctl_drives_a_running_stack() {
     let restarted = r.ctl_json(&["restart-worker", "1"]);
     let new = restarted["pid"].as_u64().unwrap() as u32;
     assert_ne!(new, old);
-    wait_until("the restarted worker's counters", 60, || r.pid("detect-1") == new);
+    wait_until("the restarted worker's counters", 60, || {
+        r.pid("detect-1") == new
+    });
     assert_eq!(r.counter("detect-1", "detect.1.rules_generation"), 2);
     assert_eq!(r.counter("detect-1", "detect.1.rules_loaded"), 2);
     assert_eq!(
@@ -486,7 +503,11 @@ fn ctl_drives_a_running_stack() {
     r.ctl_json(&["flush"]);
     let events = eve(&r.logs.join("eve.json"));
     let sids = alert_sids(&events);
-    assert_eq!(sids.iter().filter(|s| **s == 8).count(), 200, "the new rule fires");
+    assert_eq!(
+        sids.iter().filter(|s| **s == 8).count(),
+        200,
+        "the new rule fires"
+    );
 
     let ifaces = r.ctl_json(&["list-interfaces"]);
     assert_eq!(ifaces["interfaces"].as_array().unwrap().len(), 2);
@@ -503,13 +524,17 @@ fn ctl_drives_a_running_stack() {
     let body = {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut b = String::new();
         s.read_to_string(&mut b).unwrap();
         b
     };
     assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
-    assert!(body.contains("meerkat_detect_packets{worker=\"0\"}"), "{body}");
+    assert!(
+        body.contains("meerkat_detect_packets{worker=\"0\"}"),
+        "{body}"
+    );
     assert!(body.contains("meerkat_capture_packets 2000"), "{body}");
 
     let bye = r.ctl(&["shutdown"]);
@@ -518,7 +543,12 @@ fn ctl_drives_a_running_stack() {
     assert!(out.status.success(), "{}", stderr(&out));
     // Nobody listens any more: ctl says so with its own exit code.
     let gone = meerkat()
-        .args(["ctl", "--socket", d.join("ctl.sock").to_str().unwrap(), "status"])
+        .args([
+            "ctl",
+            "--socket",
+            d.join("ctl.sock").to_str().unwrap(),
+            "status",
+        ])
         .output()
         .unwrap();
     assert_eq!(gone.status.code(), Some(3), "{}", stderr(&gone));
@@ -539,7 +569,9 @@ fn reloading_20_times_under_traffic_drops_nothing() {
         &[],
         &["--workers", "2", "--set", "supervisor.keep-running=yes"],
     );
-    wait_until("the stack to serve", 60, || r.ctl(&["health"]).status.success());
+    wait_until("the stack to serve", 60, || {
+        r.ctl(&["health"]).status.success()
+    });
     r.ctl_json(&["add-pcap", pcap.to_str().unwrap()]);
     let mut applied = 0;
     for i in 0..20 {
@@ -557,7 +589,10 @@ fn reloading_20_times_under_traffic_drops_nothing() {
         assert_eq!(v["applied"], true);
         applied += 1;
     }
-    assert_eq!(r.ctl_json(&["status"])["ruleset"]["generation"], applied + 1);
+    assert_eq!(
+        r.ctl_json(&["status"])["ruleset"]["generation"],
+        applied + 1
+    );
     wait_until("the input to be read", 120, || {
         r.ctl_json(&["status"])["state"] == "idle"
     });

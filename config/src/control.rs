@@ -98,7 +98,10 @@ pub struct Supervisor {
     /// Seconds a stop (SIGTERM, SIGINT, `ctl shutdown`) may take to drain everything
     /// (capture stops, rings drain, workers flush flows, the writer flushes) before the
     /// roles still running are killed.
-    #[serde(default = "default_shutdown_timeout", deserialize_with = "de::flex_u64")]
+    #[serde(
+        default = "default_shutdown_timeout",
+        deserialize_with = "de::flex_u64"
+    )]
     pub shutdown_timeout: u64,
     /// Keep the stack up after the input ends (and start without input), until
     /// `meerkat ctl shutdown` or a signal; `meerkat ctl add-pcap` queues more input (as

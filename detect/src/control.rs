@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 
 use meerkat_proto::control::worker_control_server::{WorkerControl, WorkerControlServer};
 use meerkat_proto::control::{
-    CommitReply, CommitRequest, PrepareReply, PrepareRequest, WorkerFlushReply,
-    WorkerFlushRequest,
+    CommitReply, CommitRequest, PrepareReply, PrepareRequest, WorkerFlushReply, WorkerFlushRequest,
 };
 use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
@@ -253,8 +252,9 @@ pub fn start(
         .map_err(|e| DetectError::Control(format!("control runtime: {e}")))?;
     let listener = {
         let _guard = rt.enter();
-        tokio::net::UnixListener::bind(socket)
-            .map_err(|e| DetectError::Control(format!("control socket {}: {e}", socket.display())))?
+        tokio::net::UnixListener::bind(socket).map_err(|e| {
+            DetectError::Control(format!("control socket {}: {e}", socket.display()))
+        })?
     };
     // Only the supervisor (same user) talks to a worker.
     {

@@ -338,7 +338,9 @@ struct Client {
 impl Client {
     /// A handoff's events are all written: publish its ring mark and packet seq.
     fn acked(&self, ring_mark: u64, seq: u64) {
-        self.stats.acked_mark.fetch_max(ring_mark, Ordering::Release);
+        self.stats
+            .acked_mark
+            .fetch_max(ring_mark, Ordering::Release);
         if let Some(a) = &self.acked {
             a.counter.max(seq);
         }
@@ -347,7 +349,6 @@ impl Client {
 
     /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
     /// the runtime is torn down).
-
     async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
         // Each unacknowledged batch with the packet seq of its mark.
         let mut unacked: VecDeque<(EventBatch, u64)> = VecDeque::new();

@@ -22,12 +22,12 @@ use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
 use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Probe, Transport};
+use crate::control::{self, Command};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
-use crate::control::{self, Command};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};
 
 /// Records processed before the ring space is released and counters are refreshed.
@@ -1063,8 +1063,6 @@ const RESUME_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs worker `index` until its ring ends (or `stop` is set: it ends after the current
 /// batch, leaving the rest of the ring to the next worker), with the ruleset generation 1.
-
-
 pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSummary, DetectError> {
     run_generation(config, index, 1, stop)
 }

@@ -97,7 +97,9 @@ impl EventStream for EventService {
     ) -> Result<Response<ResumeReply>, Status> {
         let r = request.into_inner();
         if r.producer.is_empty() {
-            return Err(Status::invalid_argument("resume: the producer name is empty"));
+            return Err(Status::invalid_argument(
+                "resume: the producer name is empty",
+            ));
         }
         let (tx, rx) = oneshot::channel();
         self.writer

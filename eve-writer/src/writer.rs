@@ -413,10 +413,7 @@ impl Writer {
             return;
         }
         if batch.ring_mark > 0 {
-            let e = self
-                .marks
-                .entry(batch.producer.clone())
-                .or_insert((0, 0));
+            let e = self.marks.entry(batch.producer.clone()).or_insert((0, 0));
             e.1 = e.1.max(batch.ring_mark);
         }
         let pi = self.producer_idx(&batch.producer, batch.epoch);

@@ -519,7 +519,12 @@ impl Producer {
     /// Starts a new numbering (a new input): forgets the last published packet number.
     pub fn reset_seq(&mut self) {
         self.last_seq = 0;
-        self.map.header().prod.0.last_seq.store(0, Ordering::Release);
+        self.map
+            .header()
+            .prod
+            .0
+            .last_seq
+            .store(0, Ordering::Release);
     }
 
     /// The largest packet this ring takes.
