@@ -36,6 +36,8 @@ use tonic::{Code, Response, Status};
 
 /// Errors listed in a reload reply at most (the counts are complete).
 const MAX_ERRORS: usize = 1000;
+/// Errors carried in a refused reload's status details (an HTTP/2 trailer, size-bound).
+const MAX_ERRORS_IN_STATUS: usize = 10;
 /// How long a worker may take to build a ruleset.
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -327,11 +329,23 @@ impl Control for Service {
             errors: built.errors.into_iter().take(MAX_ERRORS).collect(),
             applied: false,
             duration_ms: 0,
+            swap_ms: 0,
         };
         if built.failed > 0 && !r.allow_errors {
             self.abort_all(generation).await;
             reply.generation = current;
             reply.duration_ms = started.elapsed().as_millis() as u64;
+            // Status details travel in an HTTP/2 trailer: keep them small.
+            reply.errors.truncate(MAX_ERRORS_IN_STATUS);
+            for e in &mut reply.errors {
+                if e.len() > 300 {
+                    let mut cut = 300;
+                    while !e.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    e.truncate(cut);
+                }
+            }
             let first_error = reply.errors.first().cloned().unwrap_or_default();
             // The full reply rides in the status details for `ctl --json`.
             return Err(Status::with_details(
@@ -346,6 +360,7 @@ impl Control for Service {
             ));
         }
         // Phase 2: swap in every worker.
+        let swap_started = Instant::now();
         for w in 0..workers {
             let mut c = self.worker(w).await?;
             c.commit(CommitRequest { generation }).await.map_err(|s| {
@@ -369,12 +384,14 @@ impl Control for Service {
         }
         let _ = self.requests.send(Request::RulesChanged(paths));
         reply.applied = true;
+        reply.swap_ms = swap_started.elapsed().as_millis() as u64;
         reply.duration_ms = started.elapsed().as_millis() as u64;
         tracing::info!(
             generation,
             loaded = reply.loaded,
             failed = reply.failed,
             ms = reply.duration_ms,
+            swap_ms = reply.swap_ms,
             "rules reloaded"
         );
         Ok(Response::new(reply))

@@ -117,6 +117,7 @@ fn reload_json(r: &ReloadRulesReply) -> Value {
         "failed": r.failed,
         "errors": r.errors,
         "duration_ms": r.duration_ms,
+        "swap_ms": r.swap_ms,
     })
 }
 
@@ -316,8 +317,8 @@ async fn command(
                 println!("{}", reload_json(&r));
             } else {
                 println!(
-                    "generation {} swapped in: {} rules loaded, {} failed, in {} ms (sha256 {})",
-                    r.generation, r.loaded, r.failed, r.duration_ms, r.digest
+                    "generation {} swapped in: {} rules loaded, {} failed, in {} ms (swap {} ms; sha256 {})",
+                    r.generation, r.loaded, r.failed, r.duration_ms, r.swap_ms, r.digest
                 );
                 for e in &r.errors {
                     println!("  {e}");

@@ -397,7 +397,11 @@ fn ctl_drives_a_running_stack() {
     let second = write_pcap(&d.join("second.pcap"), 2_000, "LATE");
     let rules = rules_file(d, "r.rules", MARKER_RULE);
     let both = rules_file(d, "both.rules", &format!("{MARKER_RULE}{LATE_RULE}"));
-    let broken = rules_file(d, "broken.rules", &format!("{MARKER_RULE}{BROKEN_RULE}"));
+    // Many broken rules: the refusal still travels (its details are bounded).
+    let many: String = (0..3000)
+        .map(|i| BROKEN_RULE.replace("sid:9", &format!("sid:{}", 100 + i)))
+        .collect();
+    let broken = rules_file(d, "broken.rules", &format!("{MARKER_RULE}{many}"));
     let metrics_port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -453,7 +457,8 @@ fn ctl_drives_a_running_stack() {
     assert_eq!(refused.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
     assert_eq!(v["code"], "FailedPrecondition");
-    assert_eq!(v["reload"]["failed"], 1);
+    assert_eq!(v["reload"]["failed"], 3000);
+    assert_eq!(v["reload"]["errors"].as_array().unwrap().len(), 10);
     assert!(v["error"].as_str().unwrap().contains("ruleset refused"));
     assert_eq!(r.ctl_json(&["status"])["ruleset"]["generation"], 1);
     // A missing file is a clear error too.
