@@ -359,20 +359,30 @@ impl Control for Service {
                 reply.encode_to_vec().into(),
             ));
         }
-        // Phase 2: swap in every worker.
+        // Phase 2: swap in every worker (all at once: each between two of its ring
+        // batches).
         let swap_started = Instant::now();
+        let mut commits = Vec::with_capacity(workers);
         for w in 0..workers {
             let mut c = self.worker(w).await?;
-            c.commit(CommitRequest { generation }).await.map_err(|s| {
-                Status::new(
-                    s.code(),
-                    format!(
-                        "detect worker {w} did not swap in generation {generation}: {} \
-                         (workers before it did)",
-                        s.message()
-                    ),
-                )
-            })?;
+            commits.push(tokio::spawn(async move {
+                c.commit(CommitRequest { generation }).await
+            }));
+        }
+        for (w, t) in commits.into_iter().enumerate() {
+            let failed = match t.await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(s)) => s,
+                Err(e) => Status::internal(format!("commit task: {e}")),
+            };
+            return Err(Status::new(
+                failed.code(),
+                format!(
+                    "detect worker {w} did not swap in generation {generation}: {} \
+                     (the other workers did; reload again to converge)",
+                    failed.message()
+                ),
+            ));
         }
         {
             let mut s = lock(&self.shared);
