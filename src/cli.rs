@@ -58,6 +58,12 @@ pub struct CtlArgs {
     /// running stack's `<runtime-dir>/control.sock`, found under /dev/shm/meerkat-*).
     #[arg(long, value_name = "PATH", env = "MEERKAT_CONTROL_SOCKET")]
     pub socket: Option<PathBuf>,
+    /// Talk to the control API on TCP (`host:port`, `control.listen`) instead.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "socket")]
+    pub connect: Option<String>,
+    /// Bearer token for TCP (`control.token-file` of the stack).
+    #[arg(long, value_name = "FILE", env = "MEERKAT_CONTROL_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
     /// Print the reply as JSON (one object) instead of text.
     #[arg(long)]
     pub json: bool,

@@ -675,13 +675,69 @@ async fn serve_metrics(listener: tokio::net::TcpListener, shared: SharedRef) {
 pub struct Server {
     pub socket: PathBuf,
     pub metrics: Option<std::net::SocketAddr>,
+    pub tcp: Option<std::net::SocketAddr>,
+}
+
+/// TCP control: where, and the bearer token every call must carry.
+#[derive(Debug, Clone)]
+pub struct TcpControl {
+    pub listen: String,
+    pub token: String,
+}
+
+/// Reads the bearer token of `control.token-file` (surrounding whitespace dropped).
+pub fn read_token(path: &Path) -> anyhow::Result<String> {
+    let t = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read control token file {}", path.display()))?;
+    let t = t.trim().to_string();
+    if t.len() < 16 || !t.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(anyhow!(
+            "control token in {} must be at least 16 printable characters without spaces",
+            path.display()
+        ));
+    }
+    Ok(t)
+}
+
+/// Refuses a call without `authorization: Bearer <token>` (compared in constant time).
+#[derive(Clone)]
+struct BearerCheck {
+    expected: Arc<Vec<u8>>,
+}
+
+impl tonic::service::Interceptor for BearerCheck {
+    fn call(&mut self, req: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+        let given = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::as_bytes)
+            .unwrap_or_default();
+        let same = given.len() == self.expected.len()
+            && given
+                .iter()
+                .zip(self.expected.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if same {
+            Ok(req)
+        } else {
+            Err(Status::unauthenticated(
+                "the control API on TCP needs `authorization: Bearer <token>` \
+                 (meerkat ctl --token-file)",
+            ))
+        }
+    }
 }
 
 /// Binds the control socket (mode 0600 from the start: created under umask 077) and the
 /// metrics listener, and serves them on a thread of their own.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     socket: &Path,
     metrics_listen: Option<&str>,
+    tcp: Option<TcpControl>,
     max_message: usize,
     shared: SharedRef,
     requests: std::sync::mpsc::Sender<Request>,
@@ -724,13 +780,25 @@ pub fn start(
         None => None,
     };
     let metrics_addr = metrics.as_ref().map(|(_, a)| *a);
-    let service = Service {
+    let tcp = match tcp {
+        Some(t) => {
+            let _guard = rt.enter();
+            let l = std::net::TcpListener::bind(&t.listen)
+                .with_context(|| format!("cannot listen for control on {}", t.listen))?;
+            l.set_nonblocking(true)?;
+            let local = l.local_addr()?;
+            Some((tokio::net::TcpListener::from_std(l)?, local, t.token))
+        }
+        None => None,
+    };
+    let tcp_addr = tcp.as_ref().map(|(_, a, _)| *a);
+    let service = Arc::new(Service {
         shared: shared.clone(),
         requests,
         stop,
         max_message,
         reload: tokio::sync::Mutex::new(()),
-    };
+    });
     let (health, health_service) = tonic_health::server::health_reporter();
     std::thread::Builder::new()
         .name("control".to_string())
@@ -738,6 +806,30 @@ pub fn start(
             rt.block_on(async move {
                 if let Some((l, _)) = metrics {
                     tokio::spawn(serve_metrics(l, shared.clone()));
+                }
+                if let Some((l, _, token)) = tcp {
+                    let check = BearerCheck {
+                        expected: Arc::new(token.into_bytes()),
+                    };
+                    let control = tonic::service::interceptor::InterceptedService::new(
+                        ControlServer::from_arc(service.clone())
+                            .max_decoding_message_size(max_message)
+                            .max_encoding_message_size(max_message),
+                        check.clone(),
+                    );
+                    let health = tonic::service::interceptor::InterceptedService::new(
+                        health_service.clone(),
+                        check,
+                    );
+                    let server = tonic::transport::Server::builder()
+                        .add_service(health)
+                        .add_service(control)
+                        .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l));
+                    tokio::spawn(async move {
+                        if let Err(e) = server.await {
+                            tracing::error!("control service on TCP stopped: {e}");
+                        }
+                    });
                 }
                 // Health follows the stack's state.
                 let watched = shared.clone();
@@ -764,7 +856,7 @@ pub fn start(
                 let served = tonic::transport::Server::builder()
                     .add_service(health_service)
                     .add_service(
-                        ControlServer::new(service)
+                        ControlServer::from_arc(service)
                             .max_decoding_message_size(max_message)
                             .max_encoding_message_size(max_message),
                     )
@@ -779,6 +871,7 @@ pub fn start(
     Ok(Server {
         socket: socket.to_path_buf(),
         metrics: metrics_addr,
+        tcp: tcp_addr,
     })
 }
 

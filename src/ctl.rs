@@ -19,6 +19,9 @@ use meerkat_proto::control::{
 use prost::Message;
 use serde_json::{Value, json};
 use tonic::Code;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
@@ -132,11 +135,39 @@ fn ms(v: u64) -> String {
     }
 }
 
+/// Adds `authorization: Bearer <token>` to every call (TCP).
+#[derive(Clone)]
+struct Auth(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+type Client = ControlClient<InterceptedService<Channel, Auth>>;
+
 /// `meerkat ctl`.
 pub fn run(args: &CtlArgs) -> Outcome {
-    let socket = match &args.socket {
-        Some(s) => s.clone(),
-        None => find_socket()?,
+    let auth = match &args.token_file {
+        Some(f) => {
+            let t = std::fs::read_to_string(f).map_err(|e| {
+                Failure::usage(anyhow!("cannot read token file {}: {e}", f.display()))
+            })?;
+            let v = MetadataValue::try_from(format!("Bearer {}", t.trim())).map_err(|_| {
+                Failure::usage(anyhow!("token in {} is not printable", f.display()))
+            })?;
+            Auth(Some(v))
+        }
+        None => Auth(None),
+    };
+    let socket = match (&args.connect, &args.socket) {
+        (Some(addr), _) => PathBuf::from(addr),
+        (None, Some(s)) => s.clone(),
+        (None, None) => find_socket()?,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -144,13 +175,23 @@ pub fn run(args: &CtlArgs) -> Outcome {
         .map_err(Failure::runtime)?;
     let timeout = Duration::from_secs(args.timeout.max(1));
     rt.block_on(async {
-        let channel = tokio::time::timeout(timeout, crate::control::unix_channel(&socket))
+        let connect = async {
+            match &args.connect {
+                Some(addr) => {
+                    Endpoint::from_shared(format!("http://{addr}"))?
+                        .connect()
+                        .await
+                }
+                None => crate::control::unix_channel(&socket).await,
+            }
+        };
+        let channel = tokio::time::timeout(timeout, connect)
             .await
             .map_err(|_| no_stack(&socket, "timed out"))?
             .map_err(|e| no_stack(&socket, e))?;
         let json = args.json;
         if let CtlCommand::Health = args.command {
-            let mut h = HealthClient::new(channel);
+            let mut h = HealthClient::with_interceptor(channel, auth);
             let r = tokio::time::timeout(
                 timeout,
                 h.check(HealthCheckRequest {
@@ -173,7 +214,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
                 ExitCode::from(EXIT_REFUSED)
             });
         }
-        let mut c = ControlClient::new(channel)
+        let mut c = ControlClient::with_interceptor(channel, auth)
             .max_decoding_message_size(64 << 20)
             .max_encoding_message_size(4 << 20);
         let mut call_timeout = timeout;
@@ -192,11 +233,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
     })
 }
 
-async fn command(
-    c: &mut ControlClient<tonic::transport::Channel>,
-    cmd: &CtlCommand,
-    json: bool,
-) -> Outcome {
+async fn command(c: &mut Client, cmd: &CtlCommand, json: bool) -> Outcome {
     let fail = |s: tonic::Status| refused(json, &s);
     match cmd {
         CtlCommand::Health => unreachable!("handled before"),

@@ -746,12 +746,19 @@ fn backoff(cfg: &meerkat_config::Supervisor, n: usize) -> Duration {
 pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let started = Instant::now();
     let (mut config, inputs) = prepare(args)?;
-    if let Some(addr) = &config.control.listen {
+    if config.control.tls_cert.is_some() {
         return Err(Failure::usage(anyhow!(
-            "control.listen ({addr}): the control API on TCP is not available in this build; \
-             use the Unix socket (control.socket)"
+            "control.tls-cert: TLS for the control API is not available in this build; \
+             use control.token-file on a trusted network, or the Unix socket"
         )));
     }
+    let tcp = match (&config.control.listen, &config.control.token_file) {
+        (Some(listen), Some(token)) => Some(control::TcpControl {
+            listen: listen.clone(),
+            token: control::read_token(token).map_err(Failure::usage)?,
+        }),
+        _ => None,
+    };
     let runtime = RuntimeDir::create(&config).map_err(Failure::runtime)?;
     let rt = runtime.path.clone();
     config.runtime_dir = Some(rt.clone());
@@ -846,6 +853,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let server = control::start(
         &socket,
         config.control.metrics_listen.as_deref(),
+        tcp,
         config.control.max_message_size.bytes() as usize,
         shared.clone(),
         req_tx,
@@ -861,6 +869,9 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     );
     if let Some(m) = server.metrics {
         tracing::info!("metrics: http://{m}/metrics");
+    }
+    if let Some(t) = server.tcp {
+        tracing::info!("control API also on TCP {t} (bearer token required)");
     }
 
     let launcher = Launcher {
@@ -1208,4 +1219,22 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     drop(stack);
     drop(runtime);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let cfg = meerkat_config::Supervisor {
+            restart_backoff_ms: 100,
+            restart_backoff_max_ms: 1000,
+            ..Default::default()
+        };
+        let ms: Vec<u128> = (1..=6).map(|n| backoff(&cfg, n).as_millis()).collect();
+        assert_eq!(ms, [100, 200, 400, 800, 1000, 1000]);
+        // Far past the window's count: no overflow.
+        assert_eq!(backoff(&cfg, 200).as_millis(), 1000);
+    }
 }

@@ -500,6 +500,12 @@ fn ctl_drives_a_running_stack() {
         "no such worker"
     );
 
+    // SIGHUP to the supervisor: the eve-writer reopens its outputs (log rotation).
+    std::fs::rename(r.logs.join("eve.json"), r.logs.join("eve.json.1")).unwrap();
+    signal(r.child.id(), libc::SIGHUP);
+    wait_until("the eve-writer to reopen", 60, || {
+        r.counter("eve-writer", "eve.reopens") >= 1
+    });
     r.ctl_json(&["add-pcap", second.to_str().unwrap()]);
     wait_until("the second input to be read", 60, || {
         let s = r.ctl_json(&["status"]);
@@ -617,6 +623,65 @@ fn reloading_20_times_under_traffic_drops_nothing() {
     assert_eq!(got.len() as u64, n / 10);
     assert!(got.values().all(|c| *c == 1));
     r.ctl_json(&["shutdown"]);
+    let (out, _) = r.wait(60);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn tcp_control_needs_the_bearer_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let token = d.join("token");
+    std::fs::write(&token, "s3cret-token-of-the-test\n").unwrap();
+    let wrong = d.join("wrong");
+    std::fs::write(&wrong, "not-the-token-of-the-test\n").unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let r = Running::start(
+        d,
+        &rules,
+        &[],
+        &[
+            "--workers",
+            "1",
+            "--set",
+            "supervisor.keep-running=yes",
+            "--set",
+            &format!("control.listen={addr}"),
+            "--set",
+            &format!("control.token-file={}", token.display()),
+        ],
+    );
+    wait_until("the stack to serve", 60, || {
+        r.ctl(&["health"]).status.success()
+    });
+    let tcp = |extra: &[&str]| {
+        meerkat()
+            .args(["ctl", "--connect", &addr])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        vec!["status"],
+        vec!["--token-file", wrong.to_str().unwrap(), "status"],
+        vec!["health"],
+        vec!["shutdown"],
+    ] {
+        let out = tcp(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("Unauthenticated"), "{}", stderr(&out));
+    }
+    let ok = tcp(&["--json", "--token-file", token.to_str().unwrap(), "status"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&ok)).unwrap();
+    assert_eq!(v["state"], "idle");
+    let bye = tcp(&["--token-file", token.to_str().unwrap(), "shutdown"]);
+    assert!(bye.status.success());
     let (out, _) = r.wait(60);
     assert!(out.status.success(), "{}", stderr(&out));
 }

@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
 # Issue 8 figures, rerunnable: live rule reload under traffic and worker restart time.
 #
-#   tools/control-bench.sh BIN RULES PCAP [RUNS]
+#   tools/control-bench.sh BIN RULES PCAP [RUNS] [COPIES]
 #
-# Starts `BIN run --workers 2 -S RULES` kept running, queues PCAP three times, and while
+# Starts `BIN run --workers 2 -S RULES` kept running, queues PCAP COPIES times (20), and while
 # it is read reloads RULES RUNS times (--allow-errors: ET Open has rules Meerkat refuses) (ReloadRules: total and swap-phase ms), then checks
 # that every packet capture read was inspected (none dropped by the reloads). Then
 # restarts detect worker 0 RUNS times (`ctl restart-worker`: wall ms until the new worker
 # is attached to its ring with its rules loaded). Prints each figure and the medians.
 set -euo pipefail
-BIN=$1 RULES=$2 PCAP=$3 RUNS=${4:-3}
+BIN=$1 RULES=$2 PCAP=$3 RUNS=${4:-3} COPIES=${5:-20}
+INPUTS=(); for _ in $(seq "$COPIES"); do INPUTS+=(-r "$PCAP"); done
 D=$(mktemp -d /tmp/meerkat-ctl-bench.XXXXXX)
 SOCK=$D/ctl.sock
 ctl() { "$BIN" ctl --socket "$SOCK" --timeout 900 "$@"; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-"$BIN" -q run --workers 2 -S "$RULES" -l "$D/logs" --set runtime-dir="$D/rt" \
+# As the reference alerts of ../shared/corpus/traffic: HOME_NET and EXTERNAL_NET any, -k none.
+VARS=(-k none --set vars.address-groups.HOME_NET=any --set vars.address-groups.EXTERNAL_NET=any)
+# Baseline: the same inputs, undisturbed (no reload).
+"$BIN" -q run --workers 2 -S "$RULES" "${VARS[@]}" -l "$D/base" "${INPUTS[@]}" >/dev/null 2>&1
+echo "baseline (no reload): $(grep -c '"event_type":"alert"' "$D/base/eve.json") alerts"
+"$BIN" -q run --workers 2 -S "$RULES" "${VARS[@]}" -l "$D/logs" --set runtime-dir="$D/rt" \
   --set control.socket="$SOCK" --set supervisor.keep-running=yes >"$D/run.out" 2>"$D/run.err" &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$D"' EXIT
 t0=$(date +%s%N)
 until ctl health >/dev/null 2>&1; do sleep 0.05; done
 echo "stack ready in $(( ($(date +%s%N) - t0) / 1000000 )) ms (rules: $(ctl --json status | jq .ruleset.loaded) loaded)"
-for _ in 1 2 3; do ctl add-pcap "$PCAP" >/dev/null; done
+for _ in $(seq "$COPIES"); do ctl add-pcap "$PCAP" >/dev/null; done
 : >"$D/reload"
 for i in $(seq "$RUNS"); do
-  before=$(ctl --json stats | jq '[.capture.counters["capture.packets"]] | add')
+  before=$(ctl --json status | jq -r '"\(.state), \(.pending_pcaps | length) queued"')
   r=$(ctl --json reload-rules --allow-errors)
-  after=$(ctl --json stats | jq '[.capture.counters["capture.packets"]] | add')
-  echo "reload $i: $(echo "$r" | jq -c '{generation, loaded, failed, duration_ms, swap_ms}') capture.packets $before -> $after"
+  after=$(ctl --json status | jq -r '"\(.state), \(.pending_pcaps | length) queued"')
+  echo "reload $i: $(echo "$r" | jq -c '{generation, loaded, failed, duration_ms, swap_ms}') stack before: $before; after: $after"
   echo "$r" | jq '.duration_ms, .swap_ms' | paste - - >>"$D/reload"
 done
 echo "reload median total ms: $(cut -f1 "$D/reload" | median), median swap ms: $(cut -f2 "$D/reload" | median)"
@@ -36,8 +42,8 @@ ctl flush >/dev/null
 stats=$(ctl --json stats)
 cap=$(echo "$stats" | jq '.capture.counters["capture.packets"]')
 insp=$(echo "$stats" | jq '[.["detect-0"].counters["detect.0.packets"], .["detect-1"].counters["detect.1.packets"]] | add')
-echo "inputs: 3 x $cap packets = $((3 * cap)); inspected by the workers: $insp (dropped: $((3 * cap - insp)))"
-echo "eve alerts: $(grep -c '"event_type":"alert"' "$D/logs/eve.json")"
+echo "inputs: $COPIES x $cap packets = $((COPIES * cap)); inspected by the workers: $insp (dropped: $((COPIES * cap - insp)))"
+echo "with reloads: $(grep -c '"event_type":"alert"' "$D/logs/eve.json") alerts"
 : >"$D/restart"
 for i in $(seq "$RUNS"); do
   t=$(date +%s%N)

@@ -170,3 +170,44 @@ pub(crate) fn validate(c: &Control, s: &Supervisor) -> Result<(), ConfigError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_off() {
+        let (c, s) = (Control::default(), Supervisor::default());
+        assert!(validate(&c, &s).is_ok());
+        assert!(c.socket.is_none() && c.listen.is_none() && c.metrics_listen.is_none());
+        assert!(!s.keep_running);
+        assert_eq!(s.max_restarts, 5);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let s = Supervisor::default();
+        let no_auth = Control {
+            listen: Some("127.0.0.1:9912".to_string()),
+            ..Control::default()
+        };
+        let e = validate(&no_auth, &s).unwrap_err().to_string();
+        assert!(e.contains("control.listen"), "{e}");
+        let half_tls = Control {
+            tls_cert: Some("c.pem".into()),
+            ..Control::default()
+        };
+        assert!(validate(&half_tls, &s).is_err());
+        let bad_addr = Control {
+            metrics_listen: Some("localhost".to_string()),
+            ..Control::default()
+        };
+        let e = validate(&bad_addr, &s).unwrap_err().to_string();
+        assert!(e.contains("control.metrics-listen `localhost`"), "{e}");
+        let backoff = Supervisor {
+            restart_backoff_ms: 10_000,
+            ..Supervisor::default()
+        };
+        assert!(validate(&Control::default(), &backoff).is_err());
+    }
+}
