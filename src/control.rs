@@ -38,6 +38,8 @@ use tonic::{Code, Response, Status};
 const MAX_ERRORS: usize = 1000;
 /// Errors carried in a refused reload's status details (an HTTP/2 trailer, size-bound).
 const MAX_ERRORS_IN_STATUS: usize = 10;
+/// How long a restarted worker may take to be ready (rule loading included).
+const RESTART_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a worker may take to build a ruleset.
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -466,10 +468,17 @@ impl Control for Service {
         _: tonic::Request<ListInterfacesRequest>,
     ) -> Result<Response<ListInterfacesReply>, Status> {
         let s = lock(&self.shared);
-        let one = |p: &PathBuf, state: &str| Interface {
-            name: p.display().to_string(),
-            kind: "pcap-file".to_string(),
-            state: state.to_string(),
+        let one = |p: &PathBuf, state: &str| {
+            let path = p.display().to_string();
+            let kind = match path.strip_prefix("live:") {
+                Some(live) => live.split(':').next().unwrap_or(live).to_string(),
+                None => "pcap-file".to_string(),
+            };
+            Interface {
+                name: source_name(p),
+                kind,
+                state: state.to_string(),
+            }
         };
         let mut interfaces: Vec<Interface> = s.done.iter().map(|p| one(p, "done")).collect();
         interfaces.extend(s.current.iter().map(|p| one(p, "reading")));
@@ -490,11 +499,11 @@ impl Control for Service {
                     .iter()
                     .chain(&s.done)
                     .chain(&s.pending)
-                    .any(|p| p.display().to_string() == name)
+                    .any(|p| source_name(p) == name)
             {
                 return Err(Status::not_found(format!("no packet source named {name}")));
             }
-            s.current.iter().map(|p| p.display().to_string()).collect()
+            s.current.iter().map(|p| source_name(p)).collect()
         };
         // Capture's page holds the counters of the source it reads now (or read last).
         if !name.is_empty() && !current.contains(&name) {
@@ -559,14 +568,25 @@ impl Control for Service {
         self.requests
             .send(Request::RestartWorker(w, tx))
             .map_err(|_| Status::unavailable("the supervisor is stopping"))?;
-        match tokio::time::timeout(Duration::from_secs(60), rx).await {
+        match tokio::time::timeout(RESTART_TIMEOUT, rx).await {
             Ok(Ok(Ok(pid))) => Ok(Response::new(RestartWorkerReply { pid })),
             Ok(Ok(Err(e))) => Err(Status::failed_precondition(e)),
             Ok(Err(_)) => Err(Status::unavailable("the supervisor is stopping")),
             Err(_) => Err(Status::deadline_exceeded(format!(
-                "detect worker {w} did not restart within 60 s"
+                "detect worker {w} did not restart within {} s",
+                RESTART_TIMEOUT.as_secs()
             ))),
         }
+    }
+}
+
+/// The name of an input as `ListInterfaces` shows it: the path, or a live source's
+/// interface (`live:af-packet:eth0` -> `eth0`, `live:dpdk` -> `dpdk`).
+fn source_name(p: &Path) -> String {
+    let name = p.display().to_string();
+    match name.strip_prefix("live:") {
+        Some(live) => live.rsplit(':').next().unwrap_or(live).to_string(),
+        None => name,
     }
 }
 

@@ -20,6 +20,15 @@ fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
 pub fn capture(args: &CaptureArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("capture").entered();
+    if let Some(iface) = &args.interface {
+        let s = meerkat_capture::run_af_packet(&config, iface, &signals::STOP)
+            .map_err(Failure::runtime)?;
+        log_live(&s);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dpdk {
+        return capture_dpdk(&config);
+    }
     let opts = meerkat_capture::OfflineOptions {
         resume: args.resume,
         keep_open: args.keep_open,
@@ -35,6 +44,33 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
         "capture done"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn log_live(s: &meerkat_capture::LiveSummary) {
+    tracing::info!(
+        received = s.received,
+        packets = s.packets,
+        kernel_drops = s.source.kernel_drops,
+        imissed = s.source.imissed,
+        backlog_drops = s.backlog_drops,
+        backlog_high_water = s.backlog_high_water,
+        ring_full_drops = s.ring_full_drops,
+        "capture done"
+    );
+}
+
+#[cfg(feature = "dpdk")]
+fn capture_dpdk(config: &meerkat_config::Config) -> Outcome {
+    let s = meerkat_capture::run_dpdk(config, &signals::STOP).map_err(Failure::runtime)?;
+    log_live(&s);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn capture_dpdk(_: &meerkat_config::Config) -> Outcome {
+    Err(Failure::usage(anyhow::anyhow!(
+        "this meerkat was built without DPDK support (build with `--features dpdk`)"
+    )))
 }
 
 pub fn detect(args: &DetectArgs) -> Outcome {

@@ -170,11 +170,22 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
             .iter()
             .map(|p| absolute(p).display().to_string()),
     );
-    if args.pcap.is_empty() && !config.supervisor.keep_running {
+    let live = args.interface.is_some() || args.dpdk;
+    if args.pcap.is_empty() && !live && !config.supervisor.keep_running {
         return Err(Failure::usage(anyhow!(
-            "no input: give a capture file or directory with -r (live capture is not available yet), \
+            "no input: give a capture file or directory with -r, an interface with -i, or --dpdk, \
              or keep the stack running for `meerkat ctl add-pcap` (--set supervisor.keep-running=yes)"
         )));
+    }
+    if args.dpdk && !cfg!(feature = "dpdk") {
+        return Err(Failure::usage(anyhow!(
+            "--dpdk: this meerkat was built without DPDK support (build with `--features dpdk`)"
+        )));
+    }
+    if let Some(iface) = &args.interface
+        && nix::net::if_::if_nametoindex(iface.as_str()).is_err()
+    {
+        return Err(Failure::usage(anyhow!("interface {iface} does not exist")));
     }
     let inputs: Vec<PathBuf> = args.pcap.iter().map(|p| absolute(p)).collect();
     for p in &inputs {
@@ -481,7 +492,13 @@ struct Launcher<'a> {
     log: &'a LogArgs,
     config_path: PathBuf,
     runtime: PathBuf,
+    /// Live capture arguments (`-i IFACE` or `--dpdk`), used for the input named
+    /// [`LIVE_INPUT`].
+    live: Vec<String>,
 }
+
+/// How a live source shows among the inputs (`Status`, `ListInterfaces`).
+const LIVE_INPUT: &str = "live:";
 
 impl Launcher<'_> {
     fn args(&self, role: &str) -> Vec<String> {
@@ -509,6 +526,14 @@ impl Launcher<'_> {
 
     fn capture(&self, inputs: &[PathBuf], resume: bool) -> anyhow::Result<Role> {
         let mut a = self.args("capture");
+        if inputs
+            .iter()
+            .any(|i| i.to_string_lossy().starts_with(LIVE_INPUT))
+        {
+            // Live capture runs until stopped; a restart captures on from now.
+            a.extend(self.live.iter().cloned());
+            return spawn("capture", &a, self.log);
+        }
         a.push("--keep-open".to_string());
         if resume {
             a.push("--resume".to_string());
@@ -586,6 +611,20 @@ fn counter(runtime: &Path, role: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Packets a live run lost, wherever it happened (kernel or NIC ring, backlog, worker
+/// ring).
+fn live_drops(runtime: &Path) -> u64 {
+    [
+        "capture.kernel_drops",
+        "capture.dpdk.imissed",
+        "capture.backlog.drops",
+        "capture.ring_full_drops",
+    ]
+    .iter()
+    .map(|n| counter(runtime, "capture", n))
+    .sum()
+}
+
 /// Progress on a terminal: input done of total, packets/s, alerts so far.
 struct Progress {
     on: bool,
@@ -606,6 +645,22 @@ impl Progress {
 
     fn tick(&mut self, runtime: &Path) {
         if !self.on || self.last.elapsed() < Duration::from_millis(250) {
+            return;
+        }
+        if counter(runtime, "capture", "capture.live") == 1 {
+            let packets = counter(runtime, "capture", "capture.packets");
+            let rate = (packets - self.last_packets.min(packets)) as f64
+                / self.last.elapsed().as_secs_f64().max(1e-3);
+            self.last = Instant::now();
+            self.last_packets = packets;
+            eprint!(
+                "\r\x1b[2K[live] {} packets ({:.0}/s), {} dropped, {} alerts",
+                packets,
+                rate,
+                live_drops(runtime),
+                counter(runtime, "eve-writer", "eve.events.alert")
+            );
+            self.drawn = true;
             return;
         }
         let done = counter(runtime, "capture", "capture.input_bytes_done");
@@ -874,10 +929,18 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         tracing::info!("control API also on TCP {t} (bearer token required)");
     }
 
+    let mut live = Vec::new();
+    if let Some(iface) = &args.interface {
+        live.extend(["-i".to_string(), iface.clone()]);
+    }
+    if args.dpdk {
+        live.push("--dpdk".to_string());
+    }
     let launcher = Launcher {
         log,
         config_path: config_path.clone(),
         runtime: rt.clone(),
+        live,
     };
     let mut stack = Stack {
         slots: Vec::with_capacity(workers + 2),
@@ -917,6 +980,13 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         let mut s = lock(&shared);
         s.loaded = counter(&rt, "detect-0", "detect.0.rules_loaded");
         s.failed = counter(&rt, "detect-0", "detect.0.rules_failed");
+        if let Some(iface) = &args.interface {
+            s.pending
+                .push_back(PathBuf::from(format!("{LIVE_INPUT}af-packet:{iface}")));
+        } else if args.dpdk {
+            s.pending
+                .push_back(PathBuf::from(format!("{LIVE_INPUT}dpdk")));
+        }
         s.pending.extend(inputs.iter().cloned());
     }
 
@@ -1207,6 +1277,19 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         line.push_str(&format!(
             " ({} input file errors, see the log)",
             summary.input_errors
+        ));
+    }
+    if counter(&rt, "capture", "capture.live") == 1 {
+        let c = |n: &str| counter(&rt, "capture", n);
+        line.push_str(&format!(
+            "; live: {} received, dropped {} (kernel {}, nic {}, backlog {}, ring full {}), backlog high-water {}",
+            c("capture.source.packets"),
+            live_drops(&rt),
+            c("capture.kernel_drops"),
+            c("capture.dpdk.imissed"),
+            c("capture.backlog.drops"),
+            c("capture.ring_full_drops"),
+            c("capture.backlog.high_water"),
         ));
     }
     println!("{line}");

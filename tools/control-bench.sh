@@ -28,6 +28,14 @@ t0=$(date +%s%N)
 until ctl health >/dev/null 2>&1; do sleep 0.05; done
 echo "stack ready in $(( ($(date +%s%N) - t0) / 1000000 )) ms (rules: $(ctl --json status | jq .ruleset.loaded) loaded)"
 for _ in $(seq "$COPIES"); do ctl add-pcap "$PCAP" >/dev/null; done
+# Keep traffic flowing through every reload: queue another copy whenever the queue runs low.
+( while [ ! -e "$D/stopfeed" ]; do
+    if [ "$(ctl --json status | jq '.pending_pcaps | length')" -lt 2 ]; then
+      ctl add-pcap "$PCAP" >/dev/null && echo x >>"$D/fed"
+    fi
+    sleep 0.2
+  done ) &
+FEEDER=$!
 : >"$D/reload"
 for i in $(seq "$RUNS"); do
   before=$(ctl --json status | jq -r '"\(.state), \(.pending_pcaps | length) queued"')
@@ -36,6 +44,8 @@ for i in $(seq "$RUNS"); do
   echo "reload $i: $(echo "$r" | jq -c '{generation, loaded, failed, duration_ms, swap_ms}') stack before: $before; after: $after"
   echo "$r" | jq '.duration_ms, .swap_ms' | paste - - >>"$D/reload"
 done
+touch "$D/stopfeed"; wait $FEEDER
+COPIES=$((COPIES + $(cat "$D/fed" 2>/dev/null | wc -l)))
 echo "reload median total ms: $(cut -f1 "$D/reload" | median), median swap ms: $(cut -f2 "$D/reload" | median)"
 until [ "$(ctl --json status | jq -r .state)" = idle ]; do sleep 0.2; done
 ctl flush >/dev/null
@@ -43,7 +53,7 @@ stats=$(ctl --json stats)
 cap=$(echo "$stats" | jq '.capture.counters["capture.packets"]')
 insp=$(echo "$stats" | jq '[.["detect-0"].counters["detect.0.packets"], .["detect-1"].counters["detect.1.packets"]] | add')
 echo "inputs: $COPIES x $cap packets = $((COPIES * cap)); inspected by the workers: $insp (dropped: $((COPIES * cap - insp)))"
-echo "with reloads: $(grep -c '"event_type":"alert"' "$D/logs/eve.json") alerts"
+echo "with reloads: $(grep -c '"event_type":"alert"' "$D/logs/eve.json") alerts over $COPIES copies (baseline: the first COPIES, undisturbed)"
 : >"$D/restart"
 for i in $(seq "$RUNS"); do
   t=$(date +%s%N)
