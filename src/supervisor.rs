@@ -1087,7 +1087,13 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             let asked = slot.stopping_until.take().is_some();
             let expected = match slot.kind {
                 Kind::Writer => writer_stopping && status.success(),
-                Kind::Detect(_) => rings_finished && status.success(),
+                // A worker ends on its own once its ring is ended (by the supervisor, or
+                // by a live capture that was stopped).
+                Kind::Detect(w) => {
+                    status.success()
+                        && (rings_finished
+                            || meerkat_ring::status(&ring_path(&rt, w)).is_ok_and(|r| r.eof))
+                }
                 // Capture ends with its input, or when told to stop.
                 Kind::Capture => status.success() || draining.is_some(),
             };
