@@ -2,7 +2,11 @@
 //! generates the prost messages and tonic services.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["proto/events.proto", "proto/writer.proto"];
+    let files = [
+        "proto/events.proto",
+        "proto/writer.proto",
+        "proto/control.proto",
+    ];
     for f in files {
         println!("cargo:rerun-if-changed={f}");
     }

@@ -46,6 +46,70 @@ pub enum Command {
     /// Configuration tools.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Drive a running stack through its control socket (as suricatasc).
+    Ctl(CtlArgs),
+}
+
+/// `meerkat ctl`. Exit codes: 0 done, 1 the stack refused or failed the request (or
+/// `health` is not serving), 2 usage error, 3 the stack is not reachable.
+#[derive(Debug, Args, Clone)]
+pub struct CtlArgs {
+    /// Control socket of the stack (default: $MEERKAT_CONTROL_SOCKET, else the only
+    /// running stack's `<runtime-dir>/control.sock`, found under /dev/shm/meerkat-*).
+    #[arg(long, value_name = "PATH", env = "MEERKAT_CONTROL_SOCKET")]
+    pub socket: Option<PathBuf>,
+    /// Talk to the control API on TCP (`host:port`, `control.listen`) instead.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "socket")]
+    pub connect: Option<String>,
+    /// Bearer token for TCP (`control.token-file` of the stack).
+    #[arg(long, value_name = "FILE", env = "MEERKAT_CONTROL_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Print the reply as JSON (one object) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Give up on the request after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum CtlCommand {
+    /// Whether the stack serves (grpc.health.v1): exit 0 when serving.
+    Health,
+    /// Roles, pids, uptime, restarts, ruleset generation, inputs.
+    Status,
+    /// Every counter of every role.
+    Stats {
+        /// Only roles whose name starts with this (`detect`, `capture`, `eve-writer`).
+        #[arg(long)]
+        role: Option<String>,
+    },
+    /// Load the rules again (or these files instead) and swap them in every worker.
+    ReloadRules {
+        /// Swap even if some rules do not load (default: refuse and keep the old set).
+        #[arg(long)]
+        allow_errors: bool,
+        /// Rule files to load instead of the configured ones.
+        files: Vec<PathBuf>,
+    },
+    /// Return once every event produced so far is written by the eve-writer.
+    Flush {
+        /// Give up after this many milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u32,
+    },
+    /// Drain and stop the stack (as SIGTERM).
+    Shutdown,
+    /// Queue a pcap file or directory (as suricatasc's pcap-file).
+    AddPcap { path: PathBuf },
+    /// Restart one detect worker; it resumes its ring.
+    RestartWorker { worker: u32 },
+    /// Packet sources.
+    ListInterfaces,
+    /// Counters of one packet source (default: the current one).
+    InterfaceStats { name: Option<String> },
 }
 
 #[derive(Debug, Args, Default, Clone)]
@@ -121,6 +185,12 @@ pub struct CaptureArgs {
     /// Pcap files or directories to read.
     #[arg(short = 'r', value_name = "PCAP", required_unless_present_any = ["interface", "dpdk"], conflicts_with_all = ["interface", "dpdk"])]
     pub pcap: Vec<PathBuf>,
+    /// Continue the run of a capture that died: skip the packets the rings already have.
+    #[arg(long)]
+    pub resume: bool,
+    /// Leave the rings open at the end (the supervisor ends them).
+    #[arg(long)]
+    pub keep_open: bool,
     /// Capture live from this interface (AF_PACKET) until SIGTERM/SIGINT.
     #[arg(short = 'i', value_name = "IFACE", conflicts_with = "dpdk")]
     pub interface: Option<String>,
@@ -136,6 +206,9 @@ pub struct DetectArgs {
     /// Index of this worker (its ring is `ring-<N>`).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub worker: usize,
+    /// Ruleset generation to report for the configured rules (after live reloads).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub generation: u64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,8 @@
 #![allow(clippy::print_stdout)]
 
 mod cli;
+mod control;
+mod ctl;
 mod logging;
 mod roles;
 mod signals;
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::EveWriter(args)) => roles::eve_writer(&args),
         Some(Command::Rules(cmd)) => tools::rules(cmd),
         Some(Command::Config(cmd)) => tools::config(cmd),
+        Some(Command::Ctl(args)) => ctl::run(&args),
     };
     match result {
         Ok(code) => code,

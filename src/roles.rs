@@ -29,7 +29,11 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
     if args.dpdk {
         return capture_dpdk(&config);
     }
-    let s = meerkat_capture::run_offline(&config, &args.pcap, &signals::STOP)
+    let opts = meerkat_capture::OfflineOptions {
+        resume: args.resume,
+        keep_open: args.keep_open,
+    };
+    let s = meerkat_capture::run_offline_with(&config, &args.pcap, &signals::STOP, opts)
         .map_err(Failure::runtime)?;
     tracing::info!(
         packets = s.packets,
@@ -72,7 +76,13 @@ fn capture_dpdk(_: &meerkat_config::Config) -> Outcome {
 pub fn detect(args: &DetectArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("detect", worker = args.worker).entered();
-    let s = meerkat_detect::run(&config, args.worker, &signals::STOP).map_err(Failure::runtime)?;
+    let s = meerkat_detect::worker::run_generation(
+        &config,
+        args.worker,
+        args.generation,
+        &signals::STOP,
+    )
+    .map_err(Failure::runtime)?;
     tracing::info!(
         packets = s.packets,
         alerts = s.alerts,

@@ -3,11 +3,13 @@
 //! separate processes in dependency order (eve-writer, detect workers, capture), waits
 //! for the end of the input, drains, and prints a summary.
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -16,7 +18,10 @@ use meerkat_config::Config;
 use meerkat_ring::CounterReader;
 use meerkat_scanner::RollBack;
 
+use tokio::sync::oneshot;
+
 use crate::cli::RunArgs;
+use crate::control::{self, Request, RoleInfo, Shared, SharedRef, lock};
 use crate::logging::LogFormat;
 use crate::{Failure, Outcome, signals};
 
@@ -166,9 +171,10 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
             .map(|p| absolute(p).display().to_string()),
     );
     let live = args.interface.is_some() || args.dpdk;
-    if args.pcap.is_empty() && !live {
+    if args.pcap.is_empty() && !live && !config.supervisor.keep_running {
         return Err(Failure::usage(anyhow!(
-            "no input: give a capture file or directory with -r, an interface with -i, or --dpdk"
+            "no input: give a capture file or directory with -r, an interface with -i, or --dpdk, \
+             or keep the stack running for `meerkat ctl add-pcap` (--set supervisor.keep-running=yes)"
         )));
     }
     if args.dpdk && !cfg!(feature = "dpdk") {
@@ -276,7 +282,6 @@ struct Usage {
 
 /// One started role.
 struct Role {
-    name: String,
     pid: libc::pid_t,
     exited: Option<std::process::ExitStatus>,
     usage: Usage,
@@ -348,41 +353,131 @@ fn spawn(name: &str, args: &[String], log: &LogArgs) -> anyhow::Result<Role> {
         .with_context(|| format!("cannot start the {name} role"))?;
     tracing::debug!(role = name, pid = child.id(), "started");
     Ok(Role {
-        name: name.to_string(),
         pid: libc::pid_t::try_from(child.id()).context("pid out of range")?,
         exited: None,
         usage: Usage::default(),
     })
 }
 
+/// What a role is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Writer,
+    Detect(usize),
+    Capture,
+}
+
+/// One role of the stack across its incarnations.
+struct Slot {
+    name: String,
+    kind: Kind,
+    /// The current incarnation (None between a death and its restart, or when done).
+    proc: Option<Role>,
+    started: Instant,
+    ready: bool,
+    /// Restarts after a death (not after `ctl restart-worker`).
+    restarts: u32,
+    /// Deaths within the restart window (for backoff and the crash-loop limit).
+    deaths: VecDeque<Instant>,
+    restart_at: Option<Instant>,
+    last_exit: String,
+    /// Ended as expected: not to be started again.
+    finished: bool,
+    /// `ctl restart-worker`: answered with the new pid once it is ready.
+    restart_reply: Option<oneshot::Sender<Result<u32, String>>>,
+    /// A restart was asked: the next exit is not a crash. SIGKILL after this instant.
+    stopping_until: Option<Instant>,
+    /// Resource use of the incarnations that ended.
+    usage: Usage,
+}
+
+impl Slot {
+    fn new(name: String, kind: Kind) -> Slot {
+        Slot {
+            name,
+            kind,
+            proc: None,
+            started: Instant::now(),
+            ready: false,
+            restarts: 0,
+            deaths: VecDeque::new(),
+            restart_at: None,
+            last_exit: String::new(),
+            finished: false,
+            restart_reply: None,
+            stopping_until: None,
+            usage: Usage::default(),
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.proc.as_ref().is_some_and(|p| p.exited.is_none())
+    }
+
+    fn pid(&self) -> u32 {
+        match &self.proc {
+            Some(p) if p.exited.is_none() => p.pid as u32,
+            _ => 0,
+        }
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        if let Some(p) = &self.proc {
+            p.signal(sig);
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        if self.finished {
+            "exited"
+        } else if self.running() {
+            if self.stopping_until.is_some() {
+                "restarting"
+            } else if self.ready {
+                "running"
+            } else {
+                "starting"
+            }
+        } else if self.restart_at.is_some() {
+            "restarting"
+        } else {
+            "exited"
+        }
+    }
+}
+
 /// All roles of a run, stopped (SIGTERM, then SIGKILL) when dropped.
 struct Stack {
-    roles: Vec<Role>,
+    slots: Vec<Slot>,
 }
 
 impl Stack {
     fn stop_all(&mut self) {
-        for r in &self.roles {
-            r.signal(libc::SIGTERM);
+        for s in &self.slots {
+            s.signal(libc::SIGTERM);
         }
         let deadline = Instant::now() + KILL_GRACE;
-        while self.roles.iter_mut().any(|r| r.poll().is_none()) && Instant::now() < deadline {
+        while self
+            .slots
+            .iter_mut()
+            .any(|s| s.proc.as_mut().is_some_and(|p| p.poll().is_none()))
+            && Instant::now() < deadline
+        {
             std::thread::sleep(POLL);
         }
-        for r in &mut self.roles {
-            if r.poll().is_none() {
-                r.signal(libc::SIGKILL);
-                r.wait();
+        for s in &mut self.slots {
+            if let Some(p) = &mut s.proc
+                && p.poll().is_none()
+            {
+                p.signal(libc::SIGKILL);
+                p.wait();
             }
         }
     }
 
-    /// The first role that exited unsuccessfully.
-    fn failed(&mut self) -> Option<(String, std::process::ExitStatus)> {
-        self.roles.iter_mut().find_map(|r| match r.poll() {
-            Some(s) if !s.success() => Some((r.name.clone(), s)),
-            _ => None,
-        })
+    fn slot(&mut self, kind: Kind) -> &mut Slot {
+        let i = self.slots.iter().position(|s| s.kind == kind).unwrap_or(0);
+        &mut self.slots[i]
     }
 }
 
@@ -392,34 +487,120 @@ impl Drop for Stack {
     }
 }
 
-/// Waits until `ready()` holds, failing if a role dies meanwhile.
-fn wait_ready(
-    stack: &mut Stack,
-    what: &str,
-    mut ready: impl FnMut() -> bool,
-) -> anyhow::Result<()> {
+/// Everything the supervisor needs to (re)start a role.
+struct Launcher<'a> {
+    log: &'a LogArgs,
+    config_path: PathBuf,
+    runtime: PathBuf,
+    /// Live capture arguments (`-i IFACE` or `--dpdk`), used for the input named
+    /// [`LIVE_INPUT`].
+    live: Vec<String>,
+}
+
+/// How a live source shows among the inputs (`Status`, `ListInterfaces`).
+const LIVE_INPUT: &str = "live:";
+
+impl Launcher<'_> {
+    fn args(&self, role: &str) -> Vec<String> {
+        vec![
+            role.to_string(),
+            "--config".to_string(),
+            self.config_path.display().to_string(),
+        ]
+    }
+
+    fn writer(&self) -> anyhow::Result<Role> {
+        spawn("eve-writer", &self.args("eve-writer"), self.log)
+    }
+
+    fn detect(&self, w: usize, generation: u64) -> anyhow::Result<Role> {
+        let mut a = self.args("detect");
+        a.extend([
+            "--worker".to_string(),
+            w.to_string(),
+            "--generation".to_string(),
+            generation.to_string(),
+        ]);
+        spawn(&format!("detect-{w}"), &a, self.log)
+    }
+
+    fn capture(&self, inputs: &[PathBuf], resume: bool) -> anyhow::Result<Role> {
+        let mut a = self.args("capture");
+        if inputs
+            .iter()
+            .any(|i| i.to_string_lossy().starts_with(LIVE_INPUT))
+        {
+            // Live capture runs until stopped; a restart captures on from now.
+            a.extend(self.live.iter().cloned());
+            return spawn("capture", &a, self.log);
+        }
+        a.push("--keep-open".to_string());
+        if resume {
+            a.push("--resume".to_string());
+        }
+        for i in inputs {
+            a.extend(["-r".to_string(), i.display().to_string()]);
+        }
+        spawn("capture", &a, self.log)
+    }
+
+    /// Whether a role's incarnation is ready: the writer accepts connections, a worker
+    /// is attached to its ring.
+    fn is_ready(&self, kind: Kind, pid: libc::pid_t) -> bool {
+        match kind {
+            Kind::Writer => std::os::unix::net::UnixStream::connect(
+                meerkat_eve_writer::socket_path(&self.runtime),
+            )
+            .is_ok(),
+            Kind::Detect(w) => meerkat_ring::status(&ring_path(&self.runtime, w))
+                .is_ok_and(|s| s.consumer_pid == pid as u32),
+            Kind::Capture => true,
+        }
+    }
+}
+
+/// Waits until the role in `slot` is ready, failing if it dies meanwhile.
+fn wait_ready(stack: &mut Stack, launcher: &Launcher, i: usize) -> anyhow::Result<()> {
     let deadline = Instant::now() + READY_TIMEOUT;
     loop {
-        if ready() {
+        let slot = &mut stack.slots[i];
+        let Some(p) = &mut slot.proc else {
+            bail!("the {} role is not running", slot.name);
+        };
+        if let Some(status) = p.poll() {
+            bail!("the {} role failed to start ({status})", slot.name);
+        }
+        if launcher.is_ready(slot.kind, p.pid) {
+            slot.ready = true;
             return Ok(());
         }
-        if let Some((name, status)) = stack.failed() {
-            bail!("the {name} role failed to start ({status})");
-        }
-        if let Some(name) = stack
-            .roles
-            .iter_mut()
-            .find_map(|r| r.poll().map(|_| r.name.clone()))
-        {
-            bail!("the {name} role exited while starting");
-        }
         if signals::STOP.load(Ordering::Relaxed) {
-            bail!("interrupted while waiting for {what}");
+            bail!("interrupted while waiting for the {} role", slot.name);
         }
         if Instant::now() > deadline {
-            bail!("timed out waiting for {what}");
+            bail!("timed out waiting for the {} role", slot.name);
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// Marks the end of every ring (capture leaves them open; see `--keep-open`).
+fn finish_rings(rt: &Path, workers: usize) -> anyhow::Result<()> {
+    for w in 0..workers {
+        let path = ring_path(rt, w);
+        let mut p = meerkat_ring::Producer::attach(&path)
+            .with_context(|| format!("cannot end ring {}", path.display()))?;
+        p.finish();
+    }
+    Ok(())
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => status.to_string(),
     }
 }
 
@@ -530,13 +711,19 @@ struct Summary {
 }
 
 impl Summary {
-    fn collect(rt: &Path, stack: &Stack, workers: usize, wall: Duration) -> Summary {
+    fn collect(
+        rt: &Path,
+        stack: &Stack,
+        workers: usize,
+        wall: Duration,
+        input: CaptureTotals,
+    ) -> Summary {
         let mut s = Summary {
-            packets: counter(rt, "capture", "capture.packets"),
-            bytes: counter(rt, "capture", "capture.bytes"),
+            packets: input.packets,
+            bytes: input.bytes,
             alerts: counter(rt, "eve-writer", "eve.events.alert"),
             events: counter(rt, "eve-writer", "eve.events_written"),
-            input_errors: counter(rt, "capture", "capture.errors"),
+            input_errors: input.errors,
             wall_s: wall.as_secs_f64(),
             ..Default::default()
         };
@@ -552,10 +739,10 @@ impl Summary {
                 s.rules_failed = counter(rt, &role, &name("rules_failed"));
             }
         }
-        let total_cpu_us: u64 = stack.roles.iter().map(|r| r.usage.cpu_us).sum();
+        let total_cpu_us: u64 = stack.slots.iter().map(|r| r.usage.cpu_us).sum();
         s.packet_path_cpu_s = total_cpu_us.saturating_sub(load_cpu_us) as f64 / 1e6;
         s.roles = stack
-            .roles
+            .slots
             .iter()
             .map(|r| {
                 (
@@ -592,10 +779,41 @@ impl Summary {
     }
 }
 
+/// Input totals of the capture runs that ended.
+#[derive(Debug, Default, Clone, Copy)]
+struct CaptureTotals {
+    packets: u64,
+    bytes: u64,
+    errors: u64,
+}
+
+/// Backoff before restart number `n` (1-based) within the window.
+fn backoff(cfg: &meerkat_config::Supervisor, n: usize) -> Duration {
+    let shift = (n.saturating_sub(1)).min(20) as u32;
+    let ms = cfg
+        .restart_backoff_ms
+        .saturating_mul(1u64 << shift)
+        .min(cfg.restart_backoff_max_ms);
+    Duration::from_millis(ms)
+}
+
 /// `meerkat run`.
 pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let started = Instant::now();
     let (mut config, inputs) = prepare(args)?;
+    if config.control.tls_cert.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "control.tls-cert: TLS for the control API is not available in this build; \
+             use control.token-file on a trusted network, or the Unix socket"
+        )));
+    }
+    let tcp = match (&config.control.listen, &config.control.token_file) {
+        (Some(listen), Some(token)) => Some(control::TcpControl {
+            listen: listen.clone(),
+            token: control::read_token(token).map_err(Failure::usage)?,
+        }),
+        _ => None,
+    };
     let runtime = RuntimeDir::create(&config).map_err(Failure::runtime)?;
     let rt = runtime.path.clone();
     config.runtime_dir = Some(rt.clone());
@@ -611,7 +829,6 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         )
         .map_err(Failure::runtime)?;
     }
-    let cfg_args = ["--config".to_string(), config_path.display().to_string()];
     // Directory inputs: if the last run with this registry died, its outputs hold events
     // of work it had not checkpointed; cut them back before anything writes (see
     // capture's pcapdir).
@@ -621,16 +838,19 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             for r in done {
                 match r {
                     RollBack::Truncated { path, removed } => tracing::warn!(
-                        "the last run with registry {} was interrupted: removed the last {removed} bytes of {}                          (events of work after its last checkpoint, which is done again now)",
+                        "the last run with registry {} was interrupted: removed the last {removed} bytes of {} \
+                         (events of work after its last checkpoint, which is done again now)",
                         config.registry_path().display(),
                         path.display()
                     ),
                     RollBack::Replaced { path } => tracing::warn!(
-                        "the last run was interrupted, but {} is another file now: not rolled back                          (events after its last checkpoint may appear twice)",
+                        "the last run was interrupted, but {} is another file now: not rolled back \
+                         (events after its last checkpoint may appear twice)",
                         path.display()
                     ),
                     RollBack::Shorter { path, len, mark } => tracing::warn!(
-                        "the last run was interrupted, but {} is shorter ({len} bytes) than at its                          last checkpoint ({mark} bytes): left alone",
+                        "the last run was interrupted, but {} is shorter ({len} bytes) than at its \
+                         last checkpoint ({mark} bytes): left alone",
                         path.display()
                     ),
                     RollBack::Unchanged { .. } | RollBack::Missing { .. } => {}
@@ -640,110 +860,398 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         Err(e) if uses_registry => return Err(Failure::runtime(e)),
         Err(e) => tracing::warn!("{e}"),
     }
+
+    // The control API, before any role: a probe sees "starting" from the first moment.
+    let rule_files: Vec<String> = config
+        .rule_paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let digest = meerkat_detect::rules::ruleset_digest(&config.rule_paths()).unwrap_or_default();
+    let mut names = vec!["eve-writer".to_string()];
+    names.extend((0..workers).map(|w| format!("detect-{w}")));
+    names.push("capture".to_string());
+    let shared: SharedRef = Arc::new(Mutex::new(Shared {
+        state: "starting",
+        started,
+        runtime_dir: rt.clone(),
+        log_dir: config.default_log_dir.clone(),
+        roles: names
+            .iter()
+            .map(|n| RoleInfo {
+                name: n.clone(),
+                pid: 0,
+                state: "starting",
+                started,
+                restarts: 0,
+                last_exit: String::new(),
+            })
+            .collect(),
+        workers,
+        generation: 1,
+        digest,
+        loaded: 0,
+        failed: 0,
+        rule_files,
+        pending: VecDeque::new(),
+        current: Vec::new(),
+        done: Vec::new(),
+    }));
+    let (req_tx, req_rx) = std::sync::mpsc::channel();
+    let ctl_stop = Arc::new(AtomicBool::new(false));
+    let socket = config
+        .control
+        .socket
+        .clone()
+        .map(|p| absolute(&p))
+        .unwrap_or_else(|| rt.join("control.sock"));
+    let server = control::start(
+        &socket,
+        config.control.metrics_listen.as_deref(),
+        tcp,
+        config.control.max_message_size.bytes() as usize,
+        shared.clone(),
+        req_tx,
+        ctl_stop.clone(),
+    )
+    .map_err(Failure::runtime)?;
     tracing::info!(
         workers,
         log_dir = %config.default_log_dir.display(),
         runtime_dir = %rt.display(),
+        control_socket = %server.socket.display(),
         "starting"
     );
+    if let Some(m) = server.metrics {
+        tracing::info!("metrics: http://{m}/metrics");
+    }
+    if let Some(t) = server.tcp {
+        tracing::info!("control API also on TCP {t} (bearer token required)");
+    }
 
-    let mut stack = Stack { roles: Vec::new() };
+    let mut live = Vec::new();
+    if let Some(iface) = &args.interface {
+        live.extend(["-i".to_string(), iface.clone()]);
+    }
+    if args.dpdk {
+        live.push("--dpdk".to_string());
+    }
+    let launcher = Launcher {
+        log,
+        config_path: config_path.clone(),
+        runtime: rt.clone(),
+        live,
+    };
+    let mut stack = Stack {
+        slots: Vec::with_capacity(workers + 2),
+    };
+    stack
+        .slots
+        .push(Slot::new("eve-writer".to_string(), Kind::Writer));
+    for w in 0..workers {
+        stack
+            .slots
+            .push(Slot::new(format!("detect-{w}"), Kind::Detect(w)));
+    }
+    stack
+        .slots
+        .push(Slot::new("capture".to_string(), Kind::Capture));
+    let capture_idx = workers + 1;
+
+    // Start in dependency order, each ready before the next.
     let result = (|| -> anyhow::Result<()> {
-        // 1. eve-writer, ready when its socket accepts connections.
-        let mut a = vec!["eve-writer".to_string()];
-        a.extend(cfg_args.iter().cloned());
-        stack.roles.push(spawn("eve-writer", &a, log)?);
-        let sock = meerkat_eve_writer::socket_path(&rt);
-        wait_ready(&mut stack, "the eve-writer", || {
-            std::os::unix::net::UnixStream::connect(&sock).is_ok()
-        })?;
-        // 2. detect workers, ready when attached to their rings.
+        stack.slots[0].proc = Some(launcher.writer()?);
+        stack.slots[0].started = Instant::now();
+        wait_ready(&mut stack, &launcher, 0)?;
         for w in 0..workers {
-            let mut a = vec!["detect".to_string()];
-            a.extend(cfg_args.iter().cloned());
-            a.extend(["--worker".to_string(), w.to_string()]);
-            stack.roles.push(spawn(&format!("detect-{w}"), &a, log)?);
+            stack.slots[w + 1].proc = Some(launcher.detect(w, 1)?);
+            stack.slots[w + 1].started = Instant::now();
         }
-        wait_ready(&mut stack, "the detect workers", || {
-            (0..workers)
-                .all(|w| meerkat_ring::status(&ring_path(&rt, w)).is_ok_and(|s| s.consumer_alive))
-        })?;
-        // 3. capture.
-        let mut a = vec!["capture".to_string()];
-        a.extend(cfg_args.iter().cloned());
-        for i in &inputs {
-            a.extend(["-r".to_string(), i.display().to_string()]);
+        for w in 0..workers {
+            wait_ready(&mut stack, &launcher, w + 1)?;
         }
-        // Live capture runs until the stop signal below reaches it, then drains.
-        if let Some(iface) = &args.interface {
-            a.extend(["-i".to_string(), iface.clone()]);
-        }
-        if args.dpdk {
-            a.push("--dpdk".to_string());
-        }
-        stack.roles.push(spawn("capture", &a, log)?);
         Ok(())
     })();
     if let Err(e) = result {
+        lock(&shared).state = "stopping";
         return Err(Failure::runtime(e));
     }
+    {
+        let mut s = lock(&shared);
+        s.loaded = counter(&rt, "detect-0", "detect.0.rules_loaded");
+        s.failed = counter(&rt, "detect-0", "detect.0.rules_failed");
+        if let Some(iface) = &args.interface {
+            s.pending
+                .push_back(PathBuf::from(format!("{LIVE_INPUT}af-packet:{iface}")));
+        } else if args.dpdk {
+            s.pending
+                .push_back(PathBuf::from(format!("{LIVE_INPUT}dpdk")));
+        }
+        s.pending.extend(inputs.iter().cloned());
+    }
 
-    // Wait for the input to end: capture, then the workers, then stop the writer.
+    let sup = config.supervisor.clone();
+    let window = Duration::from_secs(sup.restart_window);
     let mut progress = Progress::new(log.quiet);
-    let mut stop_forwarded = false;
-    let writer = 0;
-    let capture = stack.roles.len() - 1;
-    loop {
+    let mut totals = CaptureTotals::default();
+    let mut rings_finished = false;
+    let mut draining: Option<Instant> = None;
+    let mut writer_stopping = false;
+    let mut generation = 1u64;
+    let outcome: anyhow::Result<()> = loop {
         progress.tick(&rt);
-        if let Some((name, status)) = stack.failed() {
-            progress.clear();
-            return Err(Failure::runtime(anyhow!(
-                "the {name} role failed ({status}); stopping the others"
-            )));
+        let now = Instant::now();
+        // Requests from the control API.
+        while let Ok(r) = req_rx.try_recv() {
+            match r {
+                Request::Shutdown => {}
+                Request::RulesChanged(files) => {
+                    generation = lock(&shared).generation;
+                    config.rule_files = files;
+                    // Workers started from now on load the running ruleset.
+                    if let Err(e) = std::fs::write(&config_path, config.to_yaml()) {
+                        tracing::error!("cannot write {}: {e}", config_path.display());
+                    }
+                }
+                Request::RestartWorker(w, reply) => {
+                    let slot = stack.slot(Kind::Detect(w));
+                    if draining.is_some() || rings_finished {
+                        let _ = reply.send(Err("the stack is stopping".to_string()));
+                    } else if !slot.running() || slot.stopping_until.is_some() {
+                        let _ = reply.send(Err(format!("detect worker {w} is restarting already")));
+                    } else {
+                        tracing::info!("restarting detect worker {w} (asked)");
+                        slot.signal(libc::SIGTERM);
+                        slot.stopping_until = Some(now + KILL_GRACE);
+                        slot.restart_reply = Some(reply);
+                    }
+                }
+            }
         }
-        let n = signals::STOP_COUNT.load(Ordering::Relaxed);
-        if n >= 2 {
-            progress.clear();
-            return Err(Failure::runtime(anyhow!(
-                "interrupted twice: stopped without draining"
-            )));
+        // Signals.
+        if signals::STOP_COUNT.load(Ordering::Relaxed) >= 2 {
+            break Err(anyhow!("interrupted twice: stopped without draining"));
         }
-        if n == 1 && !stop_forwarded {
-            // Drain: capture stops reading and ends the rings; the rest follows.
-            progress.clear();
-            tracing::info!("stopping: draining what was captured");
-            stack.roles[capture].signal(libc::SIGTERM);
-            stop_forwarded = true;
+        if signals::HUP.swap(false, Ordering::SeqCst) {
+            tracing::info!("SIGHUP: the eve-writer reopens its outputs");
+            stack.slots[0].signal(libc::SIGHUP);
         }
-        let detect_done = stack.roles[1..capture]
-            .iter_mut()
-            .all(|r| r.poll().is_some());
-        if stack.roles[capture].poll().is_some() && detect_done {
-            break;
-        }
-        if stack.roles[writer].poll().is_some() {
+        let stop = signals::STOP.load(Ordering::Relaxed) || ctl_stop.load(Ordering::Relaxed);
+        if stop && draining.is_none() {
             progress.clear();
-            return Err(Failure::runtime(anyhow!(
-                "the eve-writer role exited early"
-            )));
+            tracing::info!(
+                "stopping: draining what was captured (deadline {} s)",
+                sup.shutdown_timeout
+            );
+            draining = Some(now + Duration::from_secs(sup.shutdown_timeout));
+            lock(&shared).pending.clear();
+            let cap = &mut stack.slots[capture_idx];
+            cap.signal(libc::SIGTERM);
+            cap.restart_at = None;
+        }
+        if let Some(d) = draining
+            && now > d
+        {
+            break Err(anyhow!(
+                "the stack did not drain within supervisor.shutdown-timeout ({} s); \
+                 killing the roles still running",
+                sup.shutdown_timeout
+            ));
+        }
+
+        // Exits.
+        let mut fatal = None;
+        for i in 0..stack.slots.len() {
+            let slot = &mut stack.slots[i];
+            if let Some(until) = slot.stopping_until
+                && now > until
+                && slot.running()
+            {
+                slot.signal(libc::SIGKILL);
+            }
+            let Some(p) = &mut slot.proc else { continue };
+            let Some(status) = p.poll() else {
+                if !slot.ready && launcher.is_ready(slot.kind, p.pid) {
+                    slot.ready = true;
+                    if let Some(reply) = slot.restart_reply.take() {
+                        let _ = reply.send(Ok(p.pid as u32));
+                    }
+                }
+                continue;
+            };
+            slot.usage.cpu_us += p.usage.cpu_us;
+            slot.usage.max_rss_kb = slot.usage.max_rss_kb.max(p.usage.max_rss_kb);
+            slot.last_exit = describe(status);
+            slot.proc = None;
+            slot.ready = false;
+            let asked = slot.stopping_until.take().is_some();
+            let expected = match slot.kind {
+                Kind::Writer => writer_stopping && status.success(),
+                // A worker ends on its own once its ring is ended (by the supervisor, or
+                // by a live capture that was stopped).
+                Kind::Detect(w) => {
+                    status.success()
+                        && (rings_finished
+                            || meerkat_ring::status(&ring_path(&rt, w)).is_ok_and(|r| r.eof))
+                }
+                // Capture ends with its input, or when told to stop.
+                Kind::Capture => status.success() || draining.is_some(),
+            };
+            if expected {
+                if slot.kind == Kind::Capture {
+                    totals.packets += counter(&rt, "capture", "capture.packets");
+                    totals.bytes += counter(&rt, "capture", "capture.bytes");
+                    totals.errors += counter(&rt, "capture", "capture.errors");
+                    let mut s = lock(&shared);
+                    let cur = std::mem::take(&mut s.current);
+                    s.done.extend(cur);
+                } else {
+                    slot.finished = true;
+                }
+                continue;
+            }
+            if asked {
+                // `ctl restart-worker`: start again at once, not a crash.
+                slot.restart_at = Some(now);
+                continue;
+            }
+            tracing::error!("the {} role died ({})", slot.name, slot.last_exit);
+            slot.deaths.push_back(now);
+            while slot
+                .deaths
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > window)
+            {
+                slot.deaths.pop_front();
+            }
+            if slot.deaths.len() > sup.max_restarts as usize {
+                fatal = Some(anyhow!(
+                    "the {} role died {} times within {} s (last: {}): crash loop \
+                     (supervisor.max-restarts {}); stopping the stack",
+                    slot.name,
+                    slot.deaths.len(),
+                    sup.restart_window,
+                    slot.last_exit,
+                    sup.max_restarts
+                ));
+                break;
+            }
+            let wait = backoff(&sup, slot.deaths.len());
+            tracing::info!("restarting {} in {} ms", slot.name, wait.as_millis());
+            slot.restart_at = Some(now + wait);
+        }
+        if let Some(e) = fatal {
+            break Err(e);
+        }
+
+        // Restarts that are due.
+        let mut spawn_error = None;
+        for i in 0..stack.slots.len() {
+            let slot = &mut stack.slots[i];
+            let Some(at) = slot.restart_at else { continue };
+            if now < at {
+                continue;
+            }
+            slot.restart_at = None;
+            let spawned = match slot.kind {
+                Kind::Writer => launcher.writer(),
+                Kind::Detect(w) => launcher.detect(w, generation),
+                Kind::Capture => {
+                    if draining.is_some() {
+                        continue;
+                    }
+                    let cur = lock(&shared).current.clone();
+                    launcher.capture(&cur, true)
+                }
+            };
+            match spawned {
+                Ok(p) => {
+                    if slot.restart_reply.is_none() {
+                        slot.restarts += 1;
+                    }
+                    tracing::info!("{} started again (pid {})", slot.name, p.pid);
+                    slot.proc = Some(p);
+                    slot.started = now;
+                }
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = spawn_error {
+            break Err(e);
+        }
+
+        // Input: the next queued source, or the end of the rings.
+        let capture_idle = {
+            let c = &stack.slots[capture_idx];
+            c.proc.is_none() && c.restart_at.is_none()
+        };
+        if capture_idle && draining.is_none() && !rings_finished {
+            let next = lock(&shared).pending.pop_front();
+            if let Some(input) = next {
+                match launcher.capture(std::slice::from_ref(&input), false) {
+                    Ok(p) => {
+                        let c = &mut stack.slots[capture_idx];
+                        c.proc = Some(p);
+                        c.started = now;
+                        c.ready = true;
+                        lock(&shared).current = vec![input];
+                    }
+                    Err(e) => break Err(e),
+                }
+            } else if !sup.keep_running {
+                draining = draining.or(Some(now + Duration::from_secs(sup.shutdown_timeout)));
+            }
+        }
+        if capture_idle && draining.is_some() && !rings_finished {
+            if let Err(e) = finish_rings(&rt, workers) {
+                break Err(e);
+            }
+            rings_finished = true;
+        }
+        let workers_done = stack.slots[1..capture_idx].iter().all(|s| s.finished);
+        if rings_finished && workers_done && !writer_stopping {
+            writer_stopping = true;
+            stack.slots[0].signal(libc::SIGTERM);
+        }
+        if writer_stopping && stack.slots[0].finished {
+            break Ok(());
+        }
+
+        // What `Status` shows.
+        {
+            let mut s = lock(&shared);
+            s.state = if writer_stopping {
+                "stopping"
+            } else if draining.is_some() && (stop || rings_finished) {
+                "draining"
+            } else if s.current.is_empty() && s.pending.is_empty() {
+                "idle"
+            } else {
+                "running"
+            };
+            for (info, slot) in s.roles.iter_mut().zip(&stack.slots) {
+                info.pid = slot.pid();
+                info.state = slot.state();
+                info.started = slot.started;
+                info.restarts = slot.restarts;
+                info.last_exit.clone_from(&slot.last_exit);
+            }
         }
         std::thread::sleep(POLL);
-    }
+    };
     progress.clear();
-    stack.roles[writer].signal(libc::SIGTERM);
-    let status = stack.roles[writer].wait();
-    if !status.success() {
-        return Err(Failure::runtime(anyhow!(
-            "the eve-writer role failed ({status})"
-        )));
+    lock(&shared).state = "stopping";
+    if let Err(e) = outcome {
+        return Err(Failure::runtime(e));
     }
-
-    // A clean end: the outputs hold exactly the work the registry records.
     if uses_registry && let Err(e) = meerkat_capture::pcapdir::close_run(&config) {
         tracing::warn!("{e}");
     }
 
-    let summary = Summary::collect(&rt, &stack, workers, started.elapsed());
+    let summary = Summary::collect(&rt, &stack, workers, started.elapsed(), totals);
     let eve = config
         .eve_logs()
         .next()
@@ -766,6 +1274,10 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         line.push_str(&format!(
             "; {files} files read ({resumed} resumed), {skipped} already done"
         ));
+    }
+    let restarts: u32 = stack.slots.iter().map(|s| s.restarts).sum();
+    if restarts > 0 {
+        line.push_str(&format!("; {restarts} role restarts"));
     }
     if summary.input_errors > 0 {
         line.push_str(&format!(
@@ -792,7 +1304,26 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             .with_context(|| format!("cannot write {}", path.display()))
             .map_err(Failure::runtime)?;
     }
+    let _ = std::fs::remove_file(&server.socket);
     drop(stack);
     drop(runtime);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let cfg = meerkat_config::Supervisor {
+            restart_backoff_ms: 100,
+            restart_backoff_max_ms: 1000,
+            ..Default::default()
+        };
+        let ms: Vec<u128> = (1..=6).map(|n| backoff(&cfg, n).as_millis()).collect();
+        assert_eq!(ms, [100, 200, 400, 800, 1000, 1000]);
+        // Far past the window's count: no overflow.
+        assert_eq!(backoff(&cfg, 200).as_millis(), 1000);
+    }
 }

@@ -288,6 +288,7 @@ mod admin {
             worker: 0,
             events: vec![alert(sid)],
             flush: false,
+            ring_mark: 0,
         };
         tx.send(batch(1, 11)).await.unwrap();
         let eve = s.log_dir.join("eve.json");

@@ -121,6 +121,9 @@ pub fn counter_names(workers: usize) -> Vec<String> {
         "capture.files_resumed",
         "capture.files_skipped",
         "capture.files_deleted",
+        // Packets not sent again by a capture that replaced a dead one (the rings had
+        // them already).
+        "capture.resume_skipped",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -266,6 +269,7 @@ struct Counters {
     files_resumed: CounterRef,
     files_skipped: CounterRef,
     files_deleted: CounterRef,
+    resume_skipped: CounterRef,
     per_worker: Vec<CounterRef>,
     _page: CounterPage,
 }
@@ -284,6 +288,7 @@ impl Counters {
             files_resumed: page.expect("capture.files_resumed"),
             files_skipped: page.expect("capture.files_skipped"),
             files_deleted: page.expect("capture.files_deleted"),
+            resume_skipped: page.expect("capture.resume_skipped"),
             per_worker: (0..workers)
                 .map(|w| page.expect(&format!("capture.worker.{w}.packets")))
                 .collect(),
@@ -325,6 +330,20 @@ pub fn input_files(input: &Path) -> Result<Vec<PathBuf>, CaptureError> {
     Ok(files.into_iter().map(|(_, p)| p).collect())
 }
 
+/// How an offline run starts and ends (chosen by the supervisor).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OfflineOptions {
+    /// Continue the run of a capture that died: read the inputs again from the start and
+    /// skip every packet that its ring already received (by packet number: each ring
+    /// remembers the number of the last packet published to it), so no packet is lost
+    /// and none reaches a worker twice. Directory inputs with `pcap-file.continuous`
+    /// resume from their own checkpoints instead (see `pcapdir`).
+    pub resume: bool,
+    /// Leave the rings open at the end (more input may follow); the supervisor ends
+    /// them when the whole run is over.
+    pub keep_open: bool,
+}
+
 /// Reads `inputs` (files or directories) into the workers' rings, then marks the end of
 /// every ring. Stops early, cleanly, when `stop` becomes true. A truncated or corrupt
 /// file is logged as an error naming the file and offset (every packet before the bad
@@ -333,6 +352,16 @@ pub fn run_offline(
     config: &Config,
     inputs: &[PathBuf],
     stop: &AtomicBool,
+) -> Result<Summary, CaptureError> {
+    run_offline_with(config, inputs, stop, OfflineOptions::default())
+}
+
+/// [`run_offline`] with [`OfflineOptions`].
+pub fn run_offline_with(
+    config: &Config,
+    inputs: &[PathBuf],
+    stop: &AtomicBool,
+    opts: OfflineOptions,
 ) -> Result<Summary, CaptureError> {
     let runtime = config
         .runtime_dir
@@ -348,6 +377,21 @@ pub fn run_offline(
     }
     let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
     let counters = Counters::new(page, workers);
+    let dir_mode = pcapdir::applies(config, inputs);
+    let skip: Vec<u64> = if opts.resume && !dir_mode {
+        producers.iter().map(Producer::published_seq).collect()
+    } else {
+        for p in &mut producers {
+            p.reset_seq();
+        }
+        vec![0; workers]
+    };
+    if opts.resume && !dir_mode {
+        tracing::info!(
+            "resuming: skipping the packets each ring already has (up to packet {:?})",
+            skip
+        );
+    }
     let mut feeder = Feeder {
         producers,
         pending: vec![0; workers],
@@ -356,9 +400,11 @@ pub fn run_offline(
         summary: Summary::default(),
         done_before: 0,
         counters,
+        skip,
+        skipped: 0,
     };
 
-    let result = if pcapdir::applies(config, inputs) {
+    let result = if dir_mode {
         pcapdir::run(config, inputs, &mut feeder, stop)
     } else {
         (|| {
@@ -376,7 +422,11 @@ pub fn run_offline(
         })()
     };
     for p in &mut feeder.producers {
-        p.finish();
+        if opts.keep_open {
+            p.publish();
+        } else {
+            p.finish();
+        }
     }
     feeder.sync(0);
     if let Err(e) = &result {
@@ -397,6 +447,9 @@ struct Feeder {
     /// Input bytes of the files already finished.
     done_before: u64,
     counters: Counters,
+    /// Per worker: packets up to this number are already in its ring (resume).
+    skip: Vec<u64>,
+    skipped: u64,
 }
 
 impl Feeder {
@@ -413,6 +466,7 @@ impl Feeder {
         self.counters.bytes.set(self.summary.bytes);
         self.counters.files.set(self.summary.files);
         self.counters.done.set(self.done_before + offset_in_file);
+        self.counters.resume_skipped.set(self.skipped);
         for (c, v) in self.counters.per_worker.iter().zip(&self.per_worker) {
             c.set(*v);
         }
@@ -505,6 +559,11 @@ impl Feeder {
             } else {
                 hash::worker_for(hash::flow_hash(p.link_type, p.data), n)
             };
+            if self.summary.packets <= self.skip[w] {
+                self.skipped += 1;
+                self.per_worker[w] += 1;
+                continue;
+            }
             let meta = PacketMeta {
                 ts_ns: p.ts_ns,
                 seq: self.summary.packets,

@@ -11,6 +11,7 @@
 //! [`Config`] -> [`Config::validate`]. The supervisor writes the resolved config to the
 //! runtime directory, and every role process starts from that file.
 
+pub mod control;
 pub mod de;
 pub mod keys;
 pub mod live;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
+pub use control::{Control, Supervisor};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
 
@@ -1053,6 +1055,10 @@ pub struct Config {
     /// pure-Rust filter).
     #[serde(default = "default_mpm_algo")]
     pub mpm_algo: String,
+    #[serde(default)]
+    pub control: Control,
+    #[serde(default)]
+    pub supervisor: Supervisor,
 }
 
 fn default_mpm_algo() -> String {
@@ -1081,6 +1087,8 @@ impl Default for Config {
             dpdk: Dpdk::default(),
             run_as: RunAs::default(),
             mpm_algo: default_mpm_algo(),
+            control: Control::default(),
+            supervisor: Supervisor::default(),
         }
     }
 }
@@ -1121,6 +1129,7 @@ impl Config {
                 self.mpm_algo
             )));
         }
+        control::validate(&self.control, &self.supervisor)?;
         let known = keys::suricata_app_protocols();
         for name in self.app_layer.protocols.keys() {
             if !known.contains(&name.as_str()) {

@@ -6,6 +6,7 @@
 //! process; `meerkat run` starts as many as configured (`detect.workers`).
 
 pub mod app;
+pub mod control;
 pub mod decode;
 pub mod engine;
 pub mod events;
@@ -28,4 +29,6 @@ pub enum DetectError {
     Ring(#[from] meerkat_ring::RingError),
     #[error(transparent)]
     Sink(#[from] sink::SinkError),
+    #[error("{0}")]
+    Control(String),
 }

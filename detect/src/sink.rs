@@ -11,13 +11,21 @@
 //! taking batches from the channel, the channel fills, and [`EventSink::push`] blocks the
 //! worker (offline runs lose nothing).
 //!
-//! Marks: the worker says, with [`EventSink::mark`], that every event of the packets up to
-//! a ring sequence number has been pushed. The mark travels with the next batch, and once
-//! the writer has acknowledged that batch (its bytes are in the output) the client
-//! publishes the mark in a shared counter ([`AckedMark`]). Capture reads it to checkpoint
-//! a file offset only when everything before it is written (see capture's `pcapdir`).
-//! [`EventSink::flush_mark`] sends an outstanding mark at once (the worker calls it when
-//! its ring is empty, e.g. while capture waits for a checkpoint).
+//! Ring marks (exactly-once across a worker crash): the worker calls [`EventSink::begin`]
+//! before a batch of ring records and [`EventSink::mark`] with its ring read position
+//! after it. Batches are cut only at marks (a batch never holds part of a ring batch's
+//! events), each carries its mark (`EventBatch.ring_mark`), and once the writer has
+//! acknowledged a batch the client publishes its mark ([`EventSink::acked_mark`]); the
+//! worker releases ring space only up to that mark. A replacement worker asks the writer
+//! where to resume ([`resume_point`]: the highest mark it took, which also fences the
+//! dead incarnation's late batches) and skips the records before it: every packet's
+//! events are written once, even when the worker is killed.
+//!
+//! Each mark also names the ring sequence number of the last packet before it; once
+//! acknowledged it is published in a shared counter ([`AckedMark`]). Capture reads it to
+//! checkpoint a file offset only when everything before it is written (see capture's
+//! `pcapdir`). [`EventSink::flush_mark`] sends an outstanding mark at once (the worker
+//! calls it when its ring is empty, e.g. while capture waits for a checkpoint).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -45,22 +53,14 @@ pub struct SinkStats {
     pub resent: AtomicU64,
     pub reconnects: AtomicU64,
     pub duplicates: AtomicU64,
+    /// Highest ring mark whose batch the writer acknowledged.
+    pub acked_mark: AtomicU64,
+    /// Handoffs (see [`EventSink::flush_mark`]) whose events are all acknowledged.
+    pub handoffs_acked: AtomicU64,
 }
 
-/// Errors of the sink.
-#[derive(Debug, thiserror::Error)]
-pub enum SinkError {
-    #[error("event client thread: {0}")]
-    Thread(String),
-    #[error("eve-writer at {path} did not acknowledge {unacked} batches within {secs} s")]
-    Undelivered {
-        path: PathBuf,
-        unacked: usize,
-        secs: u64,
-    },
-}
-
-/// The shared counter where the client publishes the highest acknowledged mark.
+/// The shared counter where the client publishes the highest acknowledged packet
+/// sequence number.
 #[derive(Debug, Clone)]
 pub struct AckedMark {
     /// Keeps the page mapped while the client thread writes to it.
@@ -71,12 +71,29 @@ pub struct AckedMark {
 /// What the worker hands to the client thread.
 #[derive(Debug)]
 struct Handoff {
+    /// Ring sequence number of the last packet before `mark`.
+    seq: u64,
     events: Vec<Event>,
-    /// Every event of the packets up to this ring sequence number is in this batch or
-    /// an earlier one.
+    /// Ring position: every event of the records before it is in this handoff or an
+    /// earlier one.
     mark: u64,
     /// Ask the writer to flush (and so acknowledge) at once.
     flush: bool,
+}
+
+/// Errors of the sink.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error("event client thread: {0}")]
+    Thread(String),
+    #[error("cannot ask the eve-writer at {path} where to resume: {reason}")]
+    Resume { path: PathBuf, reason: String },
+    #[error("eve-writer at {path} did not acknowledge {unacked} batches within {secs} s")]
+    Undelivered {
+        path: PathBuf,
+        unacked: usize,
+        secs: u64,
+    },
 }
 
 /// Settings of a sink.
@@ -90,17 +107,29 @@ pub struct SinkConfig {
     pub max_unacked: usize,
     /// How long [`EventSink::finish`] waits for the last acknowledgements.
     pub finish_timeout: Duration,
-    /// Where to publish acknowledged marks, if anywhere.
+    /// Incarnation number (ns since the epoch at start); 0 = take the current time.
+    pub epoch: u64,
+    /// Where to publish acknowledged packet sequence numbers, if anywhere.
     pub acked: Option<AckedMark>,
 }
+
+/// A batch grows past `batch_size` until the next mark, but not past this many times it.
+const MAX_BATCH_FACTOR: usize = 16;
 
 /// Batches events and hands them to the client thread.
 #[derive(Debug)]
 pub struct EventSink {
     tx: Option<mpsc::Sender<Handoff>>,
     batch: Vec<Event>,
+    /// Last ring mark given, and the last one handed over.
     mark: u64,
     mark_sent: u64,
+    /// Packet sequence number of the last packet before `mark`.
+    seq: u64,
+    /// No record has been processed since the last mark: a batch may be cut here.
+    at_mark: bool,
+    /// Handoffs made so far.
+    handed: u64,
     batch_started: Option<Instant>,
     cfg: SinkConfig,
     stats: Arc<SinkStats>,
@@ -134,10 +163,11 @@ impl EventSink {
         let client = Client {
             socket: cfg.socket.clone(),
             producer: cfg.producer.clone(),
-            epoch: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1),
+            epoch: if cfg.epoch != 0 {
+                cfg.epoch
+            } else {
+                new_epoch()
+            },
             worker: cfg.worker,
             max_unacked: cfg.max_unacked.max(1),
             stats: stats.clone(),
@@ -155,6 +185,9 @@ impl EventSink {
             batch: Vec::with_capacity(cfg.batch_size),
             mark: 0,
             mark_sent: 0,
+            seq: 0,
+            at_mark: true,
+            handed: 0,
             batch_started: None,
             stats,
             cfg,
@@ -167,16 +200,49 @@ impl EventSink {
         &self.stats
     }
 
-    /// Adds an event; sends the batch when it is full.
+    /// The counters, shared (for a thread that waits on acknowledgements).
+    pub fn shared_stats(&self) -> Arc<SinkStats> {
+        self.stats.clone()
+    }
+
+    /// Adds an event; sends the batch when it is full and at a mark.
     pub fn push(&mut self, ev: Event) {
         if self.batch.is_empty() {
             self.batch_started = Some(Instant::now());
         }
         self.batch.push(ev);
         self.stats.events.fetch_add(1, Ordering::Relaxed);
-        if self.batch.len() >= self.cfg.batch_size {
-            self.flush();
+        let full = self.batch.len() >= self.cfg.batch_size;
+        if full
+            && (self.at_mark
+                || self.batch.len() >= self.cfg.batch_size.saturating_mul(MAX_BATCH_FACTOR))
+        {
+            // Past the hard bound a batch is cut between marks: memory stays bounded,
+            // and only a crash right then could write those few events twice.
+            self.hand_over(false);
         }
+    }
+
+    /// A batch of ring records starts: batches are not cut until the next mark.
+    pub fn begin(&mut self) {
+        self.at_mark = false;
+    }
+
+    /// Every event of the ring records before position `pos` has been pushed; the last
+    /// of them has packet sequence number `seq`.
+    pub fn mark(&mut self, pos: u64, seq: u64) {
+        self.mark = self.mark.max(pos);
+        self.seq = self.seq.max(seq);
+        self.at_mark = true;
+        if self.batch.len() >= self.cfg.batch_size {
+            self.hand_over(false);
+        }
+    }
+
+    /// Highest ring mark whose events the writer has acknowledged: the worker may
+    /// release its ring up to here.
+    pub fn acked_mark(&self) -> u64 {
+        self.stats.acked_mark.load(Ordering::Acquire)
     }
 
     /// Sends the batch if it is older than the batch delay.
@@ -188,12 +254,6 @@ impl EventSink {
         }
     }
 
-    /// Records that every event of the packets up to ring sequence number `seq` has been
-    /// pushed.
-    pub fn mark(&mut self, seq: u64) {
-        self.mark = self.mark.max(seq);
-    }
-
     /// Sends the current batch (blocking while the client is full: backpressure).
     pub fn flush(&mut self) {
         self.batch_started = None;
@@ -203,19 +263,24 @@ impl EventSink {
         self.hand_over(false);
     }
 
-    /// Sends the current batch, even empty, with a flush request, if the mark moved since
-    /// the last batch: the mark is acknowledged without waiting for more events.
-    pub fn flush_mark(&mut self) {
-        if self.mark > self.mark_sent {
+    /// Sends what is pending, even an empty batch if the mark moved, with a flush
+    /// request, so that the writer acknowledges everything now. Returns the number of
+    /// handoffs made so far: once [`SinkStats::handoffs_acked`] reaches it, every event
+    /// pushed before the call is written.
+    pub fn flush_mark(&mut self) -> u64 {
+        if !self.batch.is_empty() || self.mark > self.mark_sent {
             self.batch_started = None;
             self.hand_over(true);
         }
+        self.handed
     }
 
     fn hand_over(&mut self, flush: bool) {
         let events = std::mem::replace(&mut self.batch, Vec::with_capacity(self.cfg.batch_size));
         self.mark_sent = self.mark;
+        self.handed += 1;
         let h = Handoff {
+            seq: self.seq,
             events,
             mark: self.mark,
             flush,
@@ -271,16 +336,21 @@ struct Client {
 }
 
 impl Client {
-    fn publish_mark(&self, mark: u64) {
+    /// A handoff's events are all written: publish its ring mark and packet seq.
+    fn acked(&self, ring_mark: u64, seq: u64) {
+        self.stats
+            .acked_mark
+            .fetch_max(ring_mark, Ordering::Release);
         if let Some(a) = &self.acked {
-            a.counter.max(mark);
+            a.counter.max(seq);
         }
+        self.stats.handoffs_acked.fetch_add(1, Ordering::Release);
     }
 
     /// Delivers every batch from `rx`; returns the number left unacknowledged (0 unless
     /// the runtime is torn down).
     async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
-        // Each unacknowledged batch with the mark it carries.
+        // Each unacknowledged batch with the packet seq of its mark.
         let mut unacked: VecDeque<(EventBatch, u64)> = VecDeque::new();
         let mut next_seq = 1u64;
         let mut input_closed = false;
@@ -341,8 +411,8 @@ impl Client {
                     ack = acks.message() => match ack {
                         Ok(Some(a)) => {
                             while unacked.front().is_some_and(|(b, _)| b.seq <= a.seq) {
-                                if let Some((_, mark)) = unacked.pop_front() {
-                                    self.publish_mark(mark);
+                                if let Some((b, seq)) = unacked.pop_front() {
+                                    self.acked(b.ring_mark, seq);
                                 }
                                 self.stats.batches_acked.fetch_add(1, Ordering::Relaxed);
                             }
@@ -362,13 +432,14 @@ impl Client {
                         if finishing && unacked.is_empty() {
                             return 0;
                         }
-                        let (events, mark, asked) = match next {
-                            Some(h) => (h.events, h.mark, h.flush),
-                            None => (Vec::new(), 0, false),
+                        let (events, mark, seq, asked) = match next {
+                            Some(h) => (h.events, h.mark, h.seq, h.flush),
+                            None => (Vec::new(), 0, 0, false),
                         };
                         if events.is_empty() && !finishing && unacked.is_empty() {
-                            // Nothing in flight: every earlier event is written already.
-                            self.publish_mark(mark);
+                            // Nothing in flight: every earlier event is written already,
+                            // and so is this mark's.
+                            self.acked(mark, seq);
                             continue;
                         }
                         let batch = EventBatch {
@@ -382,9 +453,10 @@ impl Client {
                             flush: finishing
                                 || asked
                                 || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
+                            ring_mark: mark,
                         };
                         next_seq += 1;
-                        unacked.push_back((batch.clone(), mark));
+                        unacked.push_back((batch.clone(), seq));
                         self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
                         if req_tx.send(batch).await.is_err() {
                             self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
@@ -395,4 +467,59 @@ impl Client {
             }
         }
     }
+}
+
+/// A new incarnation number: ns since the Unix epoch.
+pub fn new_epoch() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// Asks the eve-writer at `socket` where `producer` resumes its ring (the highest ring
+/// mark the writer took from it, 0 for none) and fences its incarnations older than
+/// `epoch`. Retries until `timeout` while the writer is not reachable.
+pub fn resume_point(
+    socket: &Path,
+    producer: &str,
+    epoch: u64,
+    timeout: Duration,
+) -> Result<u64, SinkError> {
+    use meerkat_proto::events::ResumeRequest;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SinkError::Thread(e.to_string()))?;
+    let deadline = Instant::now() + timeout;
+    rt.block_on(async {
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let attempt = async {
+                let channel = connect(socket).await.map_err(|e| e.to_string())?;
+                let mut client = EventStreamClient::new(channel);
+                client
+                    .resume(ResumeRequest {
+                        producer: producer.to_string(),
+                        epoch,
+                    })
+                    .await
+                    .map(|r| r.into_inner().ring_mark)
+                    .map_err(|s| s.message().to_string())
+            };
+            match attempt.await {
+                Ok(mark) => return Ok(mark),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(SinkError::Resume {
+                        path: socket.to_path_buf(),
+                        reason: e,
+                    });
+                }
+                Err(_) => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    })
 }

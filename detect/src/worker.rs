@@ -22,12 +22,13 @@ use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
 use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Transport};
+use crate::control::{self, Command};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
-use crate::sink::{AckedMark, EventSink, SinkConfig};
+use crate::sink::{self, AckedMark, EventSink, SinkConfig};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -108,6 +109,12 @@ const STAT_NAMES: &[&str] = &[
     // The highest ring sequence number whose events the eve-writer has all written (see
     // sink.rs: marks); capture's checkpoints wait on it. Written by the sink's thread.
     "acked_seq",
+    // Ruleset generation in use (1 at start, raised by each live reload) and reloads.
+    "rules_generation",
+    "rules_reloads",
+    // Ring records skipped at start because the eve-writer already had their events
+    // (a replacement of a worker that died).
+    "resume_skipped",
 ];
 
 /// Counter names of worker `index`.
@@ -173,17 +180,35 @@ impl Out {
         }
     }
 
-    /// Every event of the packets up to ring sequence `seq` is pushed.
-    fn mark(&mut self, seq: u64) {
+    /// A batch of ring records starts (event batches are cut only at marks).
+    fn begin(&mut self) {
         if let Out::Grpc(s) = self {
-            s.mark(seq);
+            s.begin();
         }
     }
 
-    /// Idle: asks for what is pushed to be acknowledged now.
-    fn flush_mark(&mut self) {
+    /// Every event of the ring records before position `pos` is pushed; the last of
+    /// them has ring sequence number `seq`.
+    fn mark(&mut self, pos: u64, seq: u64) {
         if let Out::Grpc(s) = self {
-            s.flush_mark();
+            s.mark(pos, seq);
+        }
+    }
+
+    /// Asks for what is pushed to be acknowledged now; returns the handoff count to
+    /// wait for (see `EventSink::flush_mark`).
+    fn flush_mark(&mut self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.flush_mark(),
+            Out::Collect(_) => 0,
+        }
+    }
+
+    /// Highest ring position whose events are acknowledged (everything, in process).
+    fn acked_mark(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.acked_mark(),
+            Out::Collect(_) => u64::MAX,
         }
     }
 
@@ -1046,9 +1071,29 @@ impl InProcess {
     }
 }
 
-/// Runs worker `index` until its ring ends (or `stop` is set and the ring is drained of
-/// what is already there).
+/// How long a starting worker tries to reach the eve-writer to learn where to resume.
+const RESUME_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs worker `index` until its ring ends (or `stop` is set: it ends after the current
+/// batch, leaving the rest of the ring to the next worker), with the ruleset generation 1.
 pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSummary, DetectError> {
+    run_generation(config, index, 1, stop)
+}
+
+/// Runs worker `index` (see [`run`]) reporting its configured ruleset as `generation`
+/// (a worker started again after live reloads is handed the current one).
+///
+/// Crash safety: the worker holds the ring records it processed until the eve-writer has
+/// acknowledged their events (see `sink`'s ring marks); a worker started on a ring whose
+/// previous worker died asks the writer where to resume and skips what is written. Its
+/// flows start empty: the packets the dead worker had seen of a flow are gone, so a
+/// flow that straddles the crash is tracked from the first packet after it.
+pub fn run_generation(
+    config: &Config,
+    index: usize,
+    generation: u64,
+    stop: &AtomicBool,
+) -> Result<WorkerSummary, DetectError> {
     let runtime = config
         .runtime_dir
         .clone()
@@ -1075,6 +1120,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         ));
     }
     let engine = Engine::with_algo(loaded.rules, loaded.names, algo);
+    let names = engine.names.clone();
     tracing::info!(
         worker = index,
         rules = summary.rules_loaded,
@@ -1093,6 +1139,9 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     // Rule loading is reported apart so that packet-path CPU can be told from it.
     c("rules_load_us").set(started.elapsed().as_micros() as u64);
     c("rules_load_cpu_us").set(self_cpu_us());
+    c("rules_generation").set(generation);
+    let gen_ref = c("rules_generation");
+    let reloads_ref = c("rules_reloads");
     let refs: Vec<CounterRef> = STAT_NAMES.iter().map(|n| c(n)).collect();
     let decode_refs: Vec<CounterRef> = DecodeEvent::ALL
         .iter()
@@ -1102,20 +1151,48 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     let ring = ring_path(&runtime, index);
     meerkat_ring::create(&ring, config.capture.ring_size.bytes() as usize)?;
     let mut consumer = Consumer::attach(&ring)?;
+    consumer.hold();
+    let epoch = sink::new_epoch();
+    let producer = format!("detect-{index}");
+    let resume = sink::resume_point(&eve_socket(&runtime), &producer, epoch, RESUME_TIMEOUT)?;
+    if resume > consumer.position() {
+        let skipped = consumer.skip_to(resume)?;
+        consumer.release_to(consumer.position());
+        c("resume_skipped").set(skipped);
+        tracing::info!(
+            worker = index,
+            skipped,
+            "resuming after the records whose events the eve-writer already has"
+        );
+    }
 
     let sink = EventSink::start(SinkConfig {
         socket: eve_socket(&runtime),
-        producer: format!("detect-{index}"),
+        producer,
         worker: index as u32,
         batch_size: config.detect.event_batch_size,
         batch_delay: Duration::from_millis(config.detect.event_batch_delay_ms),
         max_unacked: config.detect.max_unacked_batches,
         finish_timeout: Duration::from_secs(60),
+        epoch,
         acked: Some(AckedMark {
             page: page.clone(),
             counter: c("acked_seq"),
         }),
     })?;
+    let commands = control::start(
+        &control::socket_path(&runtime, index),
+        control::Setup {
+            index,
+            ctx: ctx.clone(),
+            algo,
+            names,
+            sink: sink.shared_stats(),
+        },
+    )?;
+    // Past this many held bytes (processed, not yet acknowledged) the worker asks for
+    // acknowledgements at once, so that capture does not wait on a full ring.
+    let hold_limit = (consumer.capacity() / 4) as u64;
 
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
     let table =
@@ -1132,6 +1209,7 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     let mut last_seq = 0u64;
     loop {
         let mut n = 0;
+        w.x.sink.begin();
         loop {
             let rec = match consumer.next_record() {
                 Ok(Some(r)) => r,
@@ -1150,7 +1228,6 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
                 break;
             }
         }
-        consumer.release();
         let s = w.x.stats;
         let values = [
             s.packets,
@@ -1179,17 +1256,55 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         for (r, v) in decode_refs.iter().zip(w.x.decode_counts) {
             r.set(v);
         }
-        w.x.sink.tick(Instant::now());
         w.sweep();
-        // Every event of the packets up to `last_seq` is pushed (the sweep included).
-        w.x.sink.mark(last_seq);
-        if n == 0 {
-            // Idle: have what is pushed acknowledged now (capture may be waiting on it).
+        // Every event of the records read so far is pushed (the sweep's included).
+        w.x.sink.mark(consumer.position(), last_seq);
+        w.x.sink.tick(Instant::now());
+        if consumer.position() - consumer.released() > hold_limit {
             w.x.sink.flush_mark();
-            if stop.load(Ordering::Relaxed) {
-                break;
+        }
+        consumer.release_to(w.x.sink.acked_mark());
+        while let Ok(cmd) = commands.try_recv() {
+            match cmd {
+                Command::Swap {
+                    generation,
+                    engine,
+                    reply,
+                } => {
+                    let old = std::mem::replace(&mut w.x.engine, *engine);
+                    w.x.st.renew();
+                    gen_ref.set(generation);
+                    reloads_ref.add(1);
+                    tracing::info!(
+                        worker = index,
+                        generation,
+                        rules = w.x.engine.len(),
+                        "ruleset swapped in"
+                    );
+                    // The old engine is freed by the control thread.
+                    let _ = reply.send(Box::new(old));
+                }
+                Command::Flush { reply } => {
+                    let _ = reply.send(w.x.sink.flush_mark());
+                }
             }
-            match consumer.wait(Duration::from_millis(100)) {
+        }
+        if stop.load(Ordering::Relaxed) {
+            // Asked to stop (a restart): what is left in the ring stays there for the
+            // next worker, which resumes where this one ends.
+            break;
+        }
+        if n == 0 {
+            // Idle: have what is pushed acknowledged now (the ring space it holds, and
+            // capture's checkpoints, wait on it).
+            w.x.sink.flush_mark();
+            // Holding records: look for their acknowledgement again soon.
+            let wait = if consumer.position() > consumer.released() {
+                Duration::from_millis(2)
+            } else {
+                Duration::from_millis(100)
+            };
+            match consumer.wait(wait) {
                 WaitOutcome::Eof => break,
                 WaitOutcome::Ready | WaitOutcome::TimedOut => {}
             }
@@ -1204,6 +1319,9 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
     if let Out::Grpc(sink) = w.x.sink {
         sink.finish()?;
     }
+    // Everything is acknowledged: the ring space can go (not before, so that a worker
+    // that fails here leaves its records to a replacement).
+    consumer.release_to(consumer.position());
     Ok(summary)
 }
 

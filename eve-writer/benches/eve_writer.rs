@@ -364,6 +364,7 @@ fn make_batch(pool: &[Event], worker: u32, seq: u64, last: u64) -> EventBatch {
             .map(|i| pool[(start + i) % pool.len()].clone())
             .collect(),
         flush: seq == last,
+        ring_mark: 0,
     }
 }
 
@@ -518,6 +519,7 @@ fn latency(samples: usize) {
                 worker: 0,
                 events: vec![synthetic_event(s as u32)],
                 flush: false,
+                ring_mark: 0,
             })
             .await
             .unwrap();
@@ -556,6 +558,7 @@ fn profile(events: usize) {
         worker: 0,
         events: pool[..BATCH].to_vec(),
         flush: false,
+        ring_mark: 0,
     };
     let bytes = batch.encode_to_vec();
     let rounds = events / BATCH;

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::mpsc::Sender;
 
 use meerkat_proto::events::event_stream_server::EventStream;
-use meerkat_proto::events::{BatchAck, EventBatch};
+use meerkat_proto::events::{BatchAck, EventBatch, ResumeReply, ResumeRequest};
 use meerkat_proto::writer::writer_admin_server::WriterAdmin;
 use meerkat_proto::writer::{
     CountersReply, CountersRequest, FlushReply, FlushRequest, ReopenReply, ReopenRequest,
@@ -89,6 +89,30 @@ impl EventStream for EventService {
             let _ = forward.await;
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn resume(
+        &self,
+        request: Request<ResumeRequest>,
+    ) -> Result<Response<ResumeReply>, Status> {
+        let r = request.into_inner();
+        if r.producer.is_empty() {
+            return Err(Status::invalid_argument(
+                "resume: the producer name is empty",
+            ));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(Msg::Resume {
+                producer: r.producer,
+                epoch: r.epoch,
+                reply: tx,
+            })
+            .map_err(|_| Status::unavailable("eve-writer is stopping"))?;
+        let ring_mark = rx
+            .await
+            .map_err(|_| Status::unavailable("eve-writer is stopping"))?;
+        Ok(Response::new(ResumeReply { ring_mark }))
     }
 }
 

@@ -46,6 +46,13 @@ pub enum Msg {
     Reopen(Option<oneshot::Sender<ReopenReply>>),
     /// The writer's counters.
     Counters(oneshot::Sender<Vec<(String, u64)>>),
+    /// A (re)starting producer asks where to resume its ring: the highest ring mark
+    /// taken from any of its incarnations. Older epochs are fenced from now on.
+    Resume {
+        producer: String,
+        epoch: u64,
+        reply: oneshot::Sender<u64>,
+    },
     /// Flush and stop.
     Shutdown,
 }
@@ -86,6 +93,7 @@ const COUNTERS: &[&str] = &[
     "held_bytes",
     "reopens",
     "stats_records",
+    "fenced_batches",
 ];
 
 /// Counter names of the writer's page.
@@ -113,6 +121,7 @@ struct Counters {
     held: CounterRef,
     reopens: CounterRef,
     stats_records: CounterRef,
+    fenced: CounterRef,
     by_type: Vec<CounterRef>,
     page: CounterPage,
 }
@@ -201,6 +210,8 @@ pub struct Writer {
     /// Per output, the target chosen for the current batch.
     chosen: Vec<Option<usize>>,
     blocked: Vec<usize>,
+    /// Per producer name: (lowest epoch still accepted, highest ring mark taken).
+    marks: HashMap<String, (u64, u64)>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -233,6 +244,7 @@ impl Writer {
             held: c("held_bytes"),
             reopens: c("reopens"),
             stats_records: c("stats_records"),
+            fenced: c("fenced_batches"),
             by_type: TYPES
                 .iter()
                 .map(|t| c(&format!("events.{}", render::type_name(*t))))
@@ -256,6 +268,7 @@ impl Writer {
             line: Vec::with_capacity(4096),
             chosen: Vec::new(),
             blocked: Vec::new(),
+            marks: HashMap::new(),
         };
         for (producer, epoch, done) in w.state.entries() {
             let i = w.producer_idx(&producer, epoch);
@@ -373,10 +386,36 @@ impl Writer {
         idx
     }
 
-    /// Writes a batch (unless already taken) and queues its acknowledgement.
+    /// Where a (re)starting producer resumes (see [`Msg::Resume`]).
+    fn resume(&mut self, producer: String, epoch: u64) -> u64 {
+        let e = self.marks.entry(producer).or_insert((0, 0));
+        e.0 = e.0.max(epoch);
+        e.1
+    }
+
+    /// Writes a batch (unless already taken, or from a fenced incarnation) and queues
+    /// its acknowledgement.
     fn take(&mut self, batch: EventBatch, tx: oneshot::Sender<BatchAck>) {
         let now = Instant::now();
         self.counters.batches.add(1);
+        if let Some((fence, _)) = self.marks.get(&batch.producer)
+            && batch.epoch < *fence
+        {
+            // A dead incarnation's batch arriving after its replacement asked where to
+            // resume: the replacement produces these events again from its ring.
+            self.counters.fenced.add(1);
+            let _ = tx.send(BatchAck {
+                producer: batch.producer,
+                epoch: batch.epoch,
+                seq: batch.seq,
+                duplicates: 0,
+            });
+            return;
+        }
+        if batch.ring_mark > 0 {
+            let e = self.marks.entry(batch.producer.clone()).or_insert((0, 0));
+            e.1 = e.1.max(batch.ring_mark);
+        }
         let pi = self.producer_idx(&batch.producer, batch.epoch);
         let mut ack = BatchAck {
             producer: batch.producer,
@@ -637,6 +676,13 @@ impl Writer {
                 Ok(Msg::Counters(tx)) => {
                     let _ = tx.send(self.counter_values());
                 }
+                Ok(Msg::Resume {
+                    producer,
+                    epoch,
+                    reply,
+                }) => {
+                    let _ = reply.send(self.resume(producer, epoch));
+                }
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                     self.shutdown();
                     return;
@@ -748,6 +794,7 @@ mod tests {
             worker,
             events,
             flush,
+            ring_mark: 0,
         }
     }
 

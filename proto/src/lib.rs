@@ -6,6 +6,8 @@
 //!   reconnect.
 //! - [`writer`]: `WriterAdmin`, the eve-writer's control service (flush, reopen,
 //!   counters), served on the same socket as the event stream.
+//! - [`control`]: `Control`, the stack's control API (`meerkat ctl`), and
+//!   `WorkerControl`, the supervisor's channel to each detect worker (rule reload, flush).
 //!
 //! The `.proto` files under `proto/` are the source of truth; this crate compiles them at
 //! build time with `protox` (no `protoc` needed).
@@ -20,4 +22,9 @@ pub mod events {
 /// Eve-writer administration (control -> eve-writer).
 pub mod writer {
     tonic::include_proto!("meerkat.writer.v1");
+}
+
+/// Control API (ctl -> supervisor) and worker control (supervisor -> detect worker).
+pub mod control {
+    tonic::include_proto!("meerkat.control.v1");
 }

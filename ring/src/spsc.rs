@@ -7,7 +7,8 @@
 //! offset 0      header (4096 bytes)
 //!   0           meta line:      magic "MKRING01", version, header size, capacity, created
 //!   128         producer line:  head (bytes published), head_seq (futex word), producer
-//!                               waiting flag, producer pid, eof flag, heartbeat, counters
+//!                               waiting flag, producer pid, eof flag, heartbeat, counters,
+//!                               seq of the last published record
 //!   256         consumer line:  tail (bytes released), tail_seq (futex word), consumer
 //!                               waiting flag, consumer pid, heartbeat, counters
 //! offset 4096   data region: `capacity` bytes (a power of two), used as a circle
@@ -131,6 +132,9 @@ struct ProducerLine {
     heartbeat_ns: AtomicU64,
     records: AtomicU64,
     full_waits: AtomicU64,
+    /// Packet number (`seq`) of the last published record (0 = none since the producer
+    /// reset it): a restarted capture skips what the ring already received.
+    last_seq: AtomicU64,
 }
 
 #[repr(C)]
@@ -206,6 +210,8 @@ pub struct RingStatus {
     pub records_read: u64,
     pub full_waits: u64,
     pub corrupt: u64,
+    /// Packet number of the last published record (see [`Producer::published_seq`]).
+    pub last_seq: u64,
 }
 
 impl RingStatus {
@@ -406,6 +412,7 @@ pub fn status(path: &Path) -> Result<RingStatus, RingError> {
         records_read: c.records.load(Ordering::Relaxed),
         full_waits: p.full_waits.load(Ordering::Relaxed),
         corrupt: c.corrupt.load(Ordering::Relaxed),
+        last_seq: p.last_seq.load(Ordering::Acquire),
     })
 }
 
@@ -465,6 +472,8 @@ pub struct Producer {
     tail_cache: u64,
     /// Records written since the last publish.
     pending: u64,
+    /// `seq` of the last record written.
+    last_seq: u64,
     max_record: usize,
 }
 
@@ -494,9 +503,28 @@ impl Producer {
             published: head,
             tail_cache: tail,
             pending: 0,
+            last_seq: h.prod.0.last_seq.load(Ordering::Acquire),
             max_record: cap / 4,
             map,
         })
+    }
+
+    /// Packet number (`PacketMeta::seq`) of the last record a producer of this ring
+    /// published, 0 after [`reset_seq`](Self::reset_seq). A capture that replaces a dead
+    /// one reads it to skip the packets the ring already has.
+    pub fn published_seq(&self) -> u64 {
+        self.map.header().prod.0.last_seq.load(Ordering::Acquire)
+    }
+
+    /// Starts a new numbering (a new input): forgets the last published packet number.
+    pub fn reset_seq(&mut self) {
+        self.last_seq = 0;
+        self.map
+            .header()
+            .prod
+            .0
+            .last_seq
+            .store(0, Ordering::Release);
     }
 
     /// The largest packet this ring takes.
@@ -570,6 +598,7 @@ impl Producer {
         }
         self.head += len as u64;
         self.pending += 1;
+        self.last_seq = meta.seq;
         Ok(true)
     }
 
@@ -582,6 +611,8 @@ impl Producer {
         }
         h.prod.0.records.fetch_add(self.pending, Ordering::Relaxed);
         self.pending = 0;
+        // Before head: a reader that sees the new head sees at least this seq.
+        h.prod.0.last_seq.store(self.last_seq, Ordering::Release);
         // SeqCst on both sides of the waiting-flag handshake (store here, load of
         // `waiting` below; store of `waiting`, load of `head` in the consumer) so that
         // either the consumer sees the new head or we see it waiting.
@@ -696,6 +727,8 @@ pub struct Consumer {
     /// Last `head` read from the producer line.
     head_cache: u64,
     pending: u64,
+    /// When set, releases never go beyond this position (see [`Consumer::hold`]).
+    ceiling: Option<u64>,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -721,8 +754,57 @@ impl Consumer {
             released: tail,
             head_cache: tail,
             pending: 0,
+            ceiling: None,
             map,
         })
+    }
+
+    /// Data region size in bytes.
+    pub fn capacity(&self) -> usize {
+        self.map.capacity
+    }
+
+    /// The read position: bytes of the ring read so far (released or not). A position
+    /// taken right after a record is a record boundary, valid for
+    /// [`release_to`](Self::release_to) and [`skip_to`](Self::skip_to).
+    pub fn position(&self) -> u64 {
+        self.tail
+    }
+
+    /// The position released to the producer so far.
+    pub fn released(&self) -> u64 {
+        self.released
+    }
+
+    /// From now on, space is released only up to what [`release_to`](Self::release_to)
+    /// allows (also by `release`, `wait` and drop). A worker holds the records it
+    /// processed until their events are acknowledged downstream, so that its
+    /// replacement processes again whatever a crash lost.
+    pub fn hold(&mut self) {
+        self.ceiling = Some(self.released);
+    }
+
+    /// Releases up to `pos` (clamped to what was read); raises the hold ceiling.
+    pub fn release_to(&mut self, pos: u64) {
+        let pos = pos.min(self.tail);
+        if let Some(c) = &mut self.ceiling {
+            *c = (*c).max(pos);
+        }
+        self.release();
+    }
+
+    /// Reads and drops every record before `pos` (a record boundary after the current
+    /// position): a replacement worker skips what downstream already has. Returns the
+    /// records skipped; stops early at the published head.
+    pub fn skip_to(&mut self, pos: u64) -> Result<u64, RingError> {
+        let mut n = 0;
+        while self.tail < pos {
+            match self.next_record()? {
+                Some(_) => n += 1,
+                None => break,
+            }
+        }
+        Ok(n)
     }
 
     fn corrupt(&self, reason: &'static str) -> RingError {
@@ -814,18 +896,21 @@ impl Consumer {
         self.release();
     }
 
-    /// Gives the space of every record read so far back to the producer.
+    /// Gives the space of every record read so far back to the producer (under
+    /// [`hold`](Self::hold): up to the ceiling).
     pub fn release(&mut self) {
         let h = self.map.header();
         h.cons.0.heartbeat_ns.store(now_ns(), Ordering::Relaxed);
-        if self.tail == self.released {
+        let to = self.ceiling.map_or(self.tail, |c| c.min(self.tail));
+        if to <= self.released {
             return;
         }
+        // Under a hold the count runs ahead of the space by at most the held records.
         h.cons.0.records.fetch_add(self.pending, Ordering::Relaxed);
         self.pending = 0;
-        h.cons.0.tail.store(self.tail, Ordering::SeqCst);
+        h.cons.0.tail.store(to, Ordering::SeqCst);
         h.cons.0.tail_seq.fetch_add(1, Ordering::SeqCst);
-        self.released = self.tail;
+        self.released = to;
         if h.prod.0.waiting.load(Ordering::SeqCst) != 0 {
             futex::wake_all(&h.cons.0.tail_seq);
         }
@@ -1018,6 +1103,77 @@ mod tests {
         // The dead consumer's pid is ours, so we may re-attach immediately.
         let mut c = Consumer::attach(&path).unwrap();
         assert_eq!(c.next_record().unwrap().unwrap().meta.seq, 5);
+    }
+
+    #[test]
+    fn held_records_are_released_only_to_the_ceiling() {
+        let (_d, path) = ring(MIN_CAPACITY);
+        let mut p = Producer::attach(&path).unwrap();
+        for seq in 1..=10 {
+            assert!(p.try_push(&meta(seq), b"x").unwrap());
+        }
+        p.publish();
+        let after_three;
+        {
+            let mut c = Consumer::attach(&path).unwrap();
+            c.hold();
+            for _ in 0..3 {
+                c.next_record().unwrap().unwrap();
+            }
+            after_three = c.position();
+            for _ in 0..5 {
+                c.next_record().unwrap().unwrap();
+            }
+            // release, wait and drop keep everything: nothing is acknowledged yet.
+            c.release();
+            assert_eq!(c.wait(Duration::from_millis(1)), WaitOutcome::Ready);
+            assert_eq!(status(&path).unwrap().tail, 0);
+            c.release_to(after_three);
+            assert_eq!(c.released(), after_three);
+            // A position beyond what was read is clamped.
+            c.release_to(u64::MAX);
+            assert_eq!(c.released(), c.position());
+            c.hold();
+            c.next_record().unwrap().unwrap();
+            // Dies holding record 9.
+        }
+        let mut c = Consumer::attach(&path).unwrap();
+        assert_eq!(c.next_record().unwrap().unwrap().meta.seq, 9);
+        drop(c);
+        // A replacement told that downstream has everything up to record 3 skips them
+        // (records of the same size sit at the same positions in another ring).
+        let (_d2, path2) = ring(MIN_CAPACITY);
+        let mut p2 = Producer::attach(&path2).unwrap();
+        for seq in 1..=5 {
+            assert!(p2.try_push(&meta(seq), b"yy").unwrap());
+        }
+        p2.publish();
+        let mut c2 = Consumer::attach(&path2).unwrap();
+        assert_eq!(c2.skip_to(after_three).unwrap(), 3);
+        assert_eq!(c2.next_record().unwrap().unwrap().meta.seq, 4);
+        // Skipping stops at the published head.
+        assert_eq!(c2.skip_to(u64::MAX).unwrap(), 1);
+    }
+
+    #[test]
+    fn producer_records_the_last_published_seq() {
+        let (_d, path) = ring(MIN_CAPACITY);
+        {
+            let mut p = Producer::attach(&path).unwrap();
+            assert_eq!(p.published_seq(), 0);
+            for seq in 1..=4 {
+                assert!(p.try_push(&meta(seq), b"x").unwrap());
+            }
+            p.publish();
+            assert!(p.try_push(&meta(5), b"x").unwrap());
+            // Dies without publishing record 5.
+            std::mem::forget(p);
+        }
+        assert_eq!(status(&path).unwrap().last_seq, 4);
+        let mut p = Producer::attach(&path).unwrap();
+        assert_eq!(p.published_seq(), 4);
+        p.reset_seq();
+        assert_eq!(status(&path).unwrap().last_seq, 0);
     }
 
     #[test]

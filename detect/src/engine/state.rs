@@ -63,6 +63,16 @@ impl DetectState {
         }
     }
 
+    /// Fresh state for another ruleset (scratch space is sized per engine); the shared
+    /// host table stays.
+    pub fn renew(&mut self) {
+        let shared = self.shared.take();
+        *self = DetectState {
+            shared,
+            ..Default::default()
+        };
+    }
+
     fn entry(
         &mut self,
         gid: u32,

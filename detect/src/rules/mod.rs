@@ -344,7 +344,21 @@ fn choose_fast_pattern(rule: &Rule) -> Option<FastPattern> {
 /// are collected and the other rules load. Of two rules with the same (gid, sid) the one
 /// with the higher rev is kept (the first on a tie), as Suricata does.
 pub fn load_files(paths: &[PathBuf], ctx: &RuleContext) -> Result<Loaded, String> {
-    let mut loaded = Loaded::default();
+    load_files_with_names(paths, ctx, Names::default())
+}
+
+/// Like [`load_files`], numbering flowbit, flowint and xbit names after `names` (a
+/// reload passes the running ruleset's names, so that a name keeps its number and the
+/// variables of live flows keep their meaning across the swap).
+pub fn load_files_with_names(
+    paths: &[PathBuf],
+    ctx: &RuleContext,
+    names: Names,
+) -> Result<Loaded, String> {
+    let mut loaded = Loaded {
+        names,
+        ..Loaded::default()
+    };
     let mut by_id: HashMap<(u32, u64), usize> = HashMap::new();
     for path in paths {
         let text = std::fs::read_to_string(path)
@@ -352,6 +366,20 @@ pub fn load_files(paths: &[PathBuf], ctx: &RuleContext) -> Result<Loaded, String
         load_text(&text, path, ctx, &mut loaded, &mut by_id);
     }
     Ok(loaded)
+}
+
+/// SHA-256 of a ruleset: each file's length and bytes, in order (hex). Two processes
+/// that report the same digest loaded the same rules.
+pub fn ruleset_digest(paths: &[PathBuf]) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for path in paths {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("cannot read rule file {}: {e}", path.display()))?;
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn load_text(

@@ -1,0 +1,213 @@
+//! Meerkat's own sections for the running stack: `control` (the control API that
+//! `meerkat ctl` talks to, the Prometheus endpoint) and `supervisor` (restarts, crash
+//! loops, drain deadline, keep-running).
+//!
+//! Suricata's nearest concept is `unix-command` (its `suricatasc` socket); its keys are
+//! accepted and ignored, these are the ones Meerkat reads.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ConfigError;
+use crate::de::{self, ByteSize};
+
+fn default_max_message() -> ByteSize {
+    ByteSize::mib(4)
+}
+
+/// `control`: where the control API listens and who may use it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Control {
+    /// Unix socket of the control API (mode 0600: the owner only). Absent:
+    /// `control.sock` in the runtime directory.
+    #[serde(default)]
+    pub socket: Option<PathBuf>,
+    /// Also serve the control API on this TCP address (`host:port`). Absent: no TCP.
+    /// Requires `tls-cert` + `tls-key` and/or `token-file`.
+    #[serde(default)]
+    pub listen: Option<String>,
+    /// PEM certificate chain for TLS on `listen`.
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS on `listen`.
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+    /// File holding the bearer token that TCP clients must send
+    /// (`authorization: Bearer <token>`); surrounding whitespace is ignored.
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// Serve Prometheus text metrics on this TCP address (`host:port`, path `/metrics`).
+    /// Absent: off.
+    #[serde(default)]
+    pub metrics_listen: Option<String>,
+    /// Largest control request or reply, bytes.
+    #[serde(default = "default_max_message")]
+    pub max_message_size: ByteSize,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Control {
+            socket: None,
+            listen: None,
+            tls_cert: None,
+            tls_key: None,
+            token_file: None,
+            metrics_listen: None,
+            max_message_size: default_max_message(),
+        }
+    }
+}
+
+fn default_backoff_ms() -> u64 {
+    100
+}
+fn default_backoff_max_ms() -> u64 {
+    5000
+}
+fn default_max_restarts() -> u32 {
+    5
+}
+fn default_restart_window() -> u64 {
+    60
+}
+fn default_shutdown_timeout() -> u64 {
+    30
+}
+
+/// `supervisor`: how `meerkat run` keeps the stack up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Supervisor {
+    /// First wait before a dead role is started again, milliseconds; doubles with each
+    /// restart in the window.
+    #[serde(default = "default_backoff_ms", deserialize_with = "de::flex_u64")]
+    pub restart_backoff_ms: u64,
+    /// Longest wait before a restart, milliseconds.
+    #[serde(default = "default_backoff_max_ms", deserialize_with = "de::flex_u64")]
+    pub restart_backoff_max_ms: u64,
+    /// A role that dies more than this many times within `restart-window` seconds is a
+    /// crash loop: the stack stops with an error naming it. 0 = never restart.
+    #[serde(default = "default_max_restarts", deserialize_with = "de::flex_u32")]
+    pub max_restarts: u32,
+    /// Seconds over which restarts are counted.
+    #[serde(default = "default_restart_window", deserialize_with = "de::flex_u64")]
+    pub restart_window: u64,
+    /// Seconds a stop (SIGTERM, SIGINT, `ctl shutdown`) may take to drain everything
+    /// (capture stops, rings drain, workers flush flows, the writer flushes) before the
+    /// roles still running are killed.
+    #[serde(
+        default = "default_shutdown_timeout",
+        deserialize_with = "de::flex_u64"
+    )]
+    pub shutdown_timeout: u64,
+    /// Keep the stack up after the input ends (and start without input), until
+    /// `meerkat ctl shutdown` or a signal; `meerkat ctl add-pcap` queues more input (as
+    /// Suricata's unix-socket mode).
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub keep_running: bool,
+}
+
+impl Default for Supervisor {
+    fn default() -> Self {
+        Supervisor {
+            restart_backoff_ms: default_backoff_ms(),
+            restart_backoff_max_ms: default_backoff_max_ms(),
+            max_restarts: default_max_restarts(),
+            restart_window: default_restart_window(),
+            shutdown_timeout: default_shutdown_timeout(),
+            keep_running: false,
+        }
+    }
+}
+
+/// Checks of the two sections.
+pub(crate) fn validate(c: &Control, s: &Supervisor) -> Result<(), ConfigError> {
+    let max = c.max_message_size.bytes();
+    if !(1024..=(256 << 20)).contains(&max) {
+        return Err(ConfigError::Invalid(format!(
+            "control.max-message-size {max} must be from 1kb to 256mb"
+        )));
+    }
+    if c.tls_cert.is_some() != c.tls_key.is_some() {
+        return Err(ConfigError::Invalid(
+            "control.tls-cert and control.tls-key go together".to_string(),
+        ));
+    }
+    if c.listen.is_some() && c.tls_cert.is_none() && c.token_file.is_none() {
+        return Err(ConfigError::Invalid(
+            "control.listen needs control.tls-cert/tls-key and/or control.token-file \
+             (the control API is not served on TCP without authentication)"
+                .to_string(),
+        ));
+    }
+    for (key, addr) in [
+        ("control.listen", &c.listen),
+        ("control.metrics-listen", &c.metrics_listen),
+    ] {
+        if let Some(a) = addr
+            && a.parse::<std::net::SocketAddr>().is_err()
+        {
+            return Err(ConfigError::Invalid(format!(
+                "{key} `{a}` is not an address:port (e.g. 127.0.0.1:9911)"
+            )));
+        }
+    }
+    if s.restart_backoff_ms == 0 || s.restart_backoff_max_ms < s.restart_backoff_ms {
+        return Err(ConfigError::Invalid(format!(
+            "supervisor.restart-backoff-ms {} must be at least 1 and at most \
+             supervisor.restart-backoff-max-ms {}",
+            s.restart_backoff_ms, s.restart_backoff_max_ms
+        )));
+    }
+    if s.shutdown_timeout == 0 || s.restart_window == 0 {
+        return Err(ConfigError::Invalid(
+            "supervisor.shutdown-timeout and supervisor.restart-window must be at least 1 second"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_off() {
+        let (c, s) = (Control::default(), Supervisor::default());
+        assert!(validate(&c, &s).is_ok());
+        assert!(c.socket.is_none() && c.listen.is_none() && c.metrics_listen.is_none());
+        assert!(!s.keep_running);
+        assert_eq!(s.max_restarts, 5);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let s = Supervisor::default();
+        let no_auth = Control {
+            listen: Some("127.0.0.1:9912".to_string()),
+            ..Control::default()
+        };
+        let e = validate(&no_auth, &s).unwrap_err().to_string();
+        assert!(e.contains("control.listen"), "{e}");
+        let half_tls = Control {
+            tls_cert: Some("c.pem".into()),
+            ..Control::default()
+        };
+        assert!(validate(&half_tls, &s).is_err());
+        let bad_addr = Control {
+            metrics_listen: Some("localhost".to_string()),
+            ..Control::default()
+        };
+        let e = validate(&bad_addr, &s).unwrap_err().to_string();
+        assert!(e.contains("control.metrics-listen `localhost`"), "{e}");
+        let backoff = Supervisor {
+            restart_backoff_ms: 10_000,
+            ..Supervisor::default()
+        };
+        assert!(validate(&Control::default(), &backoff).is_err());
+    }
+}

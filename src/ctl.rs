@@ -1,0 +1,462 @@
+//! `meerkat ctl`: the client of a running stack's control socket (as Suricata's
+//! `suricatasc`). Text for people by default, one JSON object with `--json`.
+//!
+//! Exit codes scripts can trust: 0 the request was done (for `health`: the stack is
+//! serving), 1 the stack refused or failed it (the reason is printed on stderr, or in
+//! the JSON as `error`/`code`), 2 usage error, 3 the stack could not be reached.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use meerkat_proto::control::control_client::ControlClient;
+use meerkat_proto::control::{
+    AddPcapRequest, FlushEveRequest, InterfaceStatsRequest, ListInterfacesRequest,
+    ReloadRulesReply, ReloadRulesRequest, RestartWorkerRequest, ShutdownRequest, StatsRequest,
+    StatusRequest,
+};
+use prost::Message;
+use serde_json::{Value, json};
+use tonic::Code;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::cli::{CtlArgs, CtlCommand};
+use crate::{Failure, Outcome};
+
+/// The stack could not be reached.
+const EXIT_UNREACHABLE: u8 = 3;
+/// The stack refused or failed the request.
+const EXIT_REFUSED: u8 = 1;
+
+/// The control socket of the only running stack: `/dev/shm/meerkat-<pid>/control.sock`
+/// (or under the temp dir) whose socket accepts connections.
+fn find_socket() -> Result<PathBuf, Failure> {
+    let mut found = Vec::new();
+    for base in [PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+        let Ok(dir) = std::fs::read_dir(&base) else {
+            continue;
+        };
+        for e in dir.flatten() {
+            if !e.file_name().to_string_lossy().starts_with("meerkat-") {
+                continue;
+            }
+            let sock = e.path().join("control.sock");
+            if std::os::unix::net::UnixStream::connect(&sock).is_ok() && !found.contains(&sock) {
+                found.push(sock);
+            }
+        }
+    }
+    match found.len() {
+        0 => Err(Failure {
+            code: EXIT_UNREACHABLE,
+            error: anyhow!(
+                "no running stack found (no /dev/shm/meerkat-*/control.sock accepts connections); \
+                 give --socket PATH"
+            ),
+        }),
+        1 => Ok(found.remove(0)),
+        _ => Err(Failure::usage(anyhow!(
+            "several stacks are running ({}); choose one with --socket",
+            found
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+fn no_stack(socket: &Path, e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: EXIT_UNREACHABLE,
+        error: anyhow!("cannot reach the stack at {}: {e}", socket.display()),
+    }
+}
+
+/// What a failed call prints (and the exit code).
+fn refused(json: bool, status: &tonic::Status) -> Failure {
+    let unreachable =
+        matches!(status.code(), Code::Unavailable) && status.message().contains("transport error");
+    if json {
+        let mut v = json!({
+            "error": status.message(),
+            "code": format!("{:?}", status.code()),
+        });
+        // A refused reload carries its full reply (errors included).
+        if let Ok(r) = ReloadRulesReply::decode(status.details())
+            && !status.details().is_empty()
+        {
+            v["reload"] = reload_json(&r);
+        }
+        println!("{v}");
+    } else if let Ok(r) = ReloadRulesReply::decode(status.details())
+        && !status.details().is_empty()
+    {
+        for e in &r.errors {
+            eprintln!("  {e}");
+        }
+    }
+    Failure {
+        code: if unreachable {
+            EXIT_UNREACHABLE
+        } else {
+            EXIT_REFUSED
+        },
+        error: anyhow!("{:?}: {}", status.code(), status.message()),
+    }
+}
+
+fn reload_json(r: &ReloadRulesReply) -> Value {
+    json!({
+        "applied": r.applied,
+        "generation": r.generation,
+        "digest": r.digest,
+        "loaded": r.loaded,
+        "failed": r.failed,
+        "errors": r.errors,
+        "duration_ms": r.duration_ms,
+        "swap_ms": r.swap_ms,
+    })
+}
+
+fn ms(v: u64) -> String {
+    let s = v / 1000;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s / 60) % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", v as f64 / 1000.0)
+    }
+}
+
+/// Adds `authorization: Bearer <token>` to every call (TCP).
+#[derive(Clone)]
+struct Auth(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+type Client = ControlClient<InterceptedService<Channel, Auth>>;
+
+/// `meerkat ctl`.
+pub fn run(args: &CtlArgs) -> Outcome {
+    let auth = match &args.token_file {
+        Some(f) => {
+            let t = std::fs::read_to_string(f).map_err(|e| {
+                Failure::usage(anyhow!("cannot read token file {}: {e}", f.display()))
+            })?;
+            let v = MetadataValue::try_from(format!("Bearer {}", t.trim())).map_err(|_| {
+                Failure::usage(anyhow!("token in {} is not printable", f.display()))
+            })?;
+            Auth(Some(v))
+        }
+        None => Auth(None),
+    };
+    let socket = match (&args.connect, &args.socket) {
+        (Some(addr), _) => PathBuf::from(addr),
+        (None, Some(s)) => s.clone(),
+        (None, None) => find_socket()?,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Failure::runtime)?;
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    rt.block_on(async {
+        let connect = async {
+            match &args.connect {
+                Some(addr) => {
+                    Endpoint::from_shared(format!("http://{addr}"))?
+                        .connect()
+                        .await
+                }
+                None => crate::control::unix_channel(&socket).await,
+            }
+        };
+        let channel = tokio::time::timeout(timeout, connect)
+            .await
+            .map_err(|_| no_stack(&socket, "timed out"))?
+            .map_err(|e| no_stack(&socket, e))?;
+        let json = args.json;
+        if let CtlCommand::Health = args.command {
+            let mut h = HealthClient::with_interceptor(channel, auth);
+            let r = tokio::time::timeout(
+                timeout,
+                h.check(HealthCheckRequest {
+                    service: String::new(),
+                }),
+            )
+            .await
+            .map_err(|_| no_stack(&socket, "timed out"))?
+            .map_err(|s| refused(json, &s))?;
+            let serving = r.into_inner().status == 1;
+            let word = if serving { "serving" } else { "not serving" };
+            if json {
+                println!("{}", json!({"status": word, "serving": serving}));
+            } else {
+                println!("{word}");
+            }
+            return Ok(if serving {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_REFUSED)
+            });
+        }
+        let mut c = ControlClient::with_interceptor(channel, auth)
+            .max_decoding_message_size(64 << 20)
+            .max_encoding_message_size(4 << 20);
+        let mut call_timeout = timeout;
+        if let CtlCommand::Flush { timeout_ms } = &args.command {
+            call_timeout = call_timeout.max(Duration::from_millis(u64::from(*timeout_ms) + 1000));
+        }
+        tokio::time::timeout(call_timeout, command(&mut c, &args.command, json))
+            .await
+            .map_err(|_| Failure {
+                code: EXIT_REFUSED,
+                error: anyhow!(
+                    "no answer within {} s (the request may still complete)",
+                    call_timeout.as_secs()
+                ),
+            })?
+    })
+}
+
+async fn command(c: &mut Client, cmd: &CtlCommand, json: bool) -> Outcome {
+    let fail = |s: tonic::Status| refused(json, &s);
+    match cmd {
+        CtlCommand::Health => unreachable!("handled before"),
+        CtlCommand::Status => {
+            let r = c.status(StatusRequest {}).await.map_err(fail)?.into_inner();
+            if json {
+                let roles: Vec<Value> = r
+                    .roles
+                    .iter()
+                    .map(|x| {
+                        json!({"name": x.name, "pid": x.pid, "state": x.state,
+                               "uptime_ms": x.uptime_ms, "restarts": x.restarts,
+                               "last_exit": x.last_exit})
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    json!({
+                        "version": r.version, "state": r.state, "pid": r.pid,
+                        "uptime_ms": r.uptime_ms, "runtime_dir": r.runtime_dir,
+                        "log_dir": r.log_dir, "workers": r.workers, "roles": roles,
+                        "ruleset": {"generation": r.ruleset_generation,
+                                    "digest": r.ruleset_digest,
+                                    "loaded": r.rules_loaded, "failed": r.rules_failed},
+                        "current_input": r.current_input,
+                        "pending_pcaps": r.pending_pcaps,
+                    })
+                );
+            } else {
+                println!(
+                    "meerkat {} (pid {}): {}, up {}",
+                    r.version,
+                    r.pid,
+                    r.state,
+                    ms(r.uptime_ms)
+                );
+                println!("  log dir:     {}", r.log_dir);
+                println!("  runtime dir: {}", r.runtime_dir);
+                println!(
+                    "  ruleset:     generation {}, {} rules loaded, {} failed, sha256 {}",
+                    r.ruleset_generation,
+                    r.rules_loaded,
+                    r.rules_failed,
+                    r.ruleset_digest.get(..16).unwrap_or(&r.ruleset_digest)
+                );
+                if !r.current_input.is_empty() {
+                    println!("  reading:     {}", r.current_input);
+                }
+                for p in &r.pending_pcaps {
+                    println!("  queued:      {p}");
+                }
+                println!(
+                    "  {:<12} {:>8} {:<11} {:>9} {:>8}  last exit",
+                    "ROLE", "PID", "STATE", "UPTIME", "RESTARTS"
+                );
+                for x in &r.roles {
+                    println!(
+                        "  {:<12} {:>8} {:<11} {:>9} {:>8}  {}",
+                        x.name,
+                        x.pid,
+                        x.state,
+                        ms(x.uptime_ms),
+                        x.restarts,
+                        x.last_exit
+                    );
+                }
+            }
+        }
+        CtlCommand::Stats { role } => {
+            let r = c
+                .stats(StatsRequest {
+                    role: role.clone().unwrap_or_default(),
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                let mut roles = serde_json::Map::new();
+                for rc in &r.roles {
+                    let mut m = serde_json::Map::new();
+                    for ct in &rc.counters {
+                        m.insert(ct.name.clone(), json!(ct.value));
+                    }
+                    roles.insert(rc.role.clone(), json!({"pid": rc.pid, "counters": m}));
+                }
+                println!("{}", Value::Object(roles));
+            } else {
+                for rc in &r.roles {
+                    println!("{} (pid {})", rc.role, rc.pid);
+                    for ct in &rc.counters {
+                        println!("  {:<40} {}", ct.name, ct.value);
+                    }
+                }
+            }
+        }
+        CtlCommand::ReloadRules {
+            allow_errors,
+            files,
+        } => {
+            let rule_files = files
+                .iter()
+                .map(|p| {
+                    std::path::absolute(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            let r = c
+                .reload_rules(ReloadRulesRequest {
+                    rule_files,
+                    allow_errors: *allow_errors,
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                println!("{}", reload_json(&r));
+            } else {
+                println!(
+                    "generation {} swapped in: {} rules loaded, {} failed, in {} ms (swap {} ms; sha256 {})",
+                    r.generation, r.loaded, r.failed, r.duration_ms, r.swap_ms, r.digest
+                );
+                for e in &r.errors {
+                    println!("  {e}");
+                }
+            }
+        }
+        CtlCommand::Flush { timeout_ms } => {
+            let r = c
+                .flush_eve(FlushEveRequest {
+                    timeout_ms: *timeout_ms,
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                println!(
+                    "{}",
+                    json!({"complete": r.complete, "held_bytes": r.held_bytes})
+                );
+            } else {
+                println!("flushed: every event produced before the request is written");
+            }
+        }
+        CtlCommand::Shutdown => {
+            c.shutdown(ShutdownRequest {}).await.map_err(fail)?;
+            if json {
+                println!("{}", json!({"shutdown": true}));
+            } else {
+                println!("stopping: the stack drains and exits");
+            }
+        }
+        CtlCommand::AddPcap { path } => {
+            let p = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            let r = c
+                .add_pcap(AddPcapRequest {
+                    path: p.display().to_string(),
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                println!(
+                    "{}",
+                    json!({"queued": p.display().to_string(), "position": r.position})
+                );
+            } else {
+                println!("queued {} ({} inputs before it)", p.display(), r.position);
+            }
+        }
+        CtlCommand::RestartWorker { worker } => {
+            let r = c
+                .restart_worker(RestartWorkerRequest { worker: *worker })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                println!("{}", json!({"worker": worker, "pid": r.pid}));
+            } else {
+                println!("detect worker {worker} restarted (pid {})", r.pid);
+            }
+        }
+        CtlCommand::ListInterfaces => {
+            let r = c
+                .list_interfaces(ListInterfacesRequest {})
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                let v: Vec<Value> = r
+                    .interfaces
+                    .iter()
+                    .map(|i| json!({"name": i.name, "kind": i.kind, "state": i.state}))
+                    .collect();
+                println!("{}", json!({"interfaces": v}));
+            } else {
+                for i in &r.interfaces {
+                    println!("{:<8} {:<10} {}", i.state, i.kind, i.name);
+                }
+            }
+        }
+        CtlCommand::InterfaceStats { name } => {
+            let r = c
+                .interface_stats(InterfaceStatsRequest {
+                    name: name.clone().unwrap_or_default(),
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                let mut m = serde_json::Map::new();
+                for ct in &r.counters {
+                    m.insert(ct.name.clone(), json!(ct.value));
+                }
+                println!("{}", json!({"name": r.name, "counters": m}));
+            } else {
+                println!("{}", r.name);
+                for ct in &r.counters {
+                    println!("  {:<40} {}", ct.name, ct.value);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
