@@ -8,6 +8,7 @@
 
 mod cli;
 mod logging;
+mod peers;
 mod roles;
 mod signals;
 mod supervisor;
