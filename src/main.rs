@@ -9,6 +9,7 @@
 mod cli;
 mod logging;
 mod peers;
+mod probe;
 mod roles;
 mod signals;
 mod supervisor;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::EveWriter(args)) => roles::eve_writer(&args),
         Some(Command::Rules(cmd)) => tools::rules(cmd),
         Some(Command::Config(cmd)) => tools::config(cmd),
+        Some(Command::Probe(args)) => probe::probe(&args),
     };
     match result {
         Ok(code) => code,
