@@ -34,8 +34,12 @@ while [ $# -gt 0 ]; do
 done
 
 base_image=localhost/debian-base:bookworm
-image=localhost/meerkat:check
-project=meerkat-check
+# Per run: several checks may run at once on one machine (CI beside developers).
+# localhost/meerkat:check keeps the last build, so that its layers (the Debian packages)
+# are reused by the next build.
+image=localhost/meerkat:check-$$
+cache_tag=localhost/meerkat:check
+project=meerkat-check-$$
 sock=/run/podman/podman.sock
 work=$(mktemp -d /tmp/meerkat-deploy-check.XXXXXX)
 
@@ -72,6 +76,7 @@ cleanup() {
     local rc=$?
     if [ "$keep" = false ] && [ -S "$sock" ] && command -v docker-compose >/dev/null; then
         compose down -v --remove-orphans >/dev/null 2>&1 || true
+        podman untag "$image" "$image" >/dev/null 2>&1 || true
     fi
     rm -rf "$work"
     exit $rc
@@ -113,12 +118,18 @@ step "image (podman build deploy/Dockerfile)"
 # A small build context: the binary and the files the Dockerfile copies.
 ctx=$work/context
 mkdir -p "$ctx/deploy/config" "$ctx/sample"
-cp "$bin" "$ctx/meerkat"
+# Without debug info: the image needs none (and a test build carries a lot).
+objcopy --strip-debug "$bin" "$ctx/meerkat"
 cp deploy/config/meerkat.yaml "$ctx/deploy/config/"
 cp deploy/meerkat-interface "$ctx/deploy/"
 cp sample/sample.rules "$ctx/sample/"
+previous=$(podman image inspect --format '{{.Id}}' "$cache_tag" 2>/dev/null || true)
 podman build -q -f deploy/Dockerfile --build-arg BASE="$base_image" \
-    --build-arg MEERKAT_BIN=meerkat -t "$image" "$ctx" >/dev/null
+    --build-arg MEERKAT_BIN=meerkat -t "$image" -t "$cache_tag" "$ctx" >/dev/null
+# The build before this one is of no more use (unless a check running beside uses it).
+if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect --format '{{.Id}}' "$image")" ]; then
+    podman rmi "$previous" >/dev/null 2>&1 || true
+fi
 podman run --rm "$image" --version
 # Non-root by default; the capture copy carries exactly the three file capabilities.
 user=$(podman image inspect "$image" --format '{{.Config.User}}')
@@ -131,36 +142,50 @@ case "$caps" in
 esac
 
 # ---------------------------------------------------------------------------------------
-step "compose up (offline profile, sample.pcap)"
+step "compose: roles started in reverse order wait for their peers"
 compose down -v --remove-orphans >/dev/null 2>&1 || true
-compose up -d
-
-# The roles start in any order and wait for each other; capture reads the pcap and exits
-# 0, then the workers drain their rings and exit 0; the eve-writer keeps running.
-state() { podman inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$1" 2>/dev/null || echo "missing -"; }
+state() { podman inspect --format '{{.State.Status}} {{.State.ExitCode}}' "${project}_$1_1" 2>/dev/null || echo "missing -"; }
+dump() { compose logs --no-color >&2 || true; }
+# Waits (up to 120 s) until service $1 has logged a line containing $2.
+wait_log() {
+    local deadline=$((SECONDS + 120))
+    until compose logs --no-color "$1" 2>/dev/null | grep -qF "$2"; do
+        read -r st code <<<"$(state "$1")"
+        [ "$st" != exited ] || { dump; fail "$1 exited ($code) before logging: $2"; }
+        [ $SECONDS -lt $deadline ] || { dump; fail "$1 did not log within 120 s: $2"; }
+        sleep 0.2
+    done
+    echo "$1: ...$2"
+}
+# Capture alone first: nobody reads the rings, so it waits.
+compose up -d --no-deps capture-offline
+wait_log capture-offline "waiting for 2 detect worker(s)"
+# The workers next: no eve-writer yet, so they wait too.
+compose up -d --no-deps detect-0 detect-1
+wait_log detect-0 "waiting for the eve-writer"
+wait_log detect-1 "waiting for the eve-writer"
+read -r st _ <<<"$(state capture-offline)"
+[ "$st" = running ] || { dump; fail "capture-offline is $st while the workers wait"; }
+# The eve-writer last: capture reads the pcap and exits 0, the workers drain their rings
+# and exit 0, the eve-writer keeps running.
+compose up -d --no-deps eve-writer
 deadline=$((SECONDS + 180))
 while :; do
-    done_roles=0
+    finished=0
     for c in capture-offline detect-0 detect-1; do
-        read -r st code <<<"$(state "${project}_${c}_1")"
+        read -r st code <<<"$(state "$c")"
         if [ "$st" = exited ]; then
-            [ "$code" = 0 ] || { compose logs --no-color >&2 || true; fail "$c exited with $code"; }
-            done_roles=$((done_roles + 1))
+            [ "$code" = 0 ] || { dump; fail "$c exited with $code"; }
+            finished=$((finished + 1))
         fi
     done
-    read -r st _ <<<"$(state "${project}_eve-writer_1")"
-    [ "$st" = running ] || { compose logs --no-color >&2 || true; fail "eve-writer is $st"; }
-    [ $done_roles -eq 3 ] && break
-    [ $SECONDS -lt $deadline ] || { compose logs --no-color >&2 || true; fail "the offline run did not finish within 180 s"; }
+    read -r st _ <<<"$(state eve-writer)"
+    [ "$st" = running ] || { dump; fail "eve-writer is $st"; }
+    [ $finished -eq 3 ] && break
+    [ $SECONDS -lt $deadline ] || { dump; fail "the offline run did not finish within 180 s"; }
     sleep 0.2
 done
-step_end
-
-step "compose healthcheck (podman healthcheck run)"
-# podman 4.3 runs no healthchecks by itself (that needs systemd): run the compose file's
-# check on the role still running.
-podman healthcheck run "${project}_eve-writer_1" || fail "the eve-writer's healthcheck failed"
-echo "eve-writer healthy"
+echo "capture-offline, detect-0, detect-1 exited 0; eve-writer running"
 
 step "compose: eve.json in the log volume"
 logs=$(podman volume inspect "${project}_logs" --format '{{.Mountpoint}}')
@@ -197,6 +222,22 @@ left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
 if podman volume exists "${project}_logs" || podman volume exists "${project}_run"; then
     fail "volumes left after down -v"
 fi
+
+step "compose: healthchecks (podman healthcheck run)"
+# podman 4.3 runs no healthchecks by itself (that needs systemd): run each service's
+# check until it passes. Without capture the workers stay up, attached to their rings.
+compose up -d eve-writer detect-0 detect-1
+for c in eve-writer detect-0 detect-1; do
+    deadline=$((SECONDS + 120))
+    until podman healthcheck run "${project}_${c}_1" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || { dump; fail "$c's healthcheck did not pass within 120 s"; }
+        sleep 0.2
+    done
+    echo "$c: healthy"
+done
+compose down -v --remove-orphans
+left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
+[ -z "$left" ] || fail "containers left after down: $left"
 
 # ---------------------------------------------------------------------------------------
 step "kubernetes manifests (kubernetes-validate --strict -k 1.32.0)"
