@@ -58,8 +58,8 @@ impl std::str::FromStr for Role {
 }
 
 pub fn probe(args: &ProbeArgs) -> Outcome {
-    let resolved = meerkat_config::resolve(args.config.as_deref(), &args.set)
-        .map_err(Failure::usage)?;
+    let resolved =
+        meerkat_config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
     let runtime = resolved.config.runtime_dir.clone().ok_or_else(|| {
         Failure::usage(anyhow!(
             "runtime-dir is not set: the roles started on their own share it"
@@ -110,9 +110,8 @@ fn detect(runtime: &Path, n: usize) -> anyhow::Result<()> {
     let role = format!("detect-{n}");
     let pid = owner_alive(runtime, &role)?;
     let ring = meerkat_capture::ring_path(runtime, n);
-    let status = meerkat_ring::status(&ring).with_context(|| {
-        format!("no ring {} yet (still loading rules?)", ring.display())
-    })?;
+    let status = meerkat_ring::status(&ring)
+        .with_context(|| format!("no ring {} yet (still loading rules?)", ring.display()))?;
     if status.consumer_pid != pid {
         bail!(
             "not attached to {} yet (still loading rules?)",
@@ -149,7 +148,13 @@ fn writer(runtime: &Path) -> anyhow::Result<()> {
             WriterAdminClient::new(channel)
                 .counters(CountersRequest {})
                 .await
-                .map_err(|s| anyhow!("WriterAdmin.Counters on {}: {}", sock.display(), s.message()))?;
+                .map_err(|s| {
+                    anyhow!(
+                        "WriterAdmin.Counters on {}: {}",
+                        sock.display(),
+                        s.message()
+                    )
+                })?;
             Ok(())
         })
         .await
@@ -168,7 +173,10 @@ mod tests {
         assert_eq!("detect-12".parse(), Ok(Role::Detect(12)));
         for bad in ["detect", "detect-", "detect-x", "writer", ""] {
             let e = bad.parse::<Role>().unwrap_err();
-            assert!(e.contains("expected eve-writer, capture or detect-N"), "{e}");
+            assert!(
+                e.contains("expected eve-writer, capture or detect-N"),
+                "{e}"
+            );
         }
     }
 

@@ -18,7 +18,9 @@ use common::*;
 const BIN: &str = env!("CARGO_BIN_EXE_meerkat");
 
 fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample")
+        .join(name)
 }
 
 /// A config for the roles: runtime and log directories under `dir`, the sample rules.
@@ -88,13 +90,19 @@ impl Role {
                 self.name,
                 self.seen
             );
-            match self.lines.recv_timeout(left.min(Duration::from_millis(200))) {
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(200)))
+            {
                 Ok(l) => self.seen.push(l),
                 Err(_) => {
                     if let Some(s) = self.child.try_wait().unwrap() {
                         self.seen.extend(self.lines.try_iter());
                         if !self.seen.iter().any(|l| l.contains(text)) {
-                            panic!("{} exited ({s}) before `{text}`: {:#?}", self.name, self.seen);
+                            panic!(
+                                "{} exited ({s}) before `{text}`: {:#?}",
+                                self.name, self.seen
+                            );
                         }
                     }
                 }
@@ -226,4 +234,68 @@ fn a_role_without_runtime_dir_says_so() {
             stderr(&out)
         );
     }
+}
+
+/// `meerkat probe ROLE` with the config; returns (exit code, stdout + stderr).
+fn probe(config: &Path, role: &str) -> (i32, String) {
+    let out = meerkat()
+        .args(["probe", role, "--config"])
+        .arg(config)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+/// Polls `probe` until it exits 0.
+fn wait_serving(config: &Path, role: &str) {
+    let deadline = Instant::now() + LONG;
+    loop {
+        let (code, text) = probe(config, role);
+        if code == 0 {
+            assert!(text.contains(&format!("{role}: serving")), "{text}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "{role} never served: {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn probe_tells_serving_roles_from_absent_and_dead_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), 1);
+    for role in ["eve-writer", "detect-0", "capture"] {
+        let (code, text) = probe(&config, role);
+        assert_eq!(code, 1, "{role} serves before it started: {text}");
+        assert!(text.contains(&format!("{role} is not serving")), "{text}");
+    }
+    let (code, text) = probe(&config, "detect");
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("expected eve-writer, capture or detect-N"),
+        "{text}"
+    );
+
+    let mut writer = Role::start(&config, &["eve-writer"]);
+    wait_serving(&config, "eve-writer");
+    let mut detect = Role::start(&config, &["detect", "--worker", "0"]);
+    wait_serving(&config, "detect-0");
+    // Capture has not started: still not serving.
+    assert_eq!(probe(&config, "capture").0, 1);
+
+    // A worker killed: its page and ring are left behind, the probe sees it is gone.
+    detect.signal(libc::SIGKILL);
+    detect.wait(LONG);
+    let (code, text) = probe(&config, "detect-0");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("is gone"), "{text}");
+    // The writer killed: its socket file is left behind, nobody answers on it.
+    writer.signal(libc::SIGKILL);
+    writer.wait(LONG);
+    let (code, text) = probe(&config, "eve-writer");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("cannot connect"), "{text}");
 }
