@@ -110,9 +110,10 @@ mod tests {
     use super::*;
 
     fn config(runtime: Option<&Path>) -> Config {
-        let mut c = Config::default();
-        c.runtime_dir = runtime.map(Path::to_path_buf);
-        c
+        Config {
+            runtime_dir: runtime.map(Path::to_path_buf),
+            ..Default::default()
+        }
     }
 
     #[test]
