@@ -45,7 +45,8 @@ for w in $workers; do
     for i in $(seq "$runs"); do
         rm -rf "$tmp/logs"; mkdir -p "$tmp/logs"
         "$bin" -q run -r "$pcap" -S "$rules_file" -l "$tmp/logs" -k none --workers "$w" \
-            --summary-json "$tmp/s-$w-$i.json" "${sets[@]}" >/dev/null
+            --summary-json "$tmp/s-$w-$i.json" "${sets[@]}" >/dev/null 2>"$tmp/err" \
+            || { cat "$tmp/err" >&2; exit 1; }
     done
     python3 - "$tmp" "$w" "$runs" <<'PY'
 import json, statistics, sys

@@ -59,8 +59,15 @@ pub struct RunArgs {
     /// Read packets from this pcap/pcapng file, or every file of this directory (each file
     /// once, across runs with the same log directory: see `scanner.registry`), or the
     /// files a pattern matches (`'/data/**/*.pcap'`).
-    #[arg(short = 'r', value_name = "PCAP")]
+    #[arg(short = 'r', value_name = "PCAP", conflicts_with_all = ["interface", "dpdk"])]
     pub pcap: Vec<PathBuf>,
+    /// Capture live from this interface (AF_PACKET; settings from its `af-packet` entry)
+    /// until SIGTERM/SIGINT.
+    #[arg(short = 'i', value_name = "IFACE", conflicts_with = "dpdk")]
+    pub interface: Option<String>,
+    /// Capture live from the DPDK port of the `dpdk` section until SIGTERM/SIGINT.
+    #[arg(long)]
+    pub dpdk: bool,
     /// Use only this rule file (repeat for more); replaces `rule-files`.
     #[arg(short = 'S', value_name = "RULES")]
     pub exclusive_rules: Vec<PathBuf>,
@@ -81,13 +88,13 @@ pub struct RunArgs {
     pub workers: Option<usize>,
     /// Keep watching directory inputs for new and growing files until stopped
     /// (`pcap-file.continuous`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_continuous: bool,
     /// Read the subdirectories of directory inputs too (`pcap-file.recursive`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_recursive: bool,
     /// Delete each input file once it is processed (`pcap-file.delete-when-done`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["interface", "dpdk"])]
     pub pcap_file_delete: bool,
     /// Accepted for Suricata command lines; Meerkat always runs its process layout.
     #[arg(long, value_name = "MODE", hide = true)]
@@ -128,8 +135,14 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub role: RoleArgs,
     /// Pcap files or directories to read.
-    #[arg(short = 'r', value_name = "PCAP", required = true)]
+    #[arg(short = 'r', value_name = "PCAP", required_unless_present_any = ["interface", "dpdk"], conflicts_with_all = ["interface", "dpdk"])]
     pub pcap: Vec<PathBuf>,
+    /// Capture live from this interface (AF_PACKET) until SIGTERM/SIGINT.
+    #[arg(short = 'i', value_name = "IFACE", conflicts_with = "dpdk")]
+    pub interface: Option<String>,
+    /// Capture live from the DPDK port of the `dpdk` section until SIGTERM/SIGINT.
+    #[arg(long)]
+    pub dpdk: bool,
 }
 
 #[derive(Debug, Args, Clone)]

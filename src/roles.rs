@@ -25,6 +25,15 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
     if !peers::wait_for_workers(&runtime, config.workers(), &signals::STOP) {
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(iface) = &args.interface {
+        let s = meerkat_capture::run_af_packet(&config, iface, &signals::STOP)
+            .map_err(Failure::runtime)?;
+        log_live(&s);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dpdk {
+        return capture_dpdk(&config);
+    }
     let s = meerkat_capture::run_offline(&config, &args.pcap, &signals::STOP)
         .map_err(Failure::runtime)?;
     tracing::info!(
@@ -36,6 +45,33 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
         "capture done"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn log_live(s: &meerkat_capture::LiveSummary) {
+    tracing::info!(
+        received = s.received,
+        packets = s.packets,
+        kernel_drops = s.source.kernel_drops,
+        imissed = s.source.imissed,
+        backlog_drops = s.backlog_drops,
+        backlog_high_water = s.backlog_high_water,
+        ring_full_drops = s.ring_full_drops,
+        "capture done"
+    );
+}
+
+#[cfg(feature = "dpdk")]
+fn capture_dpdk(config: &meerkat_config::Config) -> Outcome {
+    let s = meerkat_capture::run_dpdk(config, &signals::STOP).map_err(Failure::runtime)?;
+    log_live(&s);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn capture_dpdk(_: &meerkat_config::Config) -> Outcome {
+    Err(Failure::usage(anyhow::anyhow!(
+        "this meerkat was built without DPDK support (build with `--features dpdk`)"
+    )))
 }
 
 pub fn detect(args: &DetectArgs) -> Outcome {

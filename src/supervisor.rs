@@ -165,10 +165,21 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
             .iter()
             .map(|p| absolute(p).display().to_string()),
     );
-    if args.pcap.is_empty() {
+    let live = args.interface.is_some() || args.dpdk;
+    if args.pcap.is_empty() && !live {
         return Err(Failure::usage(anyhow!(
-            "no input: give a capture file or directory with -r (live capture is not available yet)"
+            "no input: give a capture file or directory with -r, an interface with -i, or --dpdk"
         )));
+    }
+    if args.dpdk && !cfg!(feature = "dpdk") {
+        return Err(Failure::usage(anyhow!(
+            "--dpdk: this meerkat was built without DPDK support (build with `--features dpdk`)"
+        )));
+    }
+    if let Some(iface) = &args.interface
+        && nix::net::if_::if_nametoindex(iface.as_str()).is_err()
+    {
+        return Err(Failure::usage(anyhow!("interface {iface} does not exist")));
     }
     let inputs: Vec<PathBuf> = args.pcap.iter().map(|p| absolute(p)).collect();
     for p in &inputs {
@@ -419,6 +430,20 @@ fn counter(runtime: &Path, role: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Packets a live run lost, wherever it happened (kernel or NIC ring, backlog, worker
+/// ring).
+fn live_drops(runtime: &Path) -> u64 {
+    [
+        "capture.kernel_drops",
+        "capture.dpdk.imissed",
+        "capture.backlog.drops",
+        "capture.ring_full_drops",
+    ]
+    .iter()
+    .map(|n| counter(runtime, "capture", n))
+    .sum()
+}
+
 /// Progress on a terminal: input done of total, packets/s, alerts so far.
 struct Progress {
     on: bool,
@@ -439,6 +464,22 @@ impl Progress {
 
     fn tick(&mut self, runtime: &Path) {
         if !self.on || self.last.elapsed() < Duration::from_millis(250) {
+            return;
+        }
+        if counter(runtime, "capture", "capture.live") == 1 {
+            let packets = counter(runtime, "capture", "capture.packets");
+            let rate = (packets - self.last_packets.min(packets)) as f64
+                / self.last.elapsed().as_secs_f64().max(1e-3);
+            self.last = Instant::now();
+            self.last_packets = packets;
+            eprint!(
+                "\r\x1b[2K[live] {} packets ({:.0}/s), {} dropped, {} alerts",
+                packets,
+                rate,
+                live_drops(runtime),
+                counter(runtime, "eve-writer", "eve.events.alert")
+            );
+            self.drawn = true;
             return;
         }
         let done = counter(runtime, "capture", "capture.input_bytes_done");
@@ -633,6 +674,13 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         for i in &inputs {
             a.extend(["-r".to_string(), i.display().to_string()]);
         }
+        // Live capture runs until the stop signal below reaches it, then drains.
+        if let Some(iface) = &args.interface {
+            a.extend(["-i".to_string(), iface.clone()]);
+        }
+        if args.dpdk {
+            a.push("--dpdk".to_string());
+        }
         stack.roles.push(spawn("capture", &a, log)?);
         Ok(())
     })();
@@ -723,6 +771,19 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         line.push_str(&format!(
             " ({} input file errors, see the log)",
             summary.input_errors
+        ));
+    }
+    if counter(&rt, "capture", "capture.live") == 1 {
+        let c = |n: &str| counter(&rt, "capture", n);
+        line.push_str(&format!(
+            "; live: {} received, dropped {} (kernel {}, nic {}, backlog {}, ring full {}), backlog high-water {}",
+            c("capture.source.packets"),
+            live_drops(&rt),
+            c("capture.kernel_drops"),
+            c("capture.dpdk.imissed"),
+            c("capture.backlog.drops"),
+            c("capture.ring_full_drops"),
+            c("capture.backlog.high_water"),
         ));
     }
     println!("{line}");

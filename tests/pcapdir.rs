@@ -149,22 +149,26 @@ impl Env {
     }
 }
 
-/// Waits for a child with a deadline (killing it and failing past the deadline).
-fn wait_output(mut child: Child, timeout: Duration) -> Output {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+/// Waits for a child with a deadline (killing it and failing past the deadline). Its pipes
+/// are drained while it runs (by `wait_with_output` on a helper thread), so a chatty child
+/// never blocks on a full pipe.
+fn wait_output(child: Child, timeout: Duration) -> Output {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: kill(2) on the child started by this test, still not reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let out = rx.recv().unwrap().unwrap();
             panic!(
                 "meerkat did not finish within {timeout:?}:\n{}",
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -394,9 +398,14 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
     );
 
     // The run to kill: its own process group, so that one signal kills every role.
+    // Its output goes to files, not pipes: nobody reads a pipe while the test polls, and a
+    // role blocked on a full stderr pipe would never reach the checkpoint waited for.
     let mut cmd = e.command(&e.logs, &checkpoints);
-    cmd.process_group(0);
-    let child = cmd.spawn().unwrap();
+    let err_path = e.caps.parent().unwrap().join("killed.stderr");
+    cmd.process_group(0)
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&err_path).unwrap());
+    let mut child = cmd.spawn().unwrap();
     let pgid = child.id() as i32;
     let log = Registry::log_path(&e.logs.join("pcap-registry.json"));
     let b = e.caps.join("b.pcap");
@@ -408,6 +417,12 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
         "a checkpoint inside b.pcap, and events after it",
         RUN_TIMEOUT,
         || {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "the run ended ({status}) before a checkpoint inside b.pcap was seen:\n{}",
+                    fs::read_to_string(&err_path).unwrap_or_default()
+                );
+            }
             let Ok(text) = fs::read_to_string(&log) else {
                 return false;
             };
@@ -436,6 +451,22 @@ fn kill_9_mid_file_then_restart_is_one_clean_pass() {
     let killed = wait_output(child, RUN_TIMEOUT);
     assert!(!killed.status.success());
     let _ = fs::remove_dir_all(format!("/dev/shm/meerkat-{pgid}"));
+    // The supervisor is reaped; its roles (same group, killed too) may take a moment more to
+    // die and let go of the registry's lock.
+    poll(
+        "the killed roles to release the registry",
+        RUN_TIMEOUT,
+        || {
+            !matches!(
+                Registry::open(
+                    &e.logs.join("pcap-registry.json"),
+                    Identity::Fingerprint,
+                    Window::default(),
+                ),
+                Err(meerkat_scanner::RegistryError::Locked { .. })
+            )
+        },
+    );
 
     // What the registry says was done when the run died.
     let reg = registry(&e.logs);

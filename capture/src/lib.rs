@@ -7,15 +7,28 @@
 //!
 //! Sources: pcap and pcapng files ([`pcap`]), one file, or the files of directories and
 //! patterns, tracked by the scanner so that each is processed exactly once, across
-//! restarts ([`pcapdir`]). Offline reading never drops: when a worker's ring is full,
-//! capture waits for it.
+//! restarts ([`pcapdir`]); live, an AF_PACKET interface ([`afpacket`], TPACKET_V3) or,
+//! with the `dpdk` feature, a DPDK port ([`dpdk`]). Offline reading never drops: when a
+//! worker's ring is full, capture waits for it. Live capture never blocks the source: a
+//! [`backlog`] absorbs bursts, and what still does not fit is dropped and counted
+//! ([`live`]).
 //!
 //! Counters (packets, bytes, progress through the input, ring-full waits, per-worker
-//! packets) live in the shared counter page `<runtime-dir>/counters-capture`.
+//! packets, and live: kernel/NIC drops, backlog depth, high-water mark and drops, ring-full
+//! drops) live in the shared counter page `<runtime-dir>/counters-capture`.
 
+pub mod afpacket;
+pub mod backlog;
+pub mod bpf;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod hash;
+pub mod live;
 pub mod pcap;
 pub mod pcapdir;
+pub mod privs;
+pub mod replay;
+pub mod vethns;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -25,6 +38,8 @@ use std::time::{Duration, Instant};
 use meerkat_config::Config;
 use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
+pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
+pub use meerkat_config::RxPriority;
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).
@@ -53,6 +68,8 @@ pub enum CaptureError {
     NoRuntimeDir,
     #[error("{0} holds no capture files")]
     EmptyDir(PathBuf),
+    #[error(transparent)]
+    Source(#[from] SourceError),
     #[error(transparent)]
     Scanner(#[from] meerkat_scanner::ScanError),
     #[error(transparent)]
@@ -111,7 +128,130 @@ pub fn counter_names(workers: usize) -> Vec<String> {
     for w in 0..workers {
         names.push(format!("capture.worker.{w}.packets"));
     }
+    names.extend(live::LIVE_COUNTERS.iter().map(|s| s.to_string()));
     names
+}
+
+/// Gives a ring file its memory now (tmpfs allocates on first write): live capture writes
+/// the rings from the thread that must keep up with bursts, where allocating and zeroing a
+/// page per few packets costs dearly. Best effort: a file system without fallocate just
+/// allocates later.
+fn preallocate(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) else {
+        return;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // SAFETY: fallocate on a descriptor we own; mode 0 only allocates blocks within the
+    // current size (the ring's length does not change, its bytes stay as they are).
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) };
+    if r != 0 {
+        tracing::debug!(
+            ring = %path.display(),
+            "fallocate: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// The rings and the counter page of a live run, set up before the source is opened and
+/// privileges are dropped.
+fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
+    let runtime = config
+        .runtime_dir
+        .as_deref()
+        .ok_or(CaptureError::NoRuntimeDir)?;
+    let workers = config.workers();
+    let ring_size = config.capture.ring_size.bytes() as usize;
+    let mut producers = Vec::with_capacity(workers);
+    for w in 0..workers {
+        let path = ring_path(runtime, w);
+        meerkat_ring::create(&path, ring_size)?;
+        preallocate(&path);
+        producers.push(Producer::attach(&path)?);
+    }
+    let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    let counters = LiveCounters::new(&page);
+    Ok((Fanout::new(producers, &page), counters, page))
+}
+
+/// Live capture from AF_PACKET interface `iface` (settings from its `af-packet` entry)
+/// until `stop`, then drains into the rings and ends them.
+pub fn run_af_packet(
+    config: &Config,
+    iface: &str,
+    stop: &AtomicBool,
+) -> Result<LiveSummary, CaptureError> {
+    let cfg = meerkat_config::live::af_packet_for(&config.af_packet, iface);
+    if cfg.threads() > 1 && config.capture.backlog_size == 0 {
+        return Err(SourceError::Config(format!(
+            "af-packet.threads {} on {iface} needs capture.backlog-size > 0",
+            cfg.threads()
+        ))
+        .into());
+    }
+    let (fanout, counters, _page) = live_outputs(config)?;
+    let sources = afpacket::AfPacket::open_group(&cfg)?;
+    if let Some(s) = sources.first() {
+        let g = s.geometry();
+        tracing::info!(
+            iface,
+            threads = sources.len(),
+            block_size = g.block_size,
+            blocks = g.block_nr,
+            frames = g.frame_nr,
+            "AF_PACKET ring ready"
+        );
+    }
+    let rt = rx_priority(config);
+    privs::drop_to(&config.run_as)?;
+    live::run_live(
+        fanout,
+        counters,
+        sources,
+        config.capture.backlog_size,
+        rt,
+        stop,
+    )
+}
+
+/// Raises this thread to real-time priority if configured and permitted (source threads
+/// started from it inherit it). Returns whether it did.
+fn rx_priority(config: &Config) -> bool {
+    if config.capture.rx_priority != meerkat_config::RxPriority::Realtime {
+        return false;
+    }
+    match privs::realtime_thread() {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "capture.rx-priority realtime not available ({e}); the capture threads run at normal priority"
+            );
+            false
+        }
+    }
+}
+
+/// Live capture from the DPDK port of the `dpdk` section until `stop`.
+#[cfg(feature = "dpdk")]
+pub fn run_dpdk(config: &Config, stop: &AtomicBool) -> Result<LiveSummary, CaptureError> {
+    let port_cfg = config.dpdk.port().cloned().ok_or_else(|| {
+        SourceError::Config(
+            "dpdk.interfaces names no port (an entry other than `default`)".to_string(),
+        )
+    })?;
+    let (fanout, counters, _page) = live_outputs(config)?;
+    let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg)?;
+    let rt = rx_priority(config);
+    privs::drop_to(&config.run_as)?;
+    live::run_live(
+        fanout,
+        counters,
+        vec![port],
+        config.capture.backlog_size,
+        rt,
+        stop,
+    )
 }
 
 struct Counters {

@@ -13,6 +13,7 @@
 
 pub mod de;
 pub mod keys;
+pub mod live;
 pub mod set;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
+pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
 
 /// Errors of loading and checking configuration.
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +198,9 @@ impl Default for Detect {
 fn default_ring_size() -> ByteSize {
     ByteSize::mib(32)
 }
+fn default_backlog_size() -> usize {
+    131_072
+}
 
 /// `capture`: the capture process (Meerkat's own section).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,12 +209,36 @@ pub struct Capture {
     /// Bytes of each capture -> worker shared-memory ring (a power of two).
     #[serde(default = "default_ring_size")]
     pub ring_size: ByteSize,
+    /// Live capture only: packets the capture process holds between the packet source
+    /// (NIC or kernel ring) and the workers' rings, so that a burst the workers cannot
+    /// take at once is absorbed instead of dropped; 0 = off (the source thread writes
+    /// straight into the workers' rings and drops when one is full).
+    #[serde(default = "default_backlog_size", deserialize_with = "de::flex_usize")]
+    pub backlog_size: usize,
+    /// Live capture only: scheduling of the threads that take packets out of the source
+    /// ring. `realtime` (SCHED_FIFO, priority 1; needs root or CAP_SYS_NICE, else a warning
+    /// and `normal`) lets them preempt the busy detect workers as soon as the kernel hands
+    /// over a block, so a small kernel or NIC ring does not overflow during a burst; they
+    /// sleep whenever the ring is empty.
+    #[serde(default)]
+    pub rx_priority: RxPriority,
+}
+
+/// `capture.rx-priority`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxPriority {
+    #[default]
+    Realtime,
+    Normal,
 }
 
 impl Default for Capture {
     fn default() -> Self {
         Capture {
             ring_size: default_ring_size(),
+            backlog_size: default_backlog_size(),
+            rx_priority: RxPriority::default(),
         }
     }
 }
@@ -944,6 +973,15 @@ pub struct Config {
     pub scanner: ScannerConfig,
     #[serde(default)]
     pub stats: Stats,
+    /// Live capture from AF_PACKET sockets (`-i`), one entry per interface.
+    #[serde(default)]
+    pub af_packet: Vec<AfPacketIface>,
+    /// Live capture from a DPDK port (`--dpdk`).
+    #[serde(default)]
+    pub dpdk: Dpdk,
+    /// The user the capture role switches to once its sockets are open.
+    #[serde(default)]
+    pub run_as: RunAs,
     /// Prefilter matcher (Suricata's `mpm-algo`): `auto` (Hyperscan when the build has it,
     /// else Meerkat's pure-Rust fingerprint filter), `hs`, or `ac`/`ac-ks`/`ac-bs` (the
     /// pure-Rust filter).
@@ -973,6 +1011,9 @@ impl Default for Config {
             pcap_file: PcapFile::default(),
             scanner: ScannerConfig::default(),
             stats: Stats::default(),
+            af_packet: Vec::new(),
+            dpdk: Dpdk::default(),
+            run_as: RunAs::default(),
             mpm_algo: default_mpm_algo(),
         }
     }
@@ -987,6 +1028,7 @@ impl Config {
                 "capture.ring-size {ring} must be a power of two from 64kb to 64gb"
             )));
         }
+        live::validate(&self.af_packet, &self.dpdk)?;
         if self.heartbeat.output_flush_interval > 60 {
             return Err(ConfigError::Invalid(format!(
                 "heartbeat.output-flush-interval {} must be 0 (never) to 60 seconds",
@@ -1399,6 +1441,81 @@ outputs:
         assert!(e.to_string().contains("output-flush-interval"), "{e}");
         let e = resolve(None, &["capture.ring-size=1000".to_string()]).unwrap_err();
         assert!(e.to_string().contains("ring-size"), "{e}");
+    }
+
+    #[test]
+    fn live_capture_keys_and_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suricata.yaml");
+        std::fs::write(
+            &path,
+            r#"
+af-packet:
+  - interface: eth0
+    threads: 2
+    cluster-id: 98
+    cluster-type: cluster_flow
+    defrag: yes
+    tpacket-v3: yes
+    ring-size: 4096
+    block-size: 65536
+    bpf-filter: "{ 0x6, 0, 0, 0x00040000 },"
+  - interface: default
+dpdk:
+  eal-params:
+    proc-type: primary
+  interfaces:
+    - interface: net_pcap0
+      rx-descriptors: auto
+      mempool-size: 4095
+      threads: auto
+run-as:
+  user: nobody
+"#,
+        )
+        .unwrap();
+        let r = resolve(
+            Some(&path),
+            &[
+                "capture.backlog-size=0".to_string(),
+                "af-packet.ring-size=256".to_string(),
+                "dpdk.eal-params=--no-huge -m 256".to_string(),
+            ],
+        )
+        .unwrap();
+        let c = r.config;
+        assert_eq!(c.capture.backlog_size, 0);
+        let eth0 = live::af_packet_for(&c.af_packet, "eth0");
+        // `--set af-packet.ring-size` changes the first entry that has the key.
+        assert_eq!(eth0.ring_size, 256);
+        assert_eq!(eth0.threads(), 2);
+        assert_eq!(eth0.cluster_id, 98);
+        assert_eq!(eth0.block_size, ByteSize(65536));
+        assert!(eth0.bpf_filter.is_some());
+        assert_eq!(c.dpdk.eal_params.0, ["--no-huge", "-m", "256"]);
+        let port = c.dpdk.port().unwrap();
+        assert_eq!(port.interface, "net_pcap0");
+        assert_eq!(port.rx_descriptors, 1024);
+        assert_eq!(port.mempool_size, 4095);
+        assert_eq!(c.run_as.user.as_deref(), Some("nobody"));
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"af-packet.tpacket-v3".to_string())
+        );
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"dpdk.interfaces.threads".to_string())
+        );
+        // Without any af-packet entry, --set makes the `default` entry.
+        let c = resolve(None, &["af-packet.ring-size=1024".to_string()])
+            .unwrap()
+            .config;
+        assert_eq!(live::af_packet_for(&c.af_packet, "veth1").ring_size, 1024);
+        assert_eq!(c.capture.backlog_size, 131_072);
+        let e = resolve(None, &["af-packet.block-size=1000".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("block-size"), "{e}");
+        let e = resolve(None, &["af-packet.ring-sise=1".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("af-packet.ring-sise"), "{e}");
     }
 
     #[test]
