@@ -216,6 +216,10 @@ if set(got) != expected:
 EOF
 
 step "compose down"
+# Stopped first, to see that the eve-writer drains and exits 0 on SIGTERM.
+compose stop
+read -r st code <<<"$(state eve-writer)"
+[ "$st $code" = "exited 0" ] || { dump; fail "the eve-writer did not stop cleanly ($st $code)"; }
 compose down -v --remove-orphans
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
 [ -z "$left" ] || fail "containers left after down: $left"
@@ -235,6 +239,9 @@ for c in eve-writer detect-0 detect-1; do
     done
     echo "$c: healthy"
 done
+compose stop
+read -r st code <<<"$(state eve-writer)"
+[ "$st $code" = "exited 0" ] || { dump; fail "the eve-writer did not stop cleanly ($st $code)"; }
 compose down -v --remove-orphans
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
 [ -z "$left" ] || fail "containers left after down: $left"
