@@ -149,7 +149,7 @@ dump() { compose logs --no-color >&2 || true; }
 # Waits (up to 120 s) until service $1 has logged a line containing $2.
 wait_log() {
     local deadline=$((SECONDS + 120))
-    until compose logs --no-color "$1" 2>/dev/null | grep -qF "$2"; do
+    until podman logs "${project}_$1_1" 2>&1 | grep -qF "$2"; do
         read -r st code <<<"$(state "$1")"
         [ "$st" != exited ] || { dump; fail "$1 exited ($code) before logging: $2"; }
         [ $SECONDS -lt $deadline ] || { dump; fail "$1 did not log within 120 s: $2"; }
