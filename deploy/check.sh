@@ -6,7 +6,9 @@
 #   3. compose         the docker-compose stack (docker-compose over podman's API socket),
 #                      offline profile on sample/sample.pcap: eve.json in the log volume must
 #                      hold the alerts `meerkat run` gives on the same pcap and config; the
-#                      healthcheck of each running role must pass; then `down -v` cleanly
+#                      healthcheck of each running role must pass; then `down -v` cleanly;
+#                      the live profile on lo: capture as uid 10001 with file capabilities,
+#                      alerts from datagrams sent to 127.0.0.1, every role healthy
 #   4. kubernetes      every manifest, and each kustomization rendered (kubectl kustomize),
 #                      validated with kubernetes-validate --strict -k 1.32.0 (a missing
 #                      schema is a failure)
@@ -69,7 +71,7 @@ fail() {
 compose() {
     DOCKER_HOST=unix://$sock MEERKAT_IMAGE=$image \
         MEERKAT_PCAP_DIR=$repo/sample MEERKAT_PCAP=sample.pcap \
-        docker-compose -p "$project" -f deploy/docker-compose.yml --profile offline "$@"
+        docker-compose -p "$project" -f deploy/docker-compose.yml --profile offline --profile live "$@"
 }
 
 cleanup() {
@@ -243,6 +245,47 @@ compose stop
 read -r st code <<<"$(state eve-writer)"
 [ "$st $code" = "exited 0" ] || { dump; fail "the eve-writer did not stop cleanly ($st $code)"; }
 compose down -v --remove-orphans
+left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
+[ -z "$left" ] || fail "containers left after down: $left"
+
+step "compose: live profile on lo (non-root capture, file capabilities)"
+# The live capture service on the host's loopback (lo's 64 KiB MTU needs larger AF_PACKET
+# blocks than the default), three syslog datagrams to 127.0.0.1:514 that sid 1000008
+# matches, then every role's healthcheck, capture's included.
+{ cat deploy/config/meerkat.yaml; printf 'af-packet:\n  - interface: default\n    block-size: 262144\n'; } >"$work/live.yaml"
+live() {
+    DOCKER_HOST=unix://$sock MEERKAT_IMAGE=$image MEERKAT_CONFIG=$work/live.yaml \
+        MEERKAT_INTERFACE=lo docker-compose -p "$project" -f deploy/docker-compose.yml --profile live "$@"
+}
+live up -d
+wait_log capture "live capture started"
+status=$(podman exec "${project}_capture_1" cat /proc/1/status)
+grep -qE '^Uid:\s+10001\s' <<<"$status" || fail "capture does not run as uid 10001: $(grep ^Uid <<<"$status")"
+grep -E '^Cap(Eff|Bnd)' <<<"$status"
+python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(3):
+    s.sendto(b"<34>Nov 30 12:00:00 host su: 'su root' failed for bob on /dev/pts/0", ("127.0.0.1", 514))
+PY
+logs=$(podman volume inspect "${project}_logs" --format '{{.Mountpoint}}')
+deadline=$((SECONDS + 60))
+# Each datagram crosses lo twice (sent and received): at least 3 alerts.
+until [ "$(grep -c '"signature_id":1000008' "$logs/eve.json" 2>/dev/null)" -ge 3 ]; do
+    [ $SECONDS -lt $deadline ] || { live logs --no-color >&2 || true; fail "no alerts from the live capture on lo within 60 s"; }
+    sleep 0.2
+done
+echo "live: $(grep -c '"signature_id":1000008' "$logs/eve.json") alerts of sid 1000008"
+for c in eve-writer detect-0 detect-1 capture; do
+    podman healthcheck run "${project}_${c}_1" >/dev/null || fail "$c's healthcheck failed"
+    echo "$c: healthy"
+done
+live stop
+for c in eve-writer capture; do
+    read -r st code <<<"$(state "$c")"
+    [ "$st $code" = "exited 0" ] || fail "$c did not stop cleanly ($st $code)"
+done
+live down -v --remove-orphans
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
 [ -z "$left" ] || fail "containers left after down: $left"
 
