@@ -10,7 +10,8 @@
 //! - `detect-N`: its process (the owner of `counters-detect-N`) lives and it is attached
 //!   to `ring-N` with a fresh heartbeat (the worker loop beats while it works or waits);
 //!   while it still loads its rules it is not ready yet;
-//! - `capture`: its process (the owner of `counters-capture`) lives.
+//! - `capture`: its process (the owner of `counters-capture`) lives and, when it captures
+//!   live, its source is open (`capture.live`).
 //!
 //! Under `meerkat run` the supervisor watches the roles itself; its control API answers
 //! for the whole stack.
@@ -68,7 +69,7 @@ pub fn probe(args: &ProbeArgs) -> Outcome {
     let verdict = match args.role {
         Role::EveWriter => writer(&runtime),
         Role::Detect(n) => detect(&runtime, n),
-        Role::Capture => owner_alive(&runtime, "capture").map(|_| ()),
+        Role::Capture => capture(&runtime),
     };
     match verdict {
         Ok(()) => {
@@ -104,6 +105,18 @@ fn owner_alive(runtime: &Path, role: &str) -> anyhow::Result<u32> {
         bail!("its process {pid} (owner of {}) is gone", page.display());
     }
     Ok(pid)
+}
+
+fn capture(runtime: &Path) -> anyhow::Result<()> {
+    owner_alive(runtime, "capture")?;
+    let page = meerkat_capture::counters_path(runtime, "capture");
+    // A live capture says when its source is open and reading (`capture.live`); an
+    // offline one reads as soon as it runs.
+    let live = CounterReader::open(&page).map(|r| r.get("capture.live"));
+    if let Ok(Some(0)) = live {
+        bail!("its live source is not capturing yet");
+    }
+    Ok(())
 }
 
 fn detect(runtime: &Path, n: usize) -> anyhow::Result<()> {
