@@ -46,6 +46,9 @@ pub enum Command {
     /// Configuration tools.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Is a role started on its own alive and serving? (container healthchecks and probes:
+    /// exit 0 when it is, 1 with the reason when not)
+    Probe(ProbeArgs),
     /// Drive a running stack through its control socket (as suricatasc).
     Ctl(CtlArgs),
 }
@@ -171,6 +174,19 @@ pub struct RunArgs {
 #[derive(Debug, Args, Clone)]
 pub struct RoleArgs {
     /// Configuration file; `meerkat run` hands each role its resolved config.
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override a config key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
+    /// The role: eve-writer, capture or detect-N.
+    #[arg(value_name = "ROLE")]
+    pub role: crate::probe::Role,
+    /// Configuration file of the role (for `runtime-dir`).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Override a config key (repeatable).

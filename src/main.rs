@@ -10,6 +10,8 @@ mod cli;
 mod control;
 mod ctl;
 mod logging;
+mod peers;
+mod probe;
 mod roles;
 mod signals;
 mod supervisor;
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Some(Command::Rules(cmd)) => tools::rules(cmd),
         Some(Command::Config(cmd)) => tools::config(cmd),
         Some(Command::Ctl(args)) => ctl::run(&args),
+        Some(Command::Probe(args)) => probe::probe(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,9 +1,10 @@
-//! The role subcommands: each loads its config and calls its crate's `run`.
+//! The role subcommands: each loads its config, waits for the peers it needs (see
+//! `peers`: a role may be started on its own, in any order) and calls its crate's `run`.
 
 use std::process::ExitCode;
 
 use crate::cli::{CaptureArgs, DetectArgs, RoleArgs};
-use crate::{Failure, Outcome, signals};
+use crate::{Failure, Outcome, peers, signals};
 
 fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
     let resolved =
@@ -20,6 +21,10 @@ fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
 pub fn capture(args: &CaptureArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("capture").entered();
+    let runtime = peers::runtime_dir(&config).map_err(Failure::usage)?;
+    if !peers::wait_for_workers(&runtime, config.workers(), &signals::STOP) {
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(iface) = &args.interface {
         let s = meerkat_capture::run_af_packet(&config, iface, &signals::STOP)
             .map_err(Failure::runtime)?;
@@ -76,6 +81,10 @@ fn capture_dpdk(_: &meerkat_config::Config) -> Outcome {
 pub fn detect(args: &DetectArgs) -> Outcome {
     let config = load(&args.role)?;
     let _span = tracing::info_span!("detect", worker = args.worker).entered();
+    let runtime = peers::runtime_dir(&config).map_err(Failure::usage)?;
+    if !peers::wait_for_writer(&runtime, &signals::STOP) {
+        return Ok(ExitCode::SUCCESS);
+    }
     let s = meerkat_detect::worker::run_generation(
         &config,
         args.worker,
@@ -95,6 +104,7 @@ pub fn detect(args: &DetectArgs) -> Outcome {
 pub fn eve_writer(args: &RoleArgs) -> Outcome {
     let config = load(args)?;
     let _span = tracing::info_span!("eve-writer").entered();
+    peers::runtime_dir(&config).map_err(Failure::usage)?;
     meerkat_eve_writer::run(&config, &signals::STOP, &signals::HUP).map_err(Failure::runtime)?;
     Ok(ExitCode::SUCCESS)
 }
