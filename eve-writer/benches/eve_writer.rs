@@ -585,13 +585,15 @@ fn profile(events: usize) {
     };
     let bytes = batch.encode_to_vec();
     let rounds = events / BATCH;
+    // Decoded as the writer's gRPC decoder does (sized from the previous batch).
+    let decode = |hint| meerkat_eve_writer::server::decode_batch(bytes.as_slice(), hint).unwrap();
     for _ in 0..rounds.min(64) {
-        drop(EventBatch::decode(bytes.as_slice()).unwrap());
+        drop(decode(BATCH));
     }
     let t = Instant::now();
     let mut n = 0;
     for _ in 0..rounds {
-        let b = EventBatch::decode(bytes.as_slice()).unwrap();
+        let b = decode(BATCH);
         n += b.events.len();
     }
     let decode = t.elapsed().as_nanos() as f64 / n as f64;
