@@ -583,10 +583,10 @@ fn profile(events: usize) {
         events: pool[..BATCH].to_vec(),
         flush: false,
     };
-    let bytes = batch.encode_to_vec();
+    let bytes = prost::bytes::Bytes::from(batch.encode_to_vec());
     let rounds = events / BATCH;
     // Decoded as the writer's gRPC decoder does (sized from the previous batch).
-    let decode = |hint| meerkat_eve_writer::server::decode_batch(bytes.as_slice(), hint).unwrap();
+    let decode = |hint| meerkat_eve_writer::server::decode_batch(bytes.clone(), hint).unwrap();
     for _ in 0..rounds.min(64) {
         drop(decode(BATCH));
     }
