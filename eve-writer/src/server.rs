@@ -9,12 +9,14 @@
 //! instructions) into an event vector sized once from the previous batch.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use meerkat_proto::events::event_stream_server::EventStream;
-use meerkat_proto::events::{BatchAck, EventBatch};
+use meerkat_proto::events::event_stream_server::{
+    self, EventStream, EventStreamServer as GeneratedServer,
+};
+use meerkat_proto::events::{BatchAck, Event, EventBatch};
 use meerkat_proto::writer::writer_admin_server::WriterAdmin;
 use meerkat_proto::writer::{
     CountersReply, CountersRequest, FlushReply, FlushRequest, ReopenReply, ReopenRequest,
@@ -30,6 +32,9 @@ use tonic::codegen::{Body, BoxFuture, Service, StdError, http};
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::writer::{FLUSH_TIMEOUT, Msg};
+
+/// The HTTP/2 path of `EventStream.Publish`.
+const PUBLISH_PATH: &str = "/meerkat.events.v1.EventStream/Publish";
 
 /// Largest batch accepted, bytes.
 pub const MAX_MESSAGE: usize = 64 << 20;
@@ -113,11 +118,45 @@ const MAX_EVENTS_HINT: usize = 4096;
 /// own before they are copied into their vectors; strings are copied once.
 pub fn decode_batch(msg: Bytes, hint: usize) -> Result<EventBatch, prost::DecodeError> {
     let mut batch = EventBatch {
-        events: Vec::with_capacity(hint.min(MAX_EVENTS_HINT)),
+        events: spare_events(hint.min(MAX_EVENTS_HINT)),
         ..Default::default()
     };
     batch.merge(msg)?;
     Ok(batch)
+}
+
+/// Emptied event vectors of written batches, for the next batches to decode into: a
+/// batch's vector is one large allocation, and freeing one makes the allocator
+/// consolidate every small free chunk (about 3% of the writer's instructions).
+static SPARE_EVENTS: Mutex<Vec<Vec<Event>>> = Mutex::new(Vec::new());
+/// Vectors kept in [`SPARE_EVENTS`] at most.
+const MAX_SPARE: usize = 8;
+
+/// An empty event vector with room for at least `hint` events, reused if one is spare.
+fn spare_events(hint: usize) -> Vec<Event> {
+    let spare = SPARE_EVENTS.lock().ok().and_then(|mut s| s.pop());
+    match spare {
+        Some(mut v) => {
+            v.reserve(hint);
+            v
+        }
+        None => Vec::with_capacity(hint),
+    }
+}
+
+/// Takes back the event vector of a written batch (its events are dropped here) for
+/// [`decode_batch`] to reuse; vectors beyond [`MAX_SPARE`], or larger than a batch of
+/// [`MAX_EVENTS_HINT`] events needs, are freed.
+pub fn recycle_events(mut events: Vec<Event>) {
+    events.clear();
+    if events.capacity() == 0 || events.capacity() > 2 * MAX_EVENTS_HINT {
+        return;
+    }
+    if let Ok(mut spare) = SPARE_EVENTS.lock()
+        && spare.len() < MAX_SPARE
+    {
+        spare.push(events);
+    }
 }
 
 /// tonic decoder of `EventBatch` messages (see the module documentation).
@@ -161,18 +200,24 @@ impl Codec for BatchCodec {
     }
 }
 
-/// The `EventStream` gRPC service (the generated server's routing, with [`BatchCodec`]).
+/// The `EventStream` gRPC service: `Publish` with [`BatchCodec`]; every other method
+/// of the service goes to the generated server, unchanged.
 #[derive(Debug)]
 pub struct EventStreamServer<T> {
     inner: Arc<T>,
+    generated: GeneratedServer<T>,
     max_message: usize,
 }
 
 impl<T> EventStreamServer<T> {
     /// Serves `inner`; messages up to `max_message` bytes either way.
     pub fn new(inner: T, max_message: usize) -> Self {
+        let inner = Arc::new(inner);
         EventStreamServer {
-            inner: Arc::new(inner),
+            generated: GeneratedServer::from_arc(Arc::clone(&inner))
+                .max_decoding_message_size(max_message)
+                .max_encoding_message_size(max_message),
+            inner,
             max_message,
         }
     }
@@ -182,13 +227,14 @@ impl<T> Clone for EventStreamServer<T> {
     fn clone(&self) -> Self {
         EventStreamServer {
             inner: Arc::clone(&self.inner),
+            generated: self.generated.clone(),
             max_message: self.max_message,
         }
     }
 }
 
 impl<T> tonic::server::NamedService for EventStreamServer<T> {
-    const NAME: &'static str = meerkat_proto::events::event_stream_server::SERVICE_NAME;
+    const NAME: &'static str = event_stream_server::SERVICE_NAME;
 }
 
 /// The `Publish` method of an [`EventStream`] implementation.
@@ -220,10 +266,8 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        if req.uri().path() != concat!("/", "meerkat.events.v1.EventStream", "/Publish") {
-            return Box::pin(
-                async move { Ok(Status::unimplemented("unknown method").into_http()) },
-            );
+        if req.uri().path() != PUBLISH_PATH {
+            return self.generated.call(req);
         }
         let method = PublishSvc(Arc::clone(&self.inner));
         let max = self.max_message;
