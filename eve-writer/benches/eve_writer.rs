@@ -595,7 +595,6 @@ fn profile(events: usize) {
     for _ in 0..rounds {
         let b = decode(BATCH);
         n += b.events.len();
-        meerkat_eve_writer::server::recycle_events(b.events);
     }
     let decode = t.elapsed().as_nanos() as f64 / n as f64;
 

@@ -10,13 +10,13 @@
 
 use std::pin::Pin;
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use meerkat_proto::events::event_stream_server::{
     self, EventStream, EventStreamServer as GeneratedServer,
 };
-use meerkat_proto::events::{BatchAck, Event, EventBatch};
+use meerkat_proto::events::{BatchAck, EventBatch};
 use meerkat_proto::writer::writer_admin_server::WriterAdmin;
 use meerkat_proto::writer::{
     CountersReply, CountersRequest, FlushReply, FlushRequest, ReopenReply, ReopenRequest,
@@ -118,45 +118,11 @@ const MAX_EVENTS_HINT: usize = 4096;
 /// own before they are copied into their vectors; strings are copied once.
 pub fn decode_batch(msg: Bytes, hint: usize) -> Result<EventBatch, prost::DecodeError> {
     let mut batch = EventBatch {
-        events: spare_events(hint.min(MAX_EVENTS_HINT)),
+        events: Vec::with_capacity(hint.min(MAX_EVENTS_HINT)),
         ..Default::default()
     };
     batch.merge(msg)?;
     Ok(batch)
-}
-
-/// Emptied event vectors of written batches, for the next batches to decode into: a
-/// batch's vector is one large allocation, and freeing one makes the allocator
-/// consolidate every small free chunk (about 3% of the writer's instructions).
-static SPARE_EVENTS: Mutex<Vec<Vec<Event>>> = Mutex::new(Vec::new());
-/// Vectors kept in [`SPARE_EVENTS`] at most.
-const MAX_SPARE: usize = 8;
-
-/// An empty event vector with room for at least `hint` events, reused if one is spare.
-fn spare_events(hint: usize) -> Vec<Event> {
-    let spare = SPARE_EVENTS.lock().ok().and_then(|mut s| s.pop());
-    match spare {
-        Some(mut v) => {
-            v.reserve(hint);
-            v
-        }
-        None => Vec::with_capacity(hint),
-    }
-}
-
-/// Takes back the event vector of a written batch (its events are dropped here) for
-/// [`decode_batch`] to reuse; vectors beyond [`MAX_SPARE`], or larger than a batch of
-/// [`MAX_EVENTS_HINT`] events needs, are freed.
-pub fn recycle_events(mut events: Vec<Event>) {
-    events.clear();
-    if events.capacity() == 0 || events.capacity() > 2 * MAX_EVENTS_HINT {
-        return;
-    }
-    if let Ok(mut spare) = SPARE_EVENTS.lock()
-        && spare.len() < MAX_SPARE
-    {
-        spare.push(events);
-    }
 }
 
 /// tonic decoder of `EventBatch` messages (see the module documentation).

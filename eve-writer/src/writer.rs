@@ -461,7 +461,6 @@ impl Writer {
         } else {
             self.release();
         }
-        crate::server::recycle_events(batch.events);
     }
 
     /// Sends every acknowledgement whose bytes are delivered, in order per producer,
