@@ -9,8 +9,8 @@
 //! instructions) into an event vector sized once from the previous batch.
 
 use std::pin::Pin;
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
+use std::sync::mpsc::Sender;
 use std::task::{Context, Poll};
 
 use meerkat_proto::events::event_stream_server::{
