@@ -21,7 +21,7 @@ use meerkat_proto::events::Event;
 use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
-use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Probe, Transport};
+use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Transport};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
@@ -206,6 +206,10 @@ struct Inner {
     stats: Stats,
     decode_counts: [u64; DecodeEvent::ALL.len()],
     hits: Vec<Hit>,
+    /// Transaction records waiting to be logged (kept for its capacity).
+    to_log: Vec<(u64, AppRecord)>,
+    /// The enabled app-layer protocols with their settings.
+    registry: app::Registry,
     /// Packet time: flows end by the clock of the traffic, not the wall clock.
     now_ns: u64,
 }
@@ -375,7 +379,9 @@ impl Inner {
                     progressed[side] |= self.feed_stream(flow, sdir, false);
                 }
             }
-            Some(Transport::Udp) if checksum_ok && !pkt.payload.is_empty() => {
+            // A datagram's checksum does not keep it from its parser (as in Suricata, where
+            // only TCP's stream refuses bad checksums).
+            Some(Transport::Udp) if !pkt.payload.is_empty() => {
                 let ports = [flow.client.1, flow.server.1];
                 progressed[d] |=
                     self.feed_app(&mut flow.app, ports, dir, Transport::Udp, pkt.payload);
@@ -533,35 +539,28 @@ impl Inner {
     ) {
         let d = dir.index();
         app.probed[d] += data.len();
-        let mut candidates: Vec<&'static dyn app::Protocol> = app::protocols()
-            .iter()
-            .copied()
-            .filter(|p| self.cfg.app[p.proto() as usize % 4].0)
-            .collect();
-        // Protocols usually on these ports are tried first.
-        candidates.sort_by_key(|p| !p.default_ports().iter().any(|dp| ports.contains(dp)));
         let window = &data[..data.len().min(MAX_PROBE)];
         let mut need_more = false;
-        for p in candidates {
-            match p.probe(transport, dir, window) {
-                Probe::Match => {
-                    app.proto = p.proto();
-                    app.detection_done = true;
-                    self.stats.app_flows[p.proto() as usize % 4] += 1;
-                    if self.cfg.app[p.proto() as usize % 4].1 {
-                        let mut state = p.new_state(transport);
-                        let mut out = ParseOutput::default();
-                        state.parse(dir, data, &mut out);
-                        self.parse_output(&out, app.proto);
-                        if !out.failed {
-                            app.state = Some(state);
-                        }
+        match self.registry.probe(transport, dir, ports, window) {
+            app::Detected::Proto(proto) => {
+                app.proto = proto;
+                app.detection_done = true;
+                self.stats.app_flows[proto as usize % 4] += 1;
+                if self.cfg.app[proto as usize % 4].1
+                    && let Some(p) = self.registry.get(proto)
+                {
+                    let mut state = p.new_state(transport);
+                    let mut out = ParseOutput::default();
+                    state.parse(dir, data, &mut out);
+                    self.parse_output(&out, proto);
+                    if !out.failed {
+                        app.state = Some(state);
                     }
-                    return;
                 }
-                Probe::NeedMore => need_more = true,
-                Probe::NoMatch => {}
+                return;
             }
+            app::Detected::NeedMore => need_more = true,
+            app::Detected::None => {}
         }
         // TCP data arrives in pieces: give up once enough was seen both ways.
         let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
@@ -600,7 +599,8 @@ impl Inner {
             pseudo: c.src == events::PacketSrc::FlowTimeout,
         };
         let mut hits = std::mem::take(&mut self.hits);
-        let mut to_log: Vec<(u64, AppRecord)> = Vec::new();
+        // Reused between calls: records are large, and most calls log nothing.
+        let mut to_log = std::mem::take(&mut self.to_log);
         let mut done_below = flow.app.next_free;
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
@@ -643,15 +643,26 @@ impl Inner {
                     to_log.push((id, r));
                 }
             }
-            if flow.app.txs[td].logged && complete_both && id == done_below {
+            // Free only once both directions were inspected at their final progress:
+            // the other direction's last bytes (e.g. a response completed by its FIN)
+            // may not have been inspected yet.
+            let seen_final = [Dir::ToServer, Dir::ToClient]
+                .iter()
+                .all(|&d| flow.app.txs[td].inspected[d.index()] == Some(tx.progress(d)));
+            if flow.app.txs[td].logged
+                && complete_both
+                && (seen_final || ending)
+                && id == done_below
+            {
                 done_below = id + 1;
             }
         }
         self.hits = hits;
-        for (id, r) in to_log {
+        for (id, r) in to_log.drain(..) {
             let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
             self.emit(ev);
         }
+        self.to_log = to_log;
         if done_below > flow.app.next_free {
             flow.app.next_free = done_below;
             if let Some(state) = flow.app.state.as_deref_mut() {
@@ -918,6 +929,8 @@ impl Worker {
                 stats: Stats::default(),
                 decode_counts: [0; DecodeEvent::ALL.len()],
                 hits: Vec::new(),
+                to_log: Vec::new(),
+                registry: app::Registry::from_config(config),
                 now_ns: 0,
             },
         }
@@ -1192,4 +1205,83 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
         sink.finish()?;
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_synth::{sample, session};
+
+    fn run(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> InProcessResult {
+        let ctx = RuleContext::from_config(config).unwrap();
+        let loaded = rules::load_str(rules, &ctx);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let mut w = InProcess::new(config, Engine::new(loaded.rules, loaded.names));
+        for (i, f) in frames.iter().enumerate() {
+            let meta = PacketMeta {
+                ts_ns: f.ts_ns,
+                seq: i as u64 + 1,
+                origlen: f.data.len() as u32,
+                link_type: 1,
+                iface: 0,
+            };
+            w.packet(&meta, &f.data);
+        }
+        w.finish()
+    }
+
+    fn alerts(r: &InProcessResult) -> Vec<(u64, Option<u64>, String)> {
+        r.events
+            .iter()
+            .filter_map(|e| {
+                let a = e.alert.as_ref()?;
+                Some((a.signature_id, e.tx_id, e.app_proto.clone()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_datagram_with_a_bad_checksum_still_reaches_its_parser() {
+        let mut config = Config::default();
+        config.pcap_file.checksum_checks = ChecksumChecks::Yes;
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:53".parse().unwrap(),
+        );
+        let q = sample::dns_query(7, "bad.example", 1);
+        let mut frames = session::udp_exchange(c, s, 1_000, 1_000, &q, None, None);
+        // Ethernet (14) + IPv4 (20) + UDP checksum at 6.
+        frames[0].data[40] ^= 0xff;
+        let rules = r#"alert dns any any -> any any (dns.query; content:"bad.example"; sid:1;)"#;
+        let r = run(&config, rules, &frames);
+        assert_eq!(alerts(&r), [(1, Some(0), "dns".to_string())]);
+    }
+
+    #[test]
+    fn http_on_an_unusual_port_is_found_by_content_and_alerts_per_transaction() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:1234".parse().unwrap(),
+        );
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.handshake();
+        t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+        t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n");
+        t.close();
+        let rules = "alert http any any -> any any (http.uri; content:\"/b\"; sid:1;)\n\
+                     alert http any any -> any any (http.stat_code; content:\"404\"; sid:2;)\n\
+                     alert tcp any any -> any any (app-layer-protocol:http; http.uri; content:\"/a\"; sid:3;)";
+        let mut got = alerts(&run(&config, rules, &t.into_frames()));
+        got.sort();
+        let http = || "http".to_string();
+        assert_eq!(
+            got,
+            [
+                (1, Some(1), http()),
+                (2, Some(1), http()),
+                (3, Some(0), http())
+            ]
+        );
+    }
 }

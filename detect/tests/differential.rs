@@ -391,6 +391,310 @@ fn generated_rules_and_traffic_alert_the_same_with_and_without_prefilter() {
     );
 }
 
+/// Words of app-layer fields (URIs, header values, bodies, DNS labels, SNIs): shared by
+/// traffic and rules so that sticky-buffer contents match often, and nearly match often.
+const APP_WORDS: &[&str] = &[
+    "admin", "login", "cmd.exe", "passwd", "etc", "evil", "abc", "select", "SELECT", "union", "x",
+    "zz", "php", "wp-", "js", "id=", "AAAA", "update", "Mozilla", "curl",
+];
+
+fn words(rng: &mut Rng, max: usize, sep: &str) -> String {
+    (0..1 + rng.below(max))
+        .map(|_| *rng.pick(APP_WORDS))
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// One HTTP/1.1 request with tokens in its URI, headers and body.
+fn http_request(rng: &mut Rng) -> Vec<u8> {
+    let method = *rng.pick(&["GET", "POST", "PUT", "HEAD"]);
+    let mut uri = format!("/{}", words(rng, 4, "/"));
+    if rng.chance(40) {
+        uri.push_str(&format!("?{}", words(rng, 3, "&")));
+    }
+    if rng.chance(15) {
+        uri.push_str("/%2e%2e/%61dmin");
+    }
+    let mut h = format!(
+        "{method} {uri} HTTP/1.1\r\nHost: {}.example\r\n",
+        words(rng, 2, ".")
+    );
+    if rng.chance(70) {
+        h.push_str(&format!(
+            "User-Agent: {}/{}\r\n",
+            words(rng, 2, " "),
+            rng.below(10)
+        ));
+    }
+    if rng.chance(30) {
+        h.push_str(&format!("Cookie: s={}\r\n", words(rng, 2, "")));
+    }
+    if rng.chance(20) {
+        h.push_str(&format!("Referer: http://{}/\r\n", words(rng, 2, ".")));
+    }
+    let body = if method == "POST" || method == "PUT" {
+        words(rng, 6, "&")
+    } else {
+        String::new()
+    };
+    if !body.is_empty() {
+        h.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    h.push_str("\r\n");
+    h.push_str(&body);
+    h.into_bytes()
+}
+
+/// One HTTP/1.1 response, its body by length or chunked.
+fn http_response(rng: &mut Rng) -> Vec<u8> {
+    let status = *rng.pick(&["200 OK", "404 Not Found", "302 Found", "500 Oops"]);
+    let body = words(rng, 12, " ");
+    let mut h = format!("HTTP/1.1 {status}\r\nServer: {}\r\n", words(rng, 2, "/"));
+    if rng.chance(30) {
+        h.push_str(&format!("Location: /{}\r\n", words(rng, 2, "/")));
+    }
+    if rng.chance(30) {
+        h.push_str("Transfer-Encoding: chunked\r\n\r\n");
+        let (a, b) = body.split_at(body.len() / 2);
+        for part in [a, b] {
+            if !part.is_empty() {
+                h.push_str(&format!("{:x}\r\n{part}\r\n", part.len()));
+            }
+        }
+        h.push_str("0\r\n\r\n");
+    } else {
+        h.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    }
+    h.into_bytes()
+}
+
+/// HTTP (pipelined, keep-alive, on usual and unusual ports), DNS over UDP and TLS hellos.
+fn app_traffic(rng: &mut Rng, conversations: usize) -> Vec<Frame> {
+    let base = 1_700_000_000u64 * 1_000_000_000;
+    let mut convs = Vec::new();
+    for i in 0..conversations {
+        let start = base + i as u64 * 3_000_000;
+        let client: IpAddr = format!("10.1.{}.{}", rng.below(4), 1 + rng.below(200))
+            .parse()
+            .expect("valid");
+        let server: IpAddr = format!("198.51.100.{}", 1 + rng.below(50))
+            .parse()
+            .expect("valid");
+        let cport = 1024 + rng.below(60000) as u16;
+        match rng.below(10) {
+            0..=5 => {
+                let sport = *rng.pick(&[80, 80, 8080, 8000, 1234]);
+                let mut t = TcpSession::new(
+                    SocketAddr::new(client, cport),
+                    SocketAddr::new(server, sport),
+                    start,
+                );
+                t = t.mss(100 + rng.below(1400));
+                t.handshake();
+                let n = 1 + rng.below(3);
+                if rng.chance(30) {
+                    // Pipelined: every request first, then every response.
+                    let reqs: Vec<u8> = (0..n).flat_map(|_| http_request(rng)).collect();
+                    t.client_sends(&reqs);
+                    let resps: Vec<u8> = (0..n).flat_map(|_| http_response(rng)).collect();
+                    t.server_sends(&resps);
+                } else {
+                    for _ in 0..n {
+                        t.client_sends(&http_request(rng));
+                        t.server_sends(&http_response(rng));
+                    }
+                }
+                if rng.chance(80) {
+                    t.close();
+                }
+                convs.push(t.into_frames());
+            }
+            6..=7 => {
+                let sport = *rng.pick(&[53, 53, 5353]);
+                let name = format!("{}.example", words(rng, 3, "."));
+                let id = rng.below(65536) as u16;
+                let q = meerkat_synth::sample::dns_query(id, &name, 1);
+                let a = meerkat_synth::sample::dns_response_a(id, &name, [192, 0, 2, 1]);
+                let resp = rng.chance(70).then_some(a.as_slice());
+                convs.push(session::udp_exchange(
+                    SocketAddr::new(client, cport),
+                    SocketAddr::new(server, sport),
+                    start,
+                    200_000,
+                    &q,
+                    resp,
+                    None,
+                ));
+            }
+            _ => {
+                let sport = *rng.pick(&[443, 8443]);
+                let mut t = TcpSession::new(
+                    SocketAddr::new(client, cport),
+                    SocketAddr::new(server, sport),
+                    start,
+                );
+                t = t.mss(100 + rng.below(1400));
+                t.handshake();
+                let sni = format!("{}.example", words(rng, 3, "."));
+                t.client_sends(&meerkat_synth::sample::tls_client_hello(
+                    &sni,
+                    rng.below(256) as u8,
+                ));
+                t.close();
+                convs.push(t.into_frames());
+            }
+        }
+    }
+    session::interleave(convs)
+}
+
+/// A random app-layer rule: one or two sticky buffers (or legacy modifiers), contents from
+/// [`APP_WORDS`] with positions, transforms, pcre.
+fn app_rule(rng: &mut Rng, sid: u32) -> String {
+    const HTTP_REQ: &[&str] = &[
+        "http.uri",
+        "http.uri.raw",
+        "http.method",
+        "http.host",
+        "http.user_agent",
+        "http.header",
+        "http.cookie",
+        "http.request_body",
+        "http.request_line",
+        "http.referer",
+        "http.header_names",
+    ];
+    const HTTP_RESP: &[&str] = &[
+        "http.stat_code",
+        "http.stat_msg",
+        "http.server",
+        "http.location",
+        "http.response_body",
+        "file.data",
+        "http.response_line",
+    ];
+    let (proto, bufs, flow): (&str, Vec<&str>, &str) = match rng.below(10) {
+        0..=4 => {
+            let mut b = vec![*rng.pick(HTTP_REQ)];
+            if rng.chance(30) {
+                b.push(*rng.pick(HTTP_REQ));
+            }
+            ("http", b, "to_server")
+        }
+        5..=6 => {
+            let mut b = vec![*rng.pick(HTTP_RESP)];
+            if rng.chance(30) {
+                b.insert(0, *rng.pick(HTTP_REQ));
+            }
+            ("http", b, "to_client")
+        }
+        7..=8 => ("dns", vec!["dns.query"], "to_server"),
+        _ => ("tls", vec!["tls.sni"], "to_server"),
+    };
+    let mut opts = String::new();
+    if rng.chance(50) {
+        let _ = write!(opts, " flow:established,{flow};");
+    }
+    // Legacy modifiers only before any sticky buffer (as Suricata requires).
+    let mut sticky = false;
+    for b in bufs {
+        let word = |rng: &mut Rng| -> String {
+            match b {
+                "http.method" => rng.pick(&["GET", "POST", "PUT", "HEAD"]).to_string(),
+                "http.stat_code" => rng.pick(&["200", "404", "302", "500"]).to_string(),
+                _ => rng.pick(APP_WORDS).to_string(),
+            }
+        };
+        let legacy = match b {
+            "http.uri" => Some("http_uri"),
+            "http.method" => Some("http_method"),
+            "http.header" => Some("http_header"),
+            "http.cookie" => Some("http_cookie"),
+            "http.request_body" => Some("http_client_body"),
+            "http.stat_code" => Some("http_stat_code"),
+            _ => None,
+        }
+        .filter(|_| !sticky && rng.chance(30));
+        if legacy.is_none() {
+            sticky = true;
+            let _ = write!(opts, " {b};");
+            if rng.chance(10) {
+                const TRANSFORMS: [&str; 3] = [" to_lowercase;", " to_uppercase;", " url_decode;"];
+                opts.push_str(TRANSFORMS[rng.below(TRANSFORMS.len())]);
+            }
+        }
+        for i in 0..1 + rng.below(2) {
+            let w = word(rng);
+            let neg = i > 0 && rng.chance(15);
+            let _ = write!(opts, " content:{}\"{}\";", if neg { "!" } else { "" }, w);
+            if let Some(m) = legacy {
+                let _ = write!(opts, " {m};");
+            }
+            if rng.chance(20) {
+                opts.push_str(" nocase;");
+            }
+            if i == 0 && rng.chance(15) {
+                let _ = write!(opts, " depth:{};", w.len() + rng.below(30));
+            }
+            if i > 0 && !neg && rng.chance(30) {
+                let _ = write!(opts, " distance:0; within:{};", w.len() + rng.below(40));
+            }
+        }
+        if legacy.is_none() && rng.chance(10) {
+            let _ = write!(opts, " pcre:\"/{}.{{0,20}}[a-z]/R\";", rng.pick(APP_WORDS));
+        }
+    }
+    format!("alert {proto} any any -> any any (msg:\"app {sid}\";{opts} sid:{sid}; rev:1;)")
+}
+
+#[test]
+fn generated_app_layer_rules_and_traffic_alert_the_same_with_and_without_prefilter() {
+    let config = Config::default();
+    let mut total_alerts = 0usize;
+    let mut sids_hit = std::collections::BTreeSet::new();
+    let mut with_tx = 0usize;
+    for seed in 1..=4u64 {
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let frames = app_traffic(&mut rng, 150);
+        let rules: String = (1..=300u32)
+            .map(|sid| app_rule(&mut rng, sid) + "\n")
+            .collect();
+        let (naive_engine, loaded) = engine(&rules, &config, Algo::Fingerprint, true);
+        if loaded != 300 {
+            let ctx = RuleContext::from_config(&config).expect("rule context");
+            let problems = rules::load_str(&rules, &ctx).problems;
+            panic!("seed {seed}: generated app-layer rules refused: {problems:#?}");
+        }
+        let naive = alert_keys(&run_frames(&config, naive_engine, &frames).events);
+        for algo in algos() {
+            let (e, _) = engine(&rules, &config, algo, false);
+            let fast = alert_keys(&run_frames(&config, e, &frames).events);
+            assert!(
+                naive == fast,
+                "seed {seed}, {algo:?}: {} alerts without prefilter, {} with\n{}",
+                naive.len(),
+                fast.len(),
+                describe(&naive, &fast, &rules)
+            );
+        }
+        total_alerts += naive.len();
+        with_tx += naive.iter().filter(|k| k.3.is_some()).count();
+        sids_hit.extend(naive.iter().map(|k| (seed, k.0)));
+    }
+    // App-layer alerts carry their transaction: the rules matched transactions, not packets.
+    assert!(total_alerts > 500, "only {total_alerts} alerts");
+    assert_eq!(with_tx, total_alerts, "app-layer alerts without a tx_id");
+    eprintln!(
+        "{total_alerts} app-layer alerts; {} of 1200 generated rules matched",
+        sids_hit.len()
+    );
+    assert!(
+        sids_hit.len() > 400,
+        "only {} of 1200 app-layer rules ever matched",
+        sids_hit.len()
+    );
+}
+
 fn shared_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("MEERKAT_SHARED")
         .map(PathBuf::from)

@@ -32,6 +32,7 @@ pub mod json;
 pub mod output;
 pub mod pattern;
 pub mod render;
+pub mod render_app;
 pub mod server;
 pub mod state;
 pub mod stats;

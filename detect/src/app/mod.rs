@@ -23,11 +23,11 @@
 //! a bound truncates, flags, and raises an anomaly ([`ParseOutput::anomaly`]).
 
 pub mod buffers;
-
-/// Every protocol Meerkat parses, in probing order.
-pub fn protocols() -> &'static [&'static dyn Protocol] {
-    &[]
-}
+pub mod dns;
+#[doc(hidden)]
+pub mod fuzz;
+pub mod http;
+pub mod tls;
 
 pub use buffers::{BufferDef, BufferId};
 
@@ -193,4 +193,157 @@ pub trait Transaction: std::fmt::Debug {
     /// The transaction's EVE record (for its own `http`/`dns`/`tls` event and inside
     /// alerts). `None` when there is nothing to log yet.
     fn record(&self) -> Option<AppRecord>;
+    /// The record of the protocol's own event to log once direction `dir` of the
+    /// transaction is complete. Most protocols log one event per transaction when the
+    /// response side completes (the default); DNS logs each message on its own (a
+    /// `request` and a `response` event, as Suricata's version-3 `dns` events do).
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        match dir {
+            Dir::ToServer => None,
+            Dir::ToClient => self.record(),
+        }
+    }
+}
+
+/// The application protocols Meerkat parses, with their settings; probing order and
+/// enablement come from the config.
+#[derive(Debug)]
+pub struct Registry {
+    http: http::HttpProtocol,
+    dns: dns::DnsProtocol,
+    tls: tls::TlsProtocol,
+    enabled: [bool; 3],
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new(http::HttpConfig::default(), [true; 3])
+    }
+}
+
+/// Result of probing a direction's first bytes against every enabled protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detected {
+    Proto(AppProto),
+    /// Some protocol still needs more bytes to decide.
+    NeedMore,
+    /// No protocol matches.
+    None,
+}
+
+impl Registry {
+    /// The protocols enabled for detection by `app-layer.protocols.<name>.enabled`, the
+    /// HTTP parser with the limits of `app-layer.protocols.http.libhtp.default-config`.
+    pub fn from_config(config: &meerkat_config::Config) -> Registry {
+        let on = |name: &str| config.app_layer.enabled(name) != meerkat_config::AppEnabled::No;
+        Registry::new(
+            http::HttpConfig::from_config(&config.app_layer.libhtp()),
+            [on("http"), on("dns"), on("tls")],
+        )
+    }
+
+    /// `enabled` is [http, dns, tls].
+    pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 3]) -> Registry {
+        Registry {
+            http: http::HttpProtocol { cfg: http_cfg },
+            dns: dns::DnsProtocol,
+            tls: tls::TlsProtocol,
+            enabled,
+        }
+    }
+
+    /// The enabled protocols.
+    pub fn protocols(&self) -> impl Iterator<Item = &dyn Protocol> {
+        let all: [&dyn Protocol; 3] = [&self.http, &self.dns, &self.tls];
+        all.into_iter()
+            .zip(self.enabled)
+            .filter_map(|(p, e)| e.then_some(p))
+    }
+
+    pub fn get(&self, proto: AppProto) -> Option<&dyn Protocol> {
+        self.protocols().find(|p| p.proto() == proto)
+    }
+
+    /// Probes `data` (everything seen so far in `dir`, from its first byte). Protocols
+    /// whose default ports include one of the flow's `ports` (client, server) are tried
+    /// first, then the rest: detection is by content, the ports only order the attempts.
+    pub fn probe(&self, transport: Transport, dir: Dir, ports: [u16; 2], data: &[u8]) -> Detected {
+        let mut need_more = false;
+        let usual = |p: &dyn Protocol| p.default_ports().iter().any(|dp| ports.contains(dp));
+        // Two passes instead of a sorted copy: no allocation per probe.
+        for preferred in [true, false] {
+            for p in self.protocols().filter(|p| usual(*p) == preferred) {
+                match p.probe(transport, dir, data) {
+                    Probe::Match => return Detected::Proto(p.proto()),
+                    Probe::NeedMore => need_more = true,
+                    Probe::NoMatch => {}
+                }
+            }
+        }
+        if need_more {
+            Detected::NeedMore
+        } else {
+            Detected::None
+        }
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn content_detection_on_any_port() {
+        let r = Registry::default();
+        assert_eq!(
+            r.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                [40000, 8080],
+                b"GET / HTTP/1.1\r\n"
+            ),
+            Detected::Proto(AppProto::Http)
+        );
+        assert_eq!(
+            r.probe(
+                Transport::Tcp,
+                Dir::ToClient,
+                [40000, 8080],
+                b"HTTP/1.1 200 OK\r\n"
+            ),
+            Detected::Proto(AppProto::Http)
+        );
+        assert_eq!(
+            r.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                [40000, 8443],
+                b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc"
+            ),
+            Detected::Proto(AppProto::Tls)
+        );
+        let q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03www\x07example\x03com\x00\x00\x01\x00\x01";
+        assert_eq!(
+            r.probe(Transport::Udp, Dir::ToServer, [40000, 5353], q),
+            Detected::Proto(AppProto::Dns)
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"G"),
+            Detected::NeedMore
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"SSH-2.0-x\r\n"),
+            Detected::None
+        );
+        let no_http = Registry::new(http::HttpConfig::default(), [false, true, true]);
+        assert_eq!(
+            no_http.probe(
+                Transport::Tcp,
+                Dir::ToServer,
+                [40000, 80],
+                b"GET / HTTP/1.1\r\n"
+            ),
+            Detected::None
+        );
+    }
 }

@@ -212,7 +212,16 @@ fn content(list: &List, i: usize, item: &Item, c: &Content, buf: &[u8], s: &mut 
             }
             return false;
         }
-        let found = if (c.endswith && end < buf.len()) || c.pattern.len() > end - from {
+        let found = if c.endswith {
+            // The one place an `endswith` content can be: the buffer's end, inside the
+            // window (also for a negated one: an occurrence elsewhere does not count).
+            if end < buf.len() || buf.len() < from + c.pattern.len() {
+                None
+            } else {
+                let at = buf.len() - c.pattern.len();
+                find(item, c, &buf[at..]).map(|_| at)
+            }
+        } else if c.pattern.len() > end - from {
             None
         } else {
             find(item, c, &buf[from..end]).map(|at| from + at)
@@ -526,6 +535,16 @@ mod tests {
         assert!(!m(r#"content:"abc"; startswith;"#, b"xabc"));
         assert!(m(r#"content:"abc"; endswith;"#, b"xxabc"));
         assert!(!m(r#"content:"abc"; endswith;"#, b"abcx"));
+        // A negated endswith fails only on an occurrence at the end.
+        assert!(m(
+            r#"content:!".google.com"; endswith;"#,
+            b"www.google.com.example.com"
+        ));
+        assert!(!m(
+            r#"content:!".google.com"; endswith;"#,
+            b"www.google.com"
+        ));
+        assert!(m(r#"content:"abc"; endswith; nocase;"#, b"xxABC"));
         assert!(m(r#"content:"ABC"; nocase;"#, b"xaBcx"));
         assert!(!m(r#"content:"abc";"#, b""));
     }

@@ -904,25 +904,49 @@ impl Engine {
             return;
         }
         st.cands.clear();
+        let d = dir.index();
         if self.naive {
             st.cands
-                .extend_from_slice(&self.app_rules[proto as usize % 4][dir.index()]);
+                .extend_from_slice(&self.app_rules[proto as usize % 4][d]);
         } else {
-            st.cands.extend_from_slice(&g.always[dir.index()]);
+            st.cands.extend_from_slice(&g.always[d]);
+            st.cands.extend_from_slice(&td.cands[d]);
         }
-        for (bid, transforms, m) in g.mpms[dir.index()].iter().filter(|_| !self.naive) {
+        for (k, (bid, transforms, m)) in g.mpms[d].iter().enumerate().filter(|_| !self.naive) {
+            let bit = if k < 64 { 1u64 << k } else { 0 };
+            if td.scanned[d] & bit != 0 {
+                // Final when last scanned: its candidates are in `td.cands`.
+                continue;
+            }
+            let start = st.cands.len();
+            let mut fin = true;
             for i in 0..crate::app::buffers::MAX_ITEMS {
-                match tx.buffer(*bid, i) {
-                    Buf::Ready(b) | Buf::Partial(b) => {
-                        if transforms.is_empty() {
-                            m.scan(b, &mut st.mpm, &mut st.cands);
-                        } else {
-                            crate::transforms::apply_all(transforms, b, &mut st.tbuf);
-                            m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);
-                        }
+                let b = match tx.buffer(*bid, i) {
+                    Buf::Ready(b) => b,
+                    Buf::Partial(b) => {
+                        fin = false;
+                        b
                     }
-                    Buf::NotYet | Buf::Absent => break,
+                    Buf::NotYet => {
+                        fin = false;
+                        break;
+                    }
+                    Buf::Absent => break,
+                };
+                if b.is_empty() && transforms.is_empty() {
+                    // Nothing to find (a scan call costs more than the check).
+                    continue;
                 }
+                if transforms.is_empty() {
+                    m.scan(b, &mut st.mpm, &mut st.cands);
+                } else {
+                    crate::transforms::apply_all(transforms, b, &mut st.tbuf);
+                    m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);
+                }
+            }
+            if fin && bit != 0 {
+                td.scanned[d] |= bit;
+                td.cands[d].extend_from_slice(&st.cands[start..]);
             }
         }
         st.cands.sort_unstable();
@@ -1060,13 +1084,17 @@ enum TxMatch {
 
 fn tls_check(c: TlsCheck, tx: &dyn Transaction) -> Option<bool> {
     match c {
-        TlsCheck::VersionIs(v) | TlsCheck::VersionNot(v) => {
+        TlsCheck::VersionIs(_) | TlsCheck::SslVersions { .. } => {
             let got = match tx.buffer(BufferId::TLS_VERSION_NUM, 0) {
                 Buf::Ready(b) | Buf::Partial(b) if b.len() >= 2 => u16::from_be_bytes([b[0], b[1]]),
                 Buf::Absent => return Some(false),
                 _ => return None,
             };
-            Some((got == v) == matches!(c, TlsCheck::VersionIs(_)))
+            Some(match c {
+                TlsCheck::SslVersions { mask, negated } => crate::rules::ast::ssl_version_bit(got)
+                    .is_some_and(|bit| (bit & mask != 0) != negated),
+                _ => TlsCheck::VersionIs(got) == c,
+            })
         }
         TlsCheck::State { mask, negated } => {
             let got = match tx.buffer(BufferId::TLS_STATE, 0) {

@@ -320,6 +320,12 @@ impl FlowVars {
 pub struct TxDetect {
     pub tx_id: u64,
     done: [Vec<u32>; 2],
+    /// Per direction, the prefilters (by index, the first 64) whose buffer was final when
+    /// scanned: a later inspection of the transaction reuses their candidates instead of
+    /// scanning the same bytes again.
+    pub(crate) scanned: [u64; 2],
+    /// The candidates those final buffers gave.
+    pub(crate) cands: [Vec<u32>; 2],
     /// Progress per direction at the last inspection (None = never inspected).
     pub inspected: [Option<u8>; 2],
     /// Whether the transaction's EVE record was written.

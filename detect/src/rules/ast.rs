@@ -499,9 +499,34 @@ pub struct DetectionFilter {
 /// A TLS property check (`tls.version`, `ssl_version`, `ssl_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsCheck {
+    /// `tls.version`: the exact version number.
     VersionIs(u16),
-    VersionNot(u16),
-    State { mask: u8, negated: bool },
+    /// `ssl_version`: the version is one of `mask` (bits of [`ssl_version_bit`]), or with
+    /// `negated` a known version that is none of them (a `!` negates the whole list, as
+    /// in Suricata).
+    SslVersions {
+        mask: u8,
+        negated: bool,
+    },
+    State {
+        mask: u8,
+        negated: bool,
+    },
+}
+
+/// The `ssl_version` bit of a wire version: sslv2, sslv3, tls1.0, tls1.1, tls1.2, tls1.3
+/// (TLS 1.3 drafts `0x7fxx` count as tls1.3). `None` for an unknown version.
+pub fn ssl_version_bit(v: u16) -> Option<u8> {
+    Some(match v {
+        0x0200 | 0x0002 => 1,
+        0x0300 => 2,
+        0x0301 => 4,
+        0x0302 => 8,
+        0x0303 => 16,
+        0x0304 => 32,
+        v if v >> 8 == 0x7f => 32,
+        _ => return None,
+    })
 }
 
 /// `target`.

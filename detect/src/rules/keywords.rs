@@ -215,6 +215,38 @@ impl<'a> Builder<'a> {
         self.last_payload = Some(c);
     }
 
+    /// Pushes a relative match (`isdataat:n,relative`, `pcre:/x/R`): outside a sticky
+    /// buffer it belongs to the list of the match before it, which a legacy modifier
+    /// (`content:"x"; http_uri;`) may have moved into a buffer, as Suricata does.
+    fn push_relative(&mut self, m: Match) {
+        let saved = self.cur;
+        if saved == Cur::Payload
+            && let Some(prev @ Cur::Buffer(_)) = self.last_payload
+        {
+            self.cur = prev;
+            self.push(m);
+            self.cur = saved;
+        } else {
+            self.push(m);
+        }
+    }
+
+    /// [`Self::push_relative`] for the byte keywords when they read `relative`.
+    fn push_maybe_relative(&mut self, m: Match) {
+        let relative = match &m {
+            Match::ByteTest(t) => t.read.relative,
+            Match::ByteJump(j) => j.read.relative,
+            Match::ByteExtract(e) => e.read.relative,
+            Match::ByteMath(b) => b.read.relative,
+            _ => false,
+        };
+        if relative {
+            self.push_relative(m);
+        } else {
+            self.push(m);
+        }
+    }
+
     fn last_content_mut(&mut self, kw: &str) -> Result<&mut Content, Fail> {
         let (c, i) = self
             .last_content
@@ -456,7 +488,8 @@ impl<'a> Builder<'a> {
             }
             "urilen" => {
                 let val = value_of(kw, v)?;
-                let (cmp, raw) = match val.split_once(',') {
+                // Suricata allows blanks around the comma (`urilen:15, norm;`).
+                let (cmp, raw) = match val.split_once(',').map(|(c, m)| (c.trim(), m.trim())) {
                     Some((c, "raw")) => (c, true),
                     Some((c, "norm")) => (c, false),
                     Some(_) => return Err(fail(kw, "expected raw or norm after the comma")),
@@ -763,10 +796,13 @@ impl<'a> Builder<'a> {
             Some(rest) => (true, rest.trim()),
             None => (false, raw),
         };
-        let inner = raw
-            .strip_prefix('"')
-            .and_then(|s| s.strip_suffix('"'))
-            .ok_or_else(|| fail(kw, "the value must be quoted"))?;
+        // Suricata takes the regex quoted or not (`pcre:/x/U;`).
+        let inner = match raw.strip_prefix('"') {
+            Some(s) => s
+                .strip_suffix('"')
+                .ok_or_else(|| fail(kw, "the closing quote is missing"))?,
+            None => raw,
+        };
         let body = inner
             .strip_prefix('/')
             .ok_or_else(|| fail(kw, "expected /regex/flags"))?;
@@ -844,6 +880,7 @@ impl<'a> Builder<'a> {
                 self.push(m);
                 self.cur = saved;
             }
+            None if relative => self.push_relative(m),
             None => self.push(m),
         }
         Ok(())
@@ -865,11 +902,16 @@ impl<'a> Builder<'a> {
                 other => return Err(fail(kw, format!("unknown option `{other}`"))),
             }
         }
-        self.push(Match::IsDataAt(IsDataAt {
+        let m = Match::IsDataAt(IsDataAt {
             offset,
             relative,
             negated,
-        }));
+        });
+        if relative {
+            self.push_relative(m);
+        } else {
+            self.push(m);
+        }
         Ok(())
     }
 
@@ -967,7 +1009,7 @@ impl<'a> Builder<'a> {
         if let Some((n, _)) = rest.first() {
             return Err(fail(kw, format!("unknown option `{n}`")));
         }
-        self.push(Match::ByteTest(ByteTest {
+        self.push_maybe_relative(Match::ByteTest(ByteTest {
             read,
             op,
             negated,
@@ -1014,7 +1056,7 @@ impl<'a> Builder<'a> {
                 (n, _) => return Err(fail(kw, format!("unknown option `{n}`"))),
             }
         }
-        self.push(Match::ByteJump(j));
+        self.push_maybe_relative(Match::ByteJump(j));
         Ok(())
     }
 
@@ -1056,7 +1098,7 @@ impl<'a> Builder<'a> {
                 (n, _) => return Err(fail(kw, format!("unknown option `{n}`"))),
             }
         }
-        self.push(Match::ByteExtract(e));
+        self.push_maybe_relative(Match::ByteExtract(e));
         Ok(())
     }
 
@@ -1112,7 +1154,7 @@ impl<'a> Builder<'a> {
             return Err(fail(kw, format!("unknown option `{n}`")));
         }
         let var = self.new_var(kw, &result.ok_or_else(|| fail(kw, "needs result"))?)?;
-        self.push(Match::ByteMath(ByteMath {
+        self.push_maybe_relative(Match::ByteMath(ByteMath {
             read,
             op: op.ok_or_else(|| fail(kw, "needs oper"))?,
             rvalue: rvalue.ok_or_else(|| fail(kw, "needs rvalue"))?,
@@ -1316,28 +1358,26 @@ impl<'a> Builder<'a> {
                 vec![TlsCheck::VersionIs(n)]
             }
             "ssl_version" => {
-                let mut checks = Vec::new();
+                let (mut mask, mut negated) = (0u8, false);
                 for a in split_args(val) {
-                    let (neg, name) = match a.strip_prefix('!') {
-                        Some(r) => (true, r),
-                        None => (false, a),
+                    let name = match a.strip_prefix('!') {
+                        Some(r) => {
+                            negated = true;
+                            r.trim()
+                        }
+                        None => a,
                     };
-                    let n = match name {
-                        "sslv2" => 0x0200,
-                        "sslv3" => 0x0300,
-                        "tls1.0" => 0x0301,
-                        "tls1.1" => 0x0302,
-                        "tls1.2" => 0x0303,
-                        "tls1.3" => 0x0304,
+                    mask |= match name {
+                        "sslv2" => 1,
+                        "sslv3" => 2,
+                        "tls1.0" => 4,
+                        "tls1.1" => 8,
+                        "tls1.2" => 16,
+                        "tls1.3" => 32,
                         other => return Err(fail(kw, format!("unknown version `{other}`"))),
                     };
-                    checks.push(if neg {
-                        TlsCheck::VersionNot(n)
-                    } else {
-                        TlsCheck::VersionIs(n)
-                    });
                 }
-                checks
+                vec![TlsCheck::SslVersions { mask, negated }]
             }
             _ => {
                 let mut mask = 0u8;

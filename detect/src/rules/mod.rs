@@ -482,6 +482,51 @@ mod tests {
     }
 
     #[test]
+    fn suricata_spellings_and_relative_matches_after_legacy_modifiers() {
+        let mut names = Names::default();
+        let mut parse = |text: &str| parse_rule(text, &ctx(), &mut names).unwrap();
+        // `urilen` with a blank after the comma; unquoted pcre.
+        let r = parse(r#"alert tcp any any -> any any (urilen:15, norm; sid:1;)"#);
+        assert_eq!(r.buffers[0].def.name, "http.uri");
+        assert!(r.buffers[0].list.bsize.is_some());
+        let r = parse(r#"alert tcp any any -> any any (urilen: 17 ,raw; sid:2;)"#);
+        assert_eq!(r.buffers[0].def.name, "http.uri.raw");
+        let r = parse(r#"alert tcp any any -> any any (pcre:/normalized/U; sid:3;)"#);
+        assert_eq!(r.buffers[0].def.name, "http.uri");
+        // Relative keywords after a legacy modifier go to that buffer, not the payload.
+        let r = parse(
+            r#"alert tcp any any -> any any (uricontent:"this"; byte_extract:1,2,one,string,dec,relative; uricontent:"ring"; distance:one; isdataat:4,relative; pcre:"/x/R"; sid:4;)"#,
+        );
+        assert!(r.payload.is_empty());
+        assert_eq!(r.buffers.len(), 1);
+        assert_eq!(r.buffers[0].list.items.len(), 5);
+        // Not relative: stays on the payload.
+        let r =
+            parse(r#"alert tcp any any -> any any (content:"a"; http_uri; isdataat:4; sid:5;)"#);
+        assert_eq!(r.payload.items.len(), 1);
+        // ssl_version: a list is any of; a `!` negates the whole list.
+        let r = parse(r#"alert tcp any any -> any any (ssl_version:!tls1.3,tls1.2; sid:6;)"#);
+        assert_eq!(r.app_proto, Some(AppProto::Tls));
+        assert_eq!(
+            r.tls,
+            [TlsCheck::SslVersions {
+                mask: 48,
+                negated: true
+            }]
+        );
+        let r = parse(r#"alert tls any any -> any any (ssl_version:tls1.0,tls1.1; sid:7;)"#);
+        assert_eq!(
+            r.tls,
+            [TlsCheck::SslVersions {
+                mask: 12,
+                negated: false
+            }]
+        );
+        assert_eq!(ssl_version_bit(0x7f1c), Some(32));
+        assert_eq!(ssl_version_bit(0x0101), None);
+    }
+
+    #[test]
     fn keyword_errors() {
         let bad = [
             (

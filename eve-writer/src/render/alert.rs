@@ -41,7 +41,8 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
             al.str("rule", &a.rule);
         }
     });
-    // App-layer objects of the alert's transaction (`http`, `dns`, `tls`) go here.
+    // App-layer objects of the alert's transaction (`http`, `dns`, `tls`).
+    crate::render_app::app_objects(o, ev.http.as_ref(), ev.dns.as_ref(), ev.tls.as_ref());
     if !ev.app_proto.is_empty() {
         o.str("app_proto", &ev.app_proto);
     }

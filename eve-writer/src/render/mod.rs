@@ -271,9 +271,13 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
         EventType::Flow => flow::body(&mut o, ev),
         EventType::Anomaly => anomaly::body(&mut o, ev),
         EventType::Stats => stats::body(&mut o, ev, opts),
-        // The app-layer issue adds `http::body`, `dns::body`, `tls::body` and
-        // `fileinfo::body` here; until then these records carry the common header only.
-        EventType::Http | EventType::Dns | EventType::Tls | EventType::Fileinfo => {}
+        EventType::Http | EventType::Dns | EventType::Tls => crate::render_app::app_objects(
+            &mut o,
+            ev.http.as_ref(),
+            ev.dns.as_ref(),
+            ev.tls.as_ref(),
+        ),
+        EventType::Fileinfo => {}
         EventType::Unspecified => {}
     }
     o.end();

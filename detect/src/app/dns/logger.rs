@@ -1,0 +1,97 @@
+//! The EVE `dns` record (Suricata's version-3 shape): one per message, `type` request
+//! or response, with queries, answers, authorities and additionals.
+
+use meerkat_proto::events::{Dns, DnsAnswer, DnsMx, DnsQuery, DnsSoa, DnsSrv};
+
+use super::parser::{Message, Rdata, Record};
+
+fn answer(r: &Record) -> DnsAnswer {
+    let mut a = DnsAnswer {
+        rrname: r.name.clone(),
+        rrtype: u32::from(r.rrtype),
+        ttl: r.ttl,
+        ..DnsAnswer::default()
+    };
+    match &r.rdata {
+        Rdata::Text(t) => a.rdata = t.clone(),
+        Rdata::Soa {
+            mname,
+            rname,
+            serial,
+            refresh,
+            retry,
+            expire,
+            minimum,
+        } => {
+            a.soa = Some(DnsSoa {
+                mname: mname.clone(),
+                rname: rname.clone(),
+                serial: *serial,
+                refresh: *refresh,
+                retry: *retry,
+                expire: *expire,
+                minimum: *minimum,
+            })
+        }
+        Rdata::Mx {
+            preference,
+            exchange,
+        } => {
+            a.rdata = exchange.clone();
+            a.mx = Some(DnsMx {
+                preference: u32::from(*preference),
+                exchange: exchange.clone(),
+            });
+        }
+        Rdata::Srv {
+            priority,
+            weight,
+            port,
+            name,
+        } => {
+            a.srv = Some(DnsSrv {
+                priority: u32::from(*priority),
+                weight: u32::from(*weight),
+                port: u32::from(*port),
+                name: name.clone(),
+            })
+        }
+        Rdata::None => {}
+    }
+    a
+}
+
+/// The record of one message.
+pub fn record(m: &Message) -> Dns {
+    let h = m.header;
+    let f = h.flags;
+    Dns {
+        r#type: if h.qr() { "response" } else { "request" }.to_string(),
+        id: u32::from(h.id),
+        flags: u32::from(f),
+        qr: h.qr(),
+        aa: f & 0x0400 != 0,
+        tc: f & 0x0200 != 0,
+        rd: f & 0x0100 != 0,
+        ra: f & 0x0080 != 0,
+        z: f & 0x0040 != 0,
+        opcode: u32::from(h.opcode()),
+        rcode: u32::from(h.rcode()),
+        queries: m
+            .questions
+            .iter()
+            .map(|q| DnsQuery {
+                rrname: q.name.clone(),
+                rrtype: u32::from(q.rrtype),
+            })
+            .collect(),
+        answers: m.answers.iter().map(answer).collect(),
+        authorities: m.authorities.iter().map(answer).collect(),
+        additionals: m
+            .additionals
+            .iter()
+            .filter(|r| r.rrtype != 41)
+            .map(answer)
+            .collect(),
+    }
+}

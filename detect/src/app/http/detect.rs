@@ -1,0 +1,164 @@
+//! The inspection buffers an HTTP transaction provides (`http.uri`, `http.header`,
+//! `file_data`, ...), in the shapes Suricata builds them:
+//!
+//! - `http.header`: every header as `Name: value\r\n` (duplicates joined, Cookie included);
+//! - `http.header_names`: `\r\n` then each name followed by `\r\n`, then `\r\n`;
+//! - `http.start`: the request/status line, `\r\n`, the headers as above, `\r\n`;
+//! - `http.request_header`/`http.response_header`: one item `Name: value` per header;
+//! - `http.host`: lowercase, port removed (from an absolute URI, else `Host`);
+//! - bodies: de-chunked and decoded, up to the configured body limit.
+
+use super::state::{HttpTx, Message, Progress};
+use crate::app::{Buf, BufferId, Dir};
+
+/// Header-derived buffers, built once when a message's headers are complete.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HeaderBuffers {
+    pub normalized: Vec<u8>,
+    pub names: Vec<u8>,
+    pub start: Vec<u8>,
+    pub items: Vec<Vec<u8>>,
+}
+
+impl HeaderBuffers {
+    pub fn build(m: &Message) -> HeaderBuffers {
+        let mut b = HeaderBuffers::default();
+        b.names.extend_from_slice(b"\r\n");
+        b.start.extend_from_slice(&m.line);
+        b.start.extend_from_slice(b"\r\n");
+        for h in &m.headers {
+            let mut item = Vec::with_capacity(h.name.len() + 2 + h.value.len());
+            item.extend_from_slice(&h.name);
+            item.extend_from_slice(b": ");
+            item.extend_from_slice(&h.value);
+            b.normalized.extend_from_slice(&item);
+            b.normalized.extend_from_slice(b"\r\n");
+            b.names.extend_from_slice(&h.name);
+            b.names.extend_from_slice(b"\r\n");
+            b.items.push(item);
+        }
+        b.names.extend_from_slice(b"\r\n");
+        b.start.extend_from_slice(&b.normalized);
+        b.start.extend_from_slice(b"\r\n");
+        b
+    }
+}
+
+fn ready(v: &[u8]) -> Buf<'_> {
+    Buf::Ready(v)
+}
+
+/// A buffer that exists once the line is parsed.
+fn after_line<'a>(m: &Message, v: &'a [u8]) -> Buf<'a> {
+    if m.progress < Progress::Headers && m.line.is_empty() {
+        Buf::NotYet
+    } else {
+        ready(v)
+    }
+}
+
+/// A header value, once the headers are parsed.
+fn header<'a>(m: &'a Message, name: &[u8]) -> Buf<'a> {
+    if m.progress < Progress::Body {
+        return Buf::NotYet;
+    }
+    match m.header(name) {
+        Some(v) => Buf::Ready(v),
+        None => Buf::Absent,
+    }
+}
+
+fn headers_ready<'a>(m: &Message, f: impl FnOnce() -> Buf<'a>) -> Buf<'a> {
+    if m.progress < Progress::Body {
+        Buf::NotYet
+    } else {
+        f()
+    }
+}
+
+fn body(tx: &HttpTx, dir: Dir) -> Buf<'_> {
+    let m = tx.message(dir);
+    if m.progress < Progress::Body {
+        return Buf::NotYet;
+    }
+    if !m.has_body || (m.body.is_empty() && m.progress == Progress::Complete) {
+        return Buf::Absent;
+    }
+    if tx.body_done(dir) {
+        Buf::Ready(&m.body)
+    } else {
+        Buf::Partial(&m.body)
+    }
+}
+
+/// Buffer `id` item `index` of `tx`.
+pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
+    let req = &tx.request;
+    let resp = &tx.response;
+    if index > 0 && id != BufferId::HTTP_REQUEST_HEADER && id != BufferId::HTTP_RESPONSE_HEADER {
+        return Buf::Absent;
+    }
+    if tx.request_missing && id.0 < BufferId::HTTP_STAT_CODE.0 {
+        return Buf::Absent;
+    }
+    match id {
+        BufferId::HTTP_URI => after_line(req, &tx.uri_norm),
+        BufferId::HTTP_URI_RAW => after_line(req, &tx.uri_raw),
+        BufferId::HTTP_METHOD => after_line(req, &tx.method),
+        BufferId::HTTP_PROTOCOL_REQ => after_line(req, &req.protocol),
+        BufferId::HTTP_REQUEST_LINE => after_line(req, &req.line),
+        BufferId::HTTP_HOST => headers_ready(req, || match &tx.host {
+            Some(h) => Buf::Ready(h),
+            None => Buf::Absent,
+        }),
+        BufferId::HTTP_HOST_RAW => headers_ready(req, || match req.header(b"host") {
+            Some(h) => Buf::Ready(h),
+            None => match &tx.host {
+                Some(h) => Buf::Ready(h),
+                None => Buf::Absent,
+            },
+        }),
+        BufferId::HTTP_USER_AGENT => header(req, b"user-agent"),
+        BufferId::HTTP_HEADER_REQ => headers_ready(req, || ready(&req.buffers.normalized)),
+        BufferId::HTTP_HEADER_RAW_REQ => headers_ready(req, || ready(&req.headers_raw)),
+        BufferId::HTTP_HEADER_NAMES_REQ => headers_ready(req, || ready(&req.buffers.names)),
+        BufferId::HTTP_COOKIE_REQ => header(req, b"cookie"),
+        BufferId::HTTP_ACCEPT => header(req, b"accept"),
+        BufferId::HTTP_ACCEPT_ENC => header(req, b"accept-encoding"),
+        BufferId::HTTP_ACCEPT_LANG => header(req, b"accept-language"),
+        BufferId::HTTP_REFERER => header(req, b"referer"),
+        BufferId::HTTP_CONTENT_TYPE_REQ => header(req, b"content-type"),
+        BufferId::HTTP_CONTENT_LEN_REQ => header(req, b"content-length"),
+        BufferId::HTTP_CONNECTION_REQ => header(req, b"connection"),
+        BufferId::HTTP_START_REQ => headers_ready(req, || ready(&req.buffers.start)),
+        BufferId::HTTP_REQUEST_BODY => body(tx, Dir::ToServer),
+        BufferId::HTTP_REQUEST_HEADER => headers_ready(req, || {
+            req.buffers
+                .items
+                .get(index)
+                .map_or(Buf::Absent, |v| Buf::Ready(v))
+        }),
+        BufferId::HTTP_STAT_CODE => after_line(resp, &tx.status_raw),
+        BufferId::HTTP_STAT_MSG => after_line(resp, &tx.status_msg),
+        BufferId::HTTP_RESPONSE_LINE => after_line(resp, &resp.line),
+        BufferId::HTTP_PROTOCOL_RESP => after_line(resp, &resp.protocol),
+        BufferId::HTTP_HEADER_RESP => headers_ready(resp, || ready(&resp.buffers.normalized)),
+        BufferId::HTTP_HEADER_RAW_RESP => headers_ready(resp, || ready(&resp.headers_raw)),
+        BufferId::HTTP_HEADER_NAMES_RESP => headers_ready(resp, || ready(&resp.buffers.names)),
+        BufferId::HTTP_COOKIE_RESP => header(resp, b"set-cookie"),
+        BufferId::HTTP_CONTENT_TYPE_RESP => header(resp, b"content-type"),
+        BufferId::HTTP_CONTENT_LEN_RESP => header(resp, b"content-length"),
+        BufferId::HTTP_CONNECTION_RESP => header(resp, b"connection"),
+        BufferId::HTTP_START_RESP => headers_ready(resp, || ready(&resp.buffers.start)),
+        BufferId::HTTP_SERVER => header(resp, b"server"),
+        BufferId::HTTP_LOCATION => header(resp, b"location"),
+        BufferId::HTTP_RESPONSE_BODY => body(tx, Dir::ToClient),
+        BufferId::HTTP_RESPONSE_HEADER => headers_ready(resp, || {
+            resp.buffers
+                .items
+                .get(index)
+                .map_or(Buf::Absent, |v| Buf::Ready(v))
+        }),
+        _ => Buf::Absent,
+    }
+}
