@@ -8,6 +8,15 @@
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --profile-only   # for callgrind
 //! ```
 //!
+//! `--events N` sets the number of events of `--full-path-only` (default 1,000,000), and
+//! `EVE_BENCH_WRITER_WRAP` runs the writer process under a wrapper command, for instruction
+//! counts of the whole writer process (gRPC receive, decode, render, write):
+//!
+//! ```text
+//! EVE_BENCH_WRITER_WRAP="valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p" \
+//!   target/release/deps/eve_writer-<hash> --full-path-only --events 100000
+//! ```
+//!
 //! The bench starts a writer process of its own (this binary re-executed in writer
 //! mode: `meerkat_eve_writer::run` on a config in a temporary directory) and acts as the
 //! producers: it streams pre-built typed events (a realistic mix of flow, alert and
@@ -48,6 +57,7 @@ use tonic::transport::{Endpoint, Uri};
 
 const WRITER_ENV: &str = "EVE_BENCH_WRITER_CONFIG";
 const PIN_ENV: &str = "EVE_BENCH_PIN_CPU";
+const WRAP_ENV: &str = "EVE_BENCH_WRITER_WRAP";
 const BATCH: usize = 256;
 const WINDOW: usize = 64;
 
@@ -65,7 +75,13 @@ fn main() {
     if std::env::args().any(|a| a == "--full-path-only") {
         // For profiling the writer: `perf record -g -- <bench> --full-path-only`, then
         // `perf report --comm eve-writer,eve-grpc`.
-        run_writer_bench(65536, 0, false, 1_000_000, Some(1)).print("64 KiB, one core (full path)");
+        let args: Vec<String> = std::env::args().collect();
+        let events = args
+            .iter()
+            .position(|a| a == "--events")
+            .and_then(|i| args.get(i + 1))
+            .map_or(1_000_000, |n| n.parse::<usize>().unwrap());
+        run_writer_bench(65536, 0, false, events, Some(1)).print("64 KiB, one core (full path)");
         return;
     }
     let reps = if quick { 1 } else { 3 };
@@ -218,7 +234,17 @@ impl WriterProc {
             ),
         )
         .unwrap();
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        let exe = std::env::current_exe().unwrap();
+        let wrap = std::env::var(WRAP_ENV).unwrap_or_default();
+        let mut words = wrap.split_whitespace();
+        let mut cmd = match words.next() {
+            Some(w) => {
+                let mut c = Command::new(w);
+                c.args(words).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
         cmd.env(WRITER_ENV, &cfg)
             .stdin(Stdio::piped())
             .stdout(Stdio::null());
@@ -227,7 +253,7 @@ impl WriterProc {
         }
         let child = cmd.spawn().unwrap();
         let sock = dir.path().join("eve.sock");
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(if wrap.is_empty() { 30 } else { 300 });
         while std::os::unix::net::UnixStream::connect(&sock).is_err() {
             assert!(Instant::now() < deadline, "bench writer did not start");
             std::thread::sleep(Duration::from_millis(5));
@@ -560,15 +586,17 @@ fn profile(events: usize) {
         flush: false,
         ring_mark: 0,
     };
-    let bytes = batch.encode_to_vec();
+    let bytes = prost::bytes::Bytes::from(batch.encode_to_vec());
     let rounds = events / BATCH;
+    // Decoded as the writer's gRPC decoder does (sized from the previous batch).
+    let decode = |hint| meerkat_eve_writer::server::decode_batch(bytes.clone(), hint).unwrap();
     for _ in 0..rounds.min(64) {
-        drop(EventBatch::decode(bytes.as_slice()).unwrap());
+        drop(decode(BATCH));
     }
     let t = Instant::now();
     let mut n = 0;
     for _ in 0..rounds {
-        let b = EventBatch::decode(bytes.as_slice()).unwrap();
+        let b = decode(BATCH);
         n += b.events.len();
     }
     let decode = t.elapsed().as_nanos() as f64 / n as f64;

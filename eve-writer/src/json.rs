@@ -38,15 +38,41 @@ fn push_escape(buf: &mut Vec<u8>, c: u8) {
     }
 }
 
-/// Escapes valid UTF-8 (no quotes around it): runs of plain bytes are copied at once.
+/// Whether any of the 8 bytes of `w` needs an escape (a control character, `"`, `\\`,
+/// DEL): the "has a byte less than n" and "has a zero byte" bit tricks, exact for
+/// telling whether any byte matches (bytes >= 0x80 never match).
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    let quote = has_zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
+    let del = has_zero(w ^ (ONES * 0x7f));
+    control | quote | backslash | del != 0
+}
+
+/// Escapes valid UTF-8 (no quotes around it): runs of plain bytes are copied at once,
+/// and found eight bytes at a time.
 fn escape_valid(buf: &mut Vec<u8>, valid: &[u8]) {
     let mut start = 0;
-    for (i, &c) in valid.iter().enumerate() {
+    let mut i = 0;
+    while i < valid.len() {
+        if let Some(word) = valid.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            if !word_needs_escape(u64::from_le_bytes(w)) {
+                i += 8;
+                continue;
+            }
+        }
+        let c = valid[i];
         if NEEDS_ESCAPE[usize::from(c)] != 0 {
             buf.extend_from_slice(&valid[start..i]);
             push_escape(buf, c);
             start = i + 1;
         }
+        i += 1;
     }
     buf.extend_from_slice(&valid[start..]);
 }
@@ -205,6 +231,42 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
         assert!(v.is_string());
+    }
+
+    #[test]
+    fn word_scan_agrees_with_the_table() {
+        // Every byte value at every position of a word, among plain text.
+        for c in 0..=255u8 {
+            for pos in 0..8 {
+                let mut w = *b"abcdefgh";
+                w[pos] = c;
+                assert_eq!(
+                    word_needs_escape(u64::from_le_bytes(w)),
+                    NEEDS_ESCAPE[usize::from(c)] != 0,
+                    "byte {c:#x} at {pos}"
+                );
+            }
+        }
+        // Strings of every length around the word size, escapes anywhere.
+        for len in 0..20 {
+            for at in 0..len {
+                for c in [b'"', b'\\', b'\n', 0x01, 0x7f, b'x'] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    let mut fast = Vec::new();
+                    escape_valid(&mut fast, &s);
+                    let mut slow = Vec::new();
+                    for &b in &s {
+                        if NEEDS_ESCAPE[usize::from(b)] != 0 {
+                            push_escape(&mut slow, b);
+                        } else {
+                            slow.push(b);
+                        }
+                    }
+                    assert_eq!(fast, slow, "len {len}, {c:#x} at {at}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -43,7 +43,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use meerkat_config::Config;
-use meerkat_proto::events::event_stream_server::EventStreamServer;
 use meerkat_proto::writer::writer_admin_server::WriterAdminServer;
 use tokio_stream::wrappers::UnixListenerStream;
 
@@ -115,9 +114,10 @@ pub fn run(config: &Config, stop: &AtomicBool, hup: &AtomicBool) -> Result<(), W
                 source,
             })?;
         tracing::info!(socket = %sock.display(), "eve-writer listening");
-        let service = EventStreamServer::new(server::EventService::new(tx.clone()))
-            .max_decoding_message_size(server::MAX_MESSAGE)
-            .max_encoding_message_size(server::MAX_MESSAGE);
+        let service = server::EventStreamServer::new(
+            server::EventService::new(tx.clone()),
+            server::MAX_MESSAGE,
+        );
         let admin = WriterAdminServer::new(server::AdminService::new(tx.clone()));
         let signals = tx.clone();
         let serve = tonic::transport::Server::builder()

@@ -62,17 +62,6 @@ pub(crate) fn push_u64(buf: &mut Vec<u8>, v: u64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Appends `v` as exactly `width` decimal digits (zero-padded; `v` must fit).
-fn push_padded(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut digits = [b'0'; 8];
-    let mut x = v;
-    for d in digits[..width].iter_mut().rev() {
-        *d = b'0' + (x % 10) as u8;
-        x /= 10;
-    }
-    buf.extend_from_slice(&digits[..width]);
-}
-
 /// Writes an address (4 or 16 bytes) as a JSON string; other lengths give `""`.
 pub(crate) fn write_ip(buf: &mut Vec<u8>, b: &[u8]) {
     buf.push(b'"');
@@ -130,28 +119,55 @@ pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// `YYYY-MM-DDTHH:MM:SS` of a second since the epoch (years clamped into 0..=9999).
+fn second_text(secs: i64) -> [u8; 19] {
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400) as u32;
+    let y = y.clamp(0, 9999) as u32;
+    let two = |v: u32| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+    let mut t = *b"0000-00-00T00:00:00";
+    t[0..2].copy_from_slice(&two(y / 100));
+    t[2..4].copy_from_slice(&two(y % 100));
+    t[5..7].copy_from_slice(&two(mo));
+    t[8..10].copy_from_slice(&two(d));
+    t[11..13].copy_from_slice(&two(sod / 3600));
+    t[14..16].copy_from_slice(&two(sod / 60 % 60));
+    t[17..19].copy_from_slice(&two(sod % 60));
+    t
+}
+
+thread_local! {
+    /// The two seconds formatted last on this thread (an event's timestamps mostly
+    /// share a second with the previous event's, or with each other): only the
+    /// microseconds change.
+    static SECONDS: std::cell::RefCell<[(i64, [u8; 19]); 2]> =
+        const { std::cell::RefCell::new([(i64::MIN, [0; 19]); 2]) };
+}
+
 /// Writes an EVE timestamp (`"2023-09-18T06:13:41.532140+0000"`, UTC) for µs since the
 /// epoch. Years outside 0..=9999 are clamped into that range (JSON must stay valid).
 pub fn timestamp(buf: &mut Vec<u8>, us: i64) {
     let secs = us.div_euclid(1_000_000);
-    let frac = us.rem_euclid(1_000_000) as u64;
-    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
-    let sod = secs.rem_euclid(86_400) as u64;
-    buf.push(b'"');
-    push_padded(buf, y.clamp(0, 9999) as u64, 4);
-    buf.push(b'-');
-    push_padded(buf, u64::from(mo), 2);
-    buf.push(b'-');
-    push_padded(buf, u64::from(d), 2);
-    buf.push(b'T');
-    push_padded(buf, sod / 3600, 2);
-    buf.push(b':');
-    push_padded(buf, (sod / 60) % 60, 2);
-    buf.push(b':');
-    push_padded(buf, sod % 60, 2);
-    buf.push(b'.');
-    push_padded(buf, frac, 6);
-    buf.extend_from_slice(b"+0000\"");
+    let mut t = *b"\"0000-00-00T00:00:00.000000+0000\"";
+    let date = SECONDS.with_borrow_mut(|c| {
+        if c[0].0 == secs {
+            c[0].1
+        } else if c[1].0 == secs {
+            c.swap(0, 1);
+            c[0].1
+        } else {
+            c[1] = c[0];
+            c[0] = (secs, second_text(secs));
+            c[0].1
+        }
+    });
+    t[1..20].copy_from_slice(&date);
+    let mut frac = us.rem_euclid(1_000_000) as u32;
+    for d in t[21..27].iter_mut().rev() {
+        *d = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    buf.extend_from_slice(&t);
 }
 
 fn pkt_src(s: i32) -> Option<&'static str> {
@@ -406,6 +422,39 @@ pub(crate) mod tests {
             "\"1970-01-01T00:00:00.000000+0000\"\"2000-02-29T00:00:00.000001+0000\"\
              \"1969-12-31T23:59:59.999999+0000\"\"2023-09-18T06:13:41.532140+0000\""
         );
+        // The per-thread cache of formatted seconds: repeats, alternations, neighbours.
+        let reference = |us: i64| {
+            let secs = us.div_euclid(1_000_000);
+            let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+            let sod = secs.rem_euclid(86_400);
+            format!(
+                "\"{:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}+0000\"",
+                y.clamp(0, 9999),
+                sod / 3600,
+                sod / 60 % 60,
+                sod % 60,
+                us.rem_euclid(1_000_000)
+            )
+        };
+        let base = 1_695_017_621_532_140i64;
+        for us in [
+            0,
+            -20_000_000,
+            1,
+            999_999,
+            -20_000_000,
+            467_860,
+            86_400_000_000,
+            0,
+            -1,
+        ]
+        .into_iter()
+        .map(|d| base + d)
+        {
+            let mut b = Vec::new();
+            timestamp(&mut b, us);
+            assert_eq!(String::from_utf8(b).unwrap(), reference(us));
+        }
         for days in [-800_000i64, -1, 0, 1, 11_016, 19_618, 2_932_896] {
             let (y, m, d) = civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days);
