@@ -152,6 +152,11 @@ type Client = ControlClient<InterceptedService<Channel, Auth>>;
 
 /// `meerkat ctl`.
 pub fn run(args: &CtlArgs) -> Outcome {
+    // A client for scripts and pipes: `meerkat ctl stats | head` must end quietly when the
+    // reader goes away, as other command-line tools do, not panic in `println!`.
+    // SAFETY: signal(2) restoring the default SIGPIPE action in this short-lived client
+    // process, before any thread or socket exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let auth = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f).map_err(|e| {
