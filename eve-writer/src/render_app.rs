@@ -78,40 +78,10 @@ pub fn http(o: &mut Obj<'_>, h: &Http) {
 
 /// DNS record type names as Suricata prints them (the number when unnamed).
 pub fn rrtype(t: u32) -> String {
-    let n = match t {
-        1 => "A",
-        2 => "NS",
-        5 => "CNAME",
-        6 => "SOA",
-        10 => "NULL",
-        12 => "PTR",
-        13 => "HINFO",
-        15 => "MX",
-        16 => "TXT",
-        28 => "AAAA",
-        33 => "SRV",
-        35 => "NAPTR",
-        39 => "DNAME",
-        41 => "OPT",
-        43 => "DS",
-        44 => "SSHFP",
-        46 => "RRSIG",
-        47 => "NSEC",
-        48 => "DNSKEY",
-        50 => "NSEC3",
-        52 => "TLSA",
-        64 => "SVCB",
-        65 => "HTTPS",
-        99 => "SPF",
-        249 => "TKEY",
-        250 => "TSIG",
-        251 => "IXFR",
-        252 => "AXFR",
-        255 => "ANY",
-        257 => "CAA",
-        _ => return t.to_string(),
-    };
-    n.to_string()
+    match meerkat_proto::dns::rrtype_name(t) {
+        Some(n) => n.to_string(),
+        None => t.to_string(),
+    }
 }
 
 /// DNS response codes as Suricata prints them.

@@ -23,39 +23,7 @@ pub const HEADER_LEN: usize = 12;
 
 /// Record types with a name here (the rest keep their number).
 pub fn type_name(t: u16) -> Option<&'static str> {
-    Some(match t {
-        1 => "A",
-        2 => "NS",
-        5 => "CNAME",
-        6 => "SOA",
-        10 => "NULL",
-        12 => "PTR",
-        13 => "HINFO",
-        15 => "MX",
-        16 => "TXT",
-        28 => "AAAA",
-        33 => "SRV",
-        35 => "NAPTR",
-        39 => "DNAME",
-        41 => "OPT",
-        43 => "DS",
-        44 => "SSHFP",
-        46 => "RRSIG",
-        47 => "NSEC",
-        48 => "DNSKEY",
-        50 => "NSEC3",
-        52 => "TLSA",
-        64 => "SVCB",
-        65 => "HTTPS",
-        99 => "SPF",
-        249 => "TKEY",
-        250 => "TSIG",
-        251 => "IXFR",
-        252 => "AXFR",
-        255 => "ANY",
-        257 => "CAA",
-        _ => return None,
-    })
+    meerkat_proto::dns::rrtype_name(u32::from(t))
 }
 
 pub fn rcode_name(r: u16) -> Option<&'static str> {
@@ -500,6 +468,9 @@ pub(crate) mod tests {
         );
         assert!(matches!(&p.answers[2].rdata, Rdata::Srv { port: 443, .. }));
         assert_eq!(p.answers[3].rdata, Rdata::Text(b"hiyo".to_vec()));
-        assert_eq!(p.answers[4].rdata, Rdata::Text(b"2001:db8::1".to_vec()));
+        assert_eq!(
+            p.answers[4].rdata,
+            Rdata::Text(b"2001:0db8:0000:0000:0000:0000:0000:0001".to_vec())
+        );
     }
 }
