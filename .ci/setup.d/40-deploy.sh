@@ -33,7 +33,9 @@ fi
 sock=/run/podman/podman.sock
 if ! curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
     mkdir -p /run/podman
-    nohup podman system service --time=0 "unix://$sock" >/var/log/podman-service.log 2>&1 &
+    # Started from /: the service outlives this checkout, and conmon fails every later
+    # container start ("write child: broken pipe") once its working directory is deleted.
+    (cd / && nohup podman system service --time=0 "unix://$sock" >/var/log/podman-service.log 2>&1 &)
     for _ in $(seq 100); do
         curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1 && break
         sleep 0.1
