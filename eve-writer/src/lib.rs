@@ -28,6 +28,7 @@
 //! own, and measures how long an event written in a quiet period takes to reach the
 //! file with a 2 s flush interval. See `benches/eve_writer.rs`.
 
+pub mod batch;
 pub mod json;
 pub mod output;
 pub mod pattern;

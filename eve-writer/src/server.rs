@@ -3,10 +3,10 @@
 //! in order) and `WriterAdmin` (flush, reopen, counters).
 //!
 //! `EventStream` is served by [`EventStreamServer`] rather than the generated server:
-//! same service, same wire format, but batches are decoded by [`BatchDecoder`], which
-//! parses each message as `Bytes` cut from tonic's receive buffer (the generated codec
-//! reads every varint through tonic's buffer view: about a sixth of the writer's
-//! instructions) into an event vector sized once from the previous batch.
+//! same service, same wire format, but `Publish` batches are taken by [`BatchDecoder`]
+//! as `Bytes` cut from tonic's receive buffer (no copy) and only their framing is parsed
+//! here ([`RawBatch`]); the writer thread decodes each event right before rendering it
+//! (see [`crate::batch`] for why).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,8 +22,7 @@ use meerkat_proto::writer::{
     CountersReply, CountersRequest, FlushReply, FlushRequest, ReopenReply, ReopenRequest,
     WriterCounter,
 };
-use prost::Message;
-use prost::bytes::{Buf, Bytes};
+use prost::bytes::Buf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
@@ -31,6 +30,7 @@ use tonic::codec::{Codec, DecodeBuf, Decoder};
 use tonic::codegen::{Body, BoxFuture, Service, StdError, http};
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::batch::RawBatch;
 use crate::writer::{FLUSH_TIMEOUT, Msg};
 
 /// The HTTP/2 path of `EventStream.Publish`.
@@ -52,15 +52,13 @@ impl EventService {
 
 type AckStream = Pin<Box<dyn Stream<Item = Result<BatchAck, Status>> + Send>>;
 
-#[tonic::async_trait]
-impl EventStream for EventService {
-    type PublishStream = AckStream;
-
-    async fn publish(
-        &self,
-        request: Request<Streaming<EventBatch>>,
-    ) -> Result<Response<Self::PublishStream>, Status> {
-        let mut inbound = request.into_inner();
+impl EventService {
+    /// Serves one `Publish` stream: each batch goes to the writer thread, and each
+    /// acknowledgement comes back on the stream in order.
+    fn publish_stream<B>(&self, mut inbound: Streaming<B>) -> AckStream
+    where
+        B: Into<RawBatch> + Send + 'static,
+    {
         let writer = self.writer.clone();
         let (tx, rx) = mpsc::channel::<Result<BatchAck, Status>>(64);
         tokio::spawn(async move {
@@ -85,7 +83,7 @@ impl EventStream for EventService {
                 match inbound.message().await {
                     Ok(Some(batch)) => {
                         let (otx, orx) = oneshot::channel();
-                        if writer.send(Msg::Batch(batch, otx)).is_err() {
+                        if writer.send(Msg::Batch(batch.into(), otx)).is_err() {
                             let _ = tx
                                 .send(Err(Status::unavailable("eve-writer is stopping")))
                                 .await;
@@ -105,7 +103,27 @@ impl EventStream for EventService {
             drop(ack_tx);
             let _ = forward.await;
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Box::pin(ReceiverStream::new(rx))
+    }
+}
+
+impl From<EventBatch> for RawBatch {
+    fn from(batch: EventBatch) -> RawBatch {
+        RawBatch::from_batch(&batch)
+    }
+}
+
+#[tonic::async_trait]
+impl EventStream for EventService {
+    type PublishStream = AckStream;
+
+    /// Reached only through the generated server (not [`EventStreamServer`], which
+    /// takes `Publish` with [`BatchCodec`]): batches decoded by prost, encoded again.
+    async fn publish(
+        &self,
+        request: Request<Streaming<EventBatch>>,
+    ) -> Result<Response<Self::PublishStream>, Status> {
+        Ok(Response::new(self.publish_stream(request.into_inner())))
     }
 
     async fn resume(
@@ -133,23 +151,8 @@ impl EventStream for EventService {
     }
 }
 
-/// Largest event count used to size a batch's vector ahead of decoding (a larger batch
-/// still decodes; its vector grows as usual).
-const MAX_EVENTS_HINT: usize = 4096;
-
-/// Decodes one `EventBatch` message, its `events` vector allocated once with room for
-/// `hint` events. From `Bytes`, bytes fields (addresses) are cut without a copy of their
-/// own before they are copied into their vectors; strings are copied once.
-pub fn decode_batch(msg: Bytes, hint: usize) -> Result<EventBatch, prost::DecodeError> {
-    let mut batch = EventBatch {
-        events: Vec::with_capacity(hint.min(MAX_EVENTS_HINT)),
-        ..Default::default()
-    };
-    batch.merge(msg)?;
-    Ok(batch)
-}
-
-/// tonic decoder of `EventBatch` messages (see the module documentation).
+/// tonic decoder of `EventBatch` messages into [`RawBatch`]es (see the module
+/// documentation).
 #[derive(Debug, Default)]
 pub struct BatchDecoder {
     /// Event count of the previous batch of this stream.
@@ -157,16 +160,16 @@ pub struct BatchDecoder {
 }
 
 impl Decoder for BatchDecoder {
-    type Item = EventBatch;
+    type Item = RawBatch;
     type Error = Status;
 
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<EventBatch>, Status> {
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<RawBatch>, Status> {
         // tonic hands over exactly one message, in its receive buffer: taken as `Bytes`
         // (a view of that buffer, no copy).
         let msg = src.copy_to_bytes(src.remaining());
-        let batch = decode_batch(msg, self.hint)
+        let batch = RawBatch::parse(msg, self.hint)
             .map_err(|e| Status::internal(format!("bad EventBatch message: {e}")))?;
-        self.hint = batch.events.len();
+        self.hint = batch.len();
         Ok(Some(batch))
     }
 }
@@ -177,7 +180,7 @@ pub struct BatchCodec;
 
 impl Codec for BatchCodec {
     type Encode = BatchAck;
-    type Decode = EventBatch;
+    type Decode = RawBatch;
     type Encoder = tonic_prost::ProstEncoder<BatchAck>;
     type Decoder = BatchDecoder;
 
@@ -193,15 +196,15 @@ impl Codec for BatchCodec {
 /// The `EventStream` gRPC service: `Publish` with [`BatchCodec`]; every other method
 /// of the service goes to the generated server, unchanged.
 #[derive(Debug)]
-pub struct EventStreamServer<T> {
-    inner: Arc<T>,
-    generated: GeneratedServer<T>,
+pub struct EventStreamServer {
+    inner: Arc<EventService>,
+    generated: GeneratedServer<EventService>,
     max_message: usize,
 }
 
-impl<T> EventStreamServer<T> {
+impl EventStreamServer {
     /// Serves `inner`; messages up to `max_message` bytes either way.
-    pub fn new(inner: T, max_message: usize) -> Self {
+    pub fn new(inner: EventService, max_message: usize) -> Self {
         let inner = Arc::new(inner);
         EventStreamServer {
             generated: GeneratedServer::from_arc(Arc::clone(&inner))
@@ -213,7 +216,7 @@ impl<T> EventStreamServer<T> {
     }
 }
 
-impl<T> Clone for EventStreamServer<T> {
+impl Clone for EventStreamServer {
     fn clone(&self) -> Self {
         EventStreamServer {
             inner: Arc::clone(&self.inner),
@@ -223,27 +226,26 @@ impl<T> Clone for EventStreamServer<T> {
     }
 }
 
-impl<T> tonic::server::NamedService for EventStreamServer<T> {
+impl tonic::server::NamedService for EventStreamServer {
     const NAME: &'static str = event_stream_server::SERVICE_NAME;
 }
 
-/// The `Publish` method of an [`EventStream`] implementation.
-struct PublishSvc<T>(Arc<T>);
+/// `Publish` on [`RawBatch`]es.
+struct PublishSvc(Arc<EventService>);
 
-impl<T: EventStream> tonic::server::StreamingService<EventBatch> for PublishSvc<T> {
+impl tonic::server::StreamingService<RawBatch> for PublishSvc {
     type Response = BatchAck;
-    type ResponseStream = T::PublishStream;
+    type ResponseStream = AckStream;
     type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
 
-    fn call(&mut self, request: Request<Streaming<EventBatch>>) -> Self::Future {
-        let inner = Arc::clone(&self.0);
-        Box::pin(async move { inner.publish(request).await })
+    fn call(&mut self, request: Request<Streaming<RawBatch>>) -> Self::Future {
+        let stream = self.0.publish_stream(request.into_inner());
+        Box::pin(async move { Ok(Response::new(stream)) })
     }
 }
 
-impl<T, B> Service<http::Request<B>> for EventStreamServer<T>
+impl<B> Service<http::Request<B>> for EventStreamServer
 where
-    T: EventStream,
     B: Body + Send + 'static,
     B::Error: Into<StdError> + Send + 'static,
 {

@@ -21,12 +21,13 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use meerkat_config::{Config, EveLog};
-use meerkat_proto::events::{BatchAck, EventBatch, EventType};
+use meerkat_proto::events::{BatchAck, Event, EventType};
 use meerkat_proto::writer::{FlushReply, ReopenReply};
 use meerkat_ring::{CounterPage, CounterRef};
 use tokio::sync::oneshot;
 
 use crate::WriterError;
+use crate::batch::{self, RawBatch};
 use crate::output::{Target, TargetSpec};
 use crate::render::{self, RenderOptions};
 use crate::state::StatePage;
@@ -35,7 +36,8 @@ use crate::stats;
 /// Work for the writer thread.
 #[derive(Debug)]
 pub enum Msg {
-    Batch(EventBatch, oneshot::Sender<BatchAck>),
+    /// A batch, its events still encoded (decoded one at a time as they are written).
+    Batch(RawBatch, oneshot::Sender<BatchAck>),
     /// Write out everything received so far; answer when it is delivered or after
     /// `timeout`.
     Flush {
@@ -83,6 +85,7 @@ const COUNTERS: &[&str] = &[
     "events_in",
     "events_written",
     "unknown_events",
+    "bad_events",
     "write_calls",
     "bytes",
     "flushes",
@@ -111,6 +114,7 @@ struct Counters {
     events_in: CounterRef,
     events_written: CounterRef,
     unknown: CounterRef,
+    bad: CounterRef,
     write_calls: CounterRef,
     bytes: CounterRef,
     flushes: CounterRef,
@@ -207,6 +211,9 @@ pub struct Writer {
     state: StatePage,
     counters: Counters,
     line: Vec<u8>,
+    /// The event being written, decoded into again for each event (its strings and
+    /// vectors keep their capacity).
+    event: Event,
     /// Per output, the target chosen for the current batch.
     chosen: Vec<Option<usize>>,
     blocked: Vec<usize>,
@@ -234,6 +241,7 @@ impl Writer {
             events_in: c("events_in"),
             events_written: c("events_written"),
             unknown: c("unknown_events"),
+            bad: c("bad_events"),
             write_calls: c("write_calls"),
             bytes: c("bytes"),
             flushes: c("flushes"),
@@ -266,6 +274,7 @@ impl Writer {
             state,
             counters,
             line: Vec::with_capacity(4096),
+            event: Event::default(),
             chosen: Vec::new(),
             blocked: Vec::new(),
             marks: HashMap::new(),
@@ -395,7 +404,7 @@ impl Writer {
 
     /// Writes a batch (unless already taken, or from a fenced incarnation) and queues
     /// its acknowledgement.
-    fn take(&mut self, batch: EventBatch, tx: oneshot::Sender<BatchAck>) {
+    fn take(&mut self, mut batch: RawBatch, tx: oneshot::Sender<BatchAck>) {
         let now = Instant::now();
         self.counters.batches.add(1);
         if let Some((fence, _)) = self.marks.get(&batch.producer)
@@ -405,7 +414,7 @@ impl Writer {
             // resume: the replacement produces these events again from its ring.
             self.counters.fenced.add(1);
             let _ = tx.send(BatchAck {
-                producer: batch.producer,
+                producer: std::mem::take(&mut batch.producer),
                 epoch: batch.epoch,
                 seq: batch.seq,
                 duplicates: 0,
@@ -418,7 +427,7 @@ impl Writer {
         }
         let pi = self.producer_idx(&batch.producer, batch.epoch);
         let mut ack = BatchAck {
-            producer: batch.producer,
+            producer: std::mem::take(&mut batch.producer),
             epoch: batch.epoch,
             seq: batch.seq,
             duplicates: 0,
@@ -438,13 +447,21 @@ impl Writer {
                 until: Vec::new(),
             });
         } else {
-            self.counters.events_in.add(batch.events.len() as u64);
+            self.counters.events_in.add(batch.len() as u64);
             for o in 0..self.outputs.len() {
                 self.chosen[o] = None;
             }
             let worker = Some(batch.worker);
-            for ev in &batch.events {
-                let kind = EventType::try_from(ev.event_type).unwrap_or(EventType::Unspecified);
+            let mut bad = 0u64;
+            let mut first_error = None;
+            for encoded in batch.events() {
+                if let Err(e) = batch::decode_event(&mut self.event, encoded) {
+                    bad += 1;
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+                let kind =
+                    EventType::try_from(self.event.event_type).unwrap_or(EventType::Unspecified);
                 if kind == EventType::Unspecified {
                     self.counters.unknown.add(1);
                     continue;
@@ -467,7 +484,7 @@ impl Writer {
                     let out = &self.outputs[o];
                     if out.render_group != rendered_group {
                         self.line.clear();
-                        render::render(&mut self.line, ev, &out.opts);
+                        render::render(&mut self.line, &self.event, &out.opts);
                         rendered_group = out.render_group;
                     }
                     self.targets[t].accept(&self.line, now);
@@ -479,6 +496,15 @@ impl Writer {
                         self.counters.by_type[i].add(1);
                     }
                 }
+            }
+            if let Some(e) = first_error {
+                // One line per batch, not per event.
+                self.counters.bad.add(bad);
+                tracing::warn!(
+                    "batch {} of {}: {bad} event(s) did not decode and were skipped ({e})",
+                    batch.seq,
+                    ack.producer
+                );
             }
             let until = self
                 .chosen
@@ -758,7 +784,7 @@ pub fn spawn(writer: Writer) -> Result<(Sender<Msg>, std::thread::JoinHandle<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use meerkat_proto::events::Event;
+    use meerkat_proto::events::EventBatch;
 
     fn config(dir: &Path, sets: &[&str]) -> Config {
         let mut o = vec![
@@ -800,7 +826,7 @@ mod tests {
 
     fn send(tx: &Sender<Msg>, b: EventBatch) -> oneshot::Receiver<BatchAck> {
         let (atx, arx) = oneshot::channel();
-        tx.send(Msg::Batch(b, atx)).unwrap();
+        tx.send(Msg::Batch(RawBatch::from_batch(&b), atx)).unwrap();
         arx
     }
 
