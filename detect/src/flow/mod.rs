@@ -204,7 +204,7 @@ struct FlowHasher {
 impl FlowHasher {
     #[inline(always)]
     fn mix(&mut self, w: u64) {
-        self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
