@@ -61,6 +61,9 @@ pub struct Sig {
     /// An IP-only rule (no ports, payload or packet keywords; at most `flowbits:set`):
     /// like Suricata, it is checked on the first packet of each direction of a flow only.
     ip_only: bool,
+    /// Index of the rule's header (protocol, addresses, ports, direction) among the
+    /// distinct headers of the set: rules sharing a header share its result per packet.
+    hdr: u32,
 }
 
 /// Suricata's IP-only rule test.
@@ -255,6 +258,8 @@ pub struct Engine {
     /// Without prefilter: every rule of the class is a candidate (for the differential
     /// test of the prefilter).
     naive: bool,
+    /// Number of distinct rule headers (see `Sig::hdr`).
+    headers: usize,
     class_rules: [Vec<u32>; 4],
     app_rules: [[Vec<u32>; 2]; 4],
 }
@@ -419,8 +424,10 @@ impl Engine {
                 dir,
                 app,
                 rule,
+                hdr: 0,
             });
         }
+        e.number_headers();
         for (c, rules) in pkt_rules.into_iter().enumerate() {
             e.pkt[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
         }
@@ -441,6 +448,59 @@ impl Engine {
 
     pub fn len(&self) -> usize {
         self.sigs.len()
+    }
+
+    /// Gives each rule the index of its header among the distinct headers.
+    fn number_headers(&mut self) {
+        type Ports = (Vec<(u16, u16)>, Vec<(u16, u16)>);
+        let mut by_ports: std::collections::HashMap<Ports, Vec<(u32, usize)>> =
+            std::collections::HashMap::new();
+        let mut n = 0u32;
+        for i in 0..self.sigs.len() {
+            let r = &self.sigs[i].rule;
+            let key = (r.sport.ranges().to_vec(), r.dport.ranges().to_vec());
+            let same = by_ports.entry(key).or_default();
+            let found = same.iter().find(|&&(_, j)| {
+                let o = &self.sigs[j].rule;
+                o.proto == r.proto && o.direction == r.direction && o.src == r.src && o.dst == r.dst
+            });
+            let id = match found {
+                Some(&(id, _)) => id,
+                None => {
+                    same.push((n, i));
+                    n += 1;
+                    n - 1
+                }
+            };
+            self.sigs[i].hdr = id;
+        }
+        self.headers = n as usize;
+    }
+
+    /// [`Self::header_matches`], remembered per header for the rest of the inspection
+    /// call (see [`DetectState::reset_headers`]).
+    fn header_cached(&self, sig: &Sig, p: &Packet<'_>, st: &mut DetectState) -> Option<bool> {
+        if st.hdr_memo.len() < self.headers {
+            st.hdr_memo.resize(self.headers, 0);
+        }
+        let h = sig.hdr as usize;
+        match st.hdr_memo.get(h).copied() {
+            Some(1) => None,
+            Some(2) => Some(false),
+            Some(3) => Some(true),
+            _ => {
+                let r = Self::header_matches(&sig.rule, p);
+                if let Some(slot) = st.hdr_memo.get_mut(h) {
+                    *slot = match r {
+                        None => 1,
+                        Some(false) => 2,
+                        Some(true) => 3,
+                    };
+                    st.hdr_touched.push(sig.hdr);
+                }
+                r
+            }
+        }
     }
 
     /// Turns the prefilter off (every rule of a group is evaluated): the reference the
@@ -784,6 +844,7 @@ impl Engine {
         let (sp, dp) = v.pkt.ports();
         let pg = &self.pkt[c];
         st.cands.clear();
+        st.reset_headers();
         if self.naive {
             st.cands.extend_from_slice(&self.class_rules[c]);
         }
@@ -814,7 +875,7 @@ impl Engine {
             if v.pseudo && sig.payload.is_empty() {
                 continue;
             }
-            let Some(reversed) = Self::header_matches(rule, v.pkt) else {
+            let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
                 continue;
             };
             if let Some(ap) = rule.app_proto
@@ -904,6 +965,7 @@ impl Engine {
             return;
         }
         st.cands.clear();
+        st.reset_headers();
         let d = dir.index();
         if self.naive {
             st.cands
@@ -961,7 +1023,7 @@ impl Engine {
             if sig.dir.is_some_and(|d| d != dir) {
                 continue;
             }
-            let Some(reversed) = Self::header_matches(rule, v.pkt) else {
+            let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
                 continue;
             };
             if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {

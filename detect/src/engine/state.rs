@@ -37,6 +37,10 @@ pub struct DetectState {
     pub(super) cands: Vec<u32>,
     pub(super) scratch: Scratch,
     pub(super) tbuf: Vec<u8>,
+    /// Per rule header, its result on the packet of the current inspection call (0 not
+    /// known yet, 1 no match, 2 match, 3 match reversed), and the headers set.
+    pub(super) hdr_memo: Vec<u8>,
+    pub(super) hdr_touched: Vec<u32>,
     thresholds: HashMap<(u32, u64, u128), ThresholdEntry>,
     /// (name, key) -> expiry ns (u64::MAX = never).
     xbits: HashMap<(u16, u128), u64>,
@@ -71,6 +75,16 @@ impl DetectState {
             shared,
             ..Default::default()
         };
+    }
+
+    /// Forgets the header results of the previous inspection call.
+    pub(super) fn reset_headers(&mut self) {
+        for &h in &self.hdr_touched {
+            if let Some(m) = self.hdr_memo.get_mut(h as usize) {
+                *m = 0;
+            }
+        }
+        self.hdr_touched.clear();
     }
 
     fn entry(
@@ -329,6 +343,7 @@ impl FlowVars {
 #[derive(Debug, Default, Clone)]
 pub struct TxDetect {
     pub tx_id: u64,
+    /// Sorted rule ids.
     done: [Vec<u32>; 2],
     /// Per direction, the prefilters (by index, the first 64) whose buffer was final when
     /// scanned: a later inspection of the transaction reuses their candidates instead of
@@ -351,12 +366,15 @@ impl TxDetect {
     }
 
     pub fn is_done(&self, dir: Dir, sig: u32) -> bool {
-        self.done[dir.index()].contains(&sig)
+        self.done[dir.index()].binary_search(&sig).is_ok()
     }
 
     pub fn mark_done(&mut self, dir: Dir, sig: u32) {
-        if !self.is_done(dir, sig) {
-            self.done[dir.index()].push(sig);
+        // Sorted, so that the check above is a binary search: a transaction collects the
+        // hundreds of candidates its buffers can never match.
+        let done = &mut self.done[dir.index()];
+        if let Err(at) = done.binary_search(&sig) {
+            done.insert(at, sig);
         }
     }
 }

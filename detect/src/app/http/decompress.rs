@@ -93,6 +93,9 @@ struct Layer {
     produced: u64,
     /// (bomb limit, raw bytes fed to the whole chain so far).
     bomb: (u64, u64),
+    /// Inflate output space, zeroed once per layer: inflating straight into `out`
+    /// (`decompress_vec`) zero-fills all of its spare capacity on every call.
+    scratch: Vec<u8>,
 }
 
 /// What went wrong while decoding (for anomalies).
@@ -194,6 +197,7 @@ impl Decoder {
                     consumed: 0,
                     produced: 0,
                     bomb: (u64::MAX, 0),
+                    scratch: Vec::new(),
                 })
                 .collect(),
             limits,
@@ -358,13 +362,17 @@ impl Layer {
                 self.mode = Mode::Done;
                 return Step::Full;
             }
-            out.reserve(CHUNK.min(cap - (out.len() - start_len)).max(1));
+            if self.scratch.is_empty() {
+                self.scratch = vec![0; CHUNK];
+            }
+            let room = CHUNK.min(cap - (out.len() - start_len)).max(1);
             let before_in = z.total_in();
             let before_out = z.total_out();
-            match z.decompress_vec(rest, out, FlushDecompress::None) {
+            match z.decompress(rest, &mut self.scratch[..room], FlushDecompress::None) {
                 Ok(st) => {
                     let used = (z.total_in() - before_in) as usize;
                     let made = z.total_out() - before_out;
+                    out.extend_from_slice(&self.scratch[..(made as usize).min(room)]);
                     rest = &rest[used.min(rest.len())..];
                     if st == Status::StreamEnd {
                         ended = true;
