@@ -63,6 +63,20 @@ impl BufferId {
     // DNS.
     /// `dns.query`: one item per question name.
     pub const DNS_QUERY: BufferId = BufferId(80);
+    /// `dns.queries.rrname` in a response: one item per question name.
+    pub const DNS_RESP_QUERIES: BufferId = BufferId(81);
+    /// `dns.answers.rrname` in a request (rare, but Suricata inspects it).
+    pub const DNS_REQ_ANSWERS: BufferId = BufferId(82);
+    /// `dns.answers.rrname` in a response: one item per answer record name.
+    pub const DNS_RESP_ANSWERS: BufferId = BufferId(83);
+    /// `dns.response.rrname`: every name of a response: question names, the owner names
+    /// of answer, authority and additional records, and the names in their rdata (CNAME,
+    /// PTR, NS, DNAME targets, MX exchange, SRV target, SOA mname and rname).
+    pub const DNS_RESPONSE_RRNAME: BufferId = BufferId(84);
+    /// Not a sticky buffer: 1 byte, the opcode of the request (`dns.opcode`).
+    pub const DNS_OPCODE_REQ: BufferId = BufferId(90);
+    /// Not a sticky buffer: 1 byte, the opcode of the response.
+    pub const DNS_OPCODE_RESP: BufferId = BufferId(91);
     // TLS.
     pub const TLS_SNI: BufferId = BufferId(100);
     pub const TLS_CERT_SUBJECT: BufferId = BufferId(101);
@@ -84,6 +98,27 @@ impl BufferId {
     /// Not a sticky buffer: 1 byte, the bit set of `ssl_state` states seen
     /// (1 client_hello, 2 server_hello, 4 client_keyx, 8 server_keyx, 16 unknown).
     pub const TLS_STATE: BufferId = BufferId(121);
+    /// `tls.random` of the ClientHello (32 bytes).
+    pub const TLS_RANDOM_CLIENT: BufferId = BufferId(122);
+    /// `tls.random` of the ServerHello.
+    pub const TLS_RANDOM_SERVER: BufferId = BufferId(123);
+    /// `tls.random_time`: the first 4 bytes of the ClientHello random.
+    pub const TLS_RANDOM_TIME_CLIENT: BufferId = BufferId(124);
+    pub const TLS_RANDOM_TIME_SERVER: BufferId = BufferId(125);
+    /// `tls.random_bytes`: the last 28 bytes of the ClientHello random.
+    pub const TLS_RANDOM_BYTES_CLIENT: BufferId = BufferId(126);
+    pub const TLS_RANDOM_BYTES_SERVER: BufferId = BufferId(127);
+    /// Not a sticky buffer: 2 bytes, big endian, the version the client's hello shows
+    /// (`ssl_version` on `to_server`).
+    pub const TLS_VERSION_CLIENT: BufferId = BufferId(128);
+    /// Not a sticky buffer: the version the server's hello chose (`ssl_version` on
+    /// `to_client`).
+    pub const TLS_VERSION_SERVER: BufferId = BufferId(129);
+    /// Not a sticky buffer: 8 bytes, big-endian i64 seconds since the epoch, the server
+    /// certificate's notBefore (`tls_cert_notbefore`).
+    pub const TLS_NOTBEFORE: BufferId = BufferId(130);
+    /// Not a sticky buffer: the server certificate's notAfter (`tls_cert_notafter`).
+    pub const TLS_NOTAFTER: BufferId = BufferId(131);
 }
 
 /// A rule keyword that selects an inspection buffer.
@@ -408,6 +443,60 @@ pub const BUFFERS: &[BufferDef] = &[
         Some(B::DNS_QUERY),
         None,
         true,
+    ),
+    def(
+        "dns.queries.rrname",
+        &[],
+        None,
+        Dns,
+        Some(B::DNS_QUERY),
+        Some(B::DNS_RESP_QUERIES),
+        true,
+    ),
+    def(
+        "dns.answers.rrname",
+        &[],
+        None,
+        Dns,
+        Some(B::DNS_REQ_ANSWERS),
+        Some(B::DNS_RESP_ANSWERS),
+        true,
+    ),
+    def(
+        "dns.response.rrname",
+        &[],
+        None,
+        Dns,
+        None,
+        Some(B::DNS_RESPONSE_RRNAME),
+        true,
+    ),
+    def(
+        "tls.random",
+        &[],
+        None,
+        Tls,
+        Some(B::TLS_RANDOM_CLIENT),
+        Some(B::TLS_RANDOM_SERVER),
+        false,
+    ),
+    def(
+        "tls.random_time",
+        &[],
+        None,
+        Tls,
+        Some(B::TLS_RANDOM_TIME_CLIENT),
+        Some(B::TLS_RANDOM_TIME_SERVER),
+        false,
+    ),
+    def(
+        "tls.random_bytes",
+        &[],
+        None,
+        Tls,
+        Some(B::TLS_RANDOM_BYTES_CLIENT),
+        Some(B::TLS_RANDOM_BYTES_SERVER),
+        false,
     ),
     def(
         "tls.sni",

@@ -253,6 +253,11 @@ pub struct Engine {
     pkt: [PortGroups; 4],
     /// Packet rules for any destination port but specific source ports, by source port.
     pkt_sport: [PortGroups; 4],
+    /// TCP rules that inspect packets only (`tcp-pkt`, `flow:no_stream`, `dsize`) and
+    /// have payload keywords, grouped again so the payload of a segment that went into
+    /// the stream (which the groups above do not scan) still finds them, as Suricata
+    /// inspects a segment's payload for rules that require the packet.
+    pkt_only_tcp: PortGroups,
     app: [AppGroup; 4],
     pub names: Names,
     /// Without prefilter: every rule of the class is a candidate (for the differential
@@ -290,6 +295,9 @@ pub struct PacketView<'a> {
     pub payload: Option<&'a [u8]>,
     /// A stream chunk ready for inspection in the packet's direction.
     pub stream: Option<&'a [u8]>,
+    /// The payload of a TCP segment that went into a tracked stream: only packet-only
+    /// rules (`tcp-pkt`, `flow:no_stream`, `dsize`) inspect it.
+    pub segment: Option<&'a [u8]>,
     /// Stream bytes seen so far (to_server, to_client), for `stream_size`.
     pub stream_bytes: (u64, u64),
     pub flow_id: u64,
@@ -328,6 +336,7 @@ impl Engine {
         #[allow(clippy::type_complexity)]
         let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
             (0..4).map(|_| Default::default()).collect();
+        let mut pkt_only_tcp_rules: Vec<PortedRule> = Vec::new();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
             let dir = match rule.flow.to_server {
@@ -401,6 +410,14 @@ impl Engine {
                     .filter(|fp| fp.list == ListRef::Payload)
                     .map(|fp| (fp.bytes.clone(), fp.nocase));
                 let one_way = rule.direction == Direction::ToDst;
+                if classes.contains(&TCP)
+                    && rule.payload_source == PayloadSource::Packet
+                    && !rule.payload.is_empty()
+                {
+                    let ports =
+                        (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
+                    pkt_only_tcp_rules.push((id, ports, fp.clone()));
+                }
                 if one_way && rule.dport.is_any() && !rule.sport.is_any() {
                     let ports = Some(rule.sport.ranges().to_vec());
                     for &c in classes {
@@ -434,6 +451,7 @@ impl Engine {
         for (c, rules) in sport_rules.into_iter().enumerate() {
             e.pkt_sport[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
         }
+        e.pkt_only_tcp = PortGroups::build(pkt_only_tcp_rules, true, algo);
         for (p, dirs) in app_b.into_iter().enumerate() {
             for (d, bufs) in dirs.into_iter().enumerate() {
                 for (bid, t, b) in bufs {
@@ -848,6 +866,15 @@ impl Engine {
         if self.naive {
             st.cands.extend_from_slice(&self.class_rules[c]);
         }
+        if let (Some(seg), false, TCP) = (v.segment, self.naive, c) {
+            let po = &self.pkt_only_tcp;
+            for g in [&po.any, po.group(dp)] {
+                st.cands.extend_from_slice(&g.always);
+                if let Some(m) = &g.mpm {
+                    m.scan(seg, &mut st.mpm, &mut st.cands);
+                }
+            }
+        }
         for g in [&pg.any, pg.group(dp), self.pkt_sport[c].group(sp)] {
             if self.naive {
                 break;
@@ -892,9 +919,13 @@ impl Engine {
             if !sig.payload.is_empty() {
                 let stream_ok = rule.payload_source != PayloadSource::Packet
                     && v.stream.is_some_and(|s| self.payload_matches(sig, s, st));
+                let pkt_payload = match rule.payload_source {
+                    PayloadSource::Packet => v.payload.or(v.segment),
+                    _ => v.payload,
+                };
                 let packet_ok = !stream_ok
                     && rule.payload_source != PayloadSource::Stream
-                    && v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                    && pkt_payload.is_some_and(|p| self.payload_matches(sig, p, st));
                 if !stream_ok && !packet_ok {
                     continue;
                 }
@@ -1029,7 +1060,8 @@ impl Engine {
             if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
                 continue;
             }
-            match self.tx_lists_match(sig, dir, tx, st) {
+            let now_s = (v.ts_ns / 1_000_000_000) as i64;
+            match self.tx_lists_match(sig, dir, now_s, tx, st) {
                 TxMatch::NotYet => continue,
                 TxMatch::Never => {
                     td.mark_done(dir, id);
@@ -1072,13 +1104,14 @@ impl Engine {
         &self,
         sig: &Sig,
         dir: Dir,
+        now_s: i64,
         tx: &dyn Transaction,
         st: &mut DetectState,
     ) -> TxMatch {
         let mut partial = false;
         st.scratch.vars = [0; 16];
         for check in &sig.rule.tls {
-            match tls_check(*check, tx) {
+            match tls_check(*check, dir, now_s, tx) {
                 Some(true) => {}
                 Some(false) => return TxMatch::Never,
                 None => return TxMatch::NotYet,
@@ -1144,10 +1177,69 @@ enum TxMatch {
     Never,
 }
 
-fn tls_check(c: TlsCheck, tx: &dyn Transaction) -> Option<bool> {
+/// Evaluates an app-layer property check on `tx` inspected in `dir` at packet time
+/// `now_s` (seconds): `Some(result)`, or `None` when the value is not known yet.
+fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<bool> {
+    let read = |id: BufferId, n: usize| -> Result<&[u8], bool> {
+        match tx.buffer(id, 0) {
+            Buf::Ready(b) | Buf::Partial(b) if b.len() >= n => Ok(b),
+            Buf::NotYet => Err(true),
+            _ => Err(false),
+        }
+    };
+    // Absent: the check fails; not there yet: undecided.
+    let epoch = |id: BufferId| -> Result<i64, Option<bool>> {
+        read(id, 8)
+            .map(|b| i64::from_be_bytes(b[..8].try_into().unwrap_or_default()))
+            .map_err(|not_yet| (!not_yet).then_some(false))
+    };
+    match c {
+        // Certificate fields exist in the server's direction only.
+        TlsCheck::NotBefore(_)
+        | TlsCheck::NotAfter(_)
+        | TlsCheck::CertExpired
+        | TlsCheck::CertValid
+            if dir == Dir::ToServer =>
+        {
+            return Some(false);
+        }
+        TlsCheck::NotBefore(cmp) => {
+            return epoch(BufferId::TLS_NOTBEFORE).map_or_else(|e| e, |t| Some(cmp.test(t)));
+        }
+        TlsCheck::NotAfter(cmp) => {
+            return epoch(BufferId::TLS_NOTAFTER).map_or_else(|e| e, |t| Some(cmp.test(t)));
+        }
+        TlsCheck::CertExpired => {
+            return epoch(BufferId::TLS_NOTAFTER).map_or_else(|e| e, |t| Some(t < now_s));
+        }
+        TlsCheck::CertValid => {
+            let nb = match epoch(BufferId::TLS_NOTBEFORE) {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
+            return epoch(BufferId::TLS_NOTAFTER)
+                .map_or_else(|e| e, |na| Some(nb <= now_s && now_s <= na));
+        }
+        TlsCheck::DnsOpcode(cmp) => {
+            let id = match dir {
+                Dir::ToServer => BufferId::DNS_OPCODE_REQ,
+                Dir::ToClient => BufferId::DNS_OPCODE_RESP,
+            };
+            return match read(id, 1) {
+                Ok(b) => Some(cmp.test(u64::from(b[0]))),
+                Err(not_yet) => (!not_yet).then_some(false),
+            };
+        }
+        _ => {}
+    }
     match c {
         TlsCheck::VersionIs(_) | TlsCheck::SslVersions { .. } => {
-            let got = match tx.buffer(BufferId::TLS_VERSION_NUM, 0) {
+            let id = match (c, dir) {
+                (TlsCheck::VersionIs(_), _) => BufferId::TLS_VERSION_NUM,
+                (_, Dir::ToServer) => BufferId::TLS_VERSION_CLIENT,
+                (_, Dir::ToClient) => BufferId::TLS_VERSION_SERVER,
+            };
+            let got = match tx.buffer(id, 0) {
                 Buf::Ready(b) | Buf::Partial(b) if b.len() >= 2 => u16::from_be_bytes([b[0], b[1]]),
                 Buf::Absent => return Some(false),
                 _ => return None,
@@ -1166,6 +1258,12 @@ fn tls_check(c: TlsCheck, tx: &dyn Transaction) -> Option<bool> {
             };
             Some((got & mask != 0) != negated)
         }
+        // Handled above.
+        TlsCheck::NotBefore(_)
+        | TlsCheck::NotAfter(_)
+        | TlsCheck::CertExpired
+        | TlsCheck::CertValid
+        | TlsCheck::DnsOpcode(_) => None,
     }
 }
 

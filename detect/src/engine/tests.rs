@@ -41,6 +41,7 @@ fn run(
         app_proto: AppProto::Unknown,
         payload: Some(p.payload),
         stream: None,
+        segment: None,
         stream_bytes: (0, 0),
         flow_id: 1,
         first_in_direction: true,
@@ -135,4 +136,58 @@ fn header_keywords() {
         vec![1, 2, 4, 5, 7, 8]
     );
     assert_eq!(run(&e, &mut st, &mut fv, &icmp(0), 1), vec![2, 5, 7, 8]);
+}
+
+#[test]
+fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
+    // Suricata inspects the payload of a segment added to the stream only for rules
+    // that require the packet (`tcp-pkt`, `dsize`, `flow:no_stream`).
+    let rules = "alert tcp-pkt any any -> any 80 (content:\"34\"; depth:10; sid:1;)\n\
+                 alert tcp any any -> any any (dsize:20; byte_extract:2,0,n,string,dec; content:\"34\"; depth:n; sid:2;)\n\
+                 alert tcp any any -> any any (content:\"34\"; sid:3;)\n\
+                 alert tcp-pkt any any -> any 81 (content:\"34\"; sid:4;)\n";
+    let s: IpAddr = "10.0.0.1".parse().unwrap();
+    let d: IpAddr = "10.0.0.2".parse().unwrap();
+    let h = packet::TcpHeader {
+        src_port: 5362,
+        dst_port: 80,
+        seq: 1,
+        ack: 1,
+        flags: packet::PSH | packet::ACK,
+        window: 1000,
+    };
+    let frame = packet::ip(
+        s,
+        d,
+        6,
+        64,
+        1,
+        &packet::tcp(s, d, &h, b"1026\x108 !34.\x11\"3DUf.21"),
+    );
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        let mut st = DetectState::default();
+        let mut fv = FlowVars::default();
+        let v = PacketView {
+            pkt: &p,
+            ts_ns: 1,
+            to_server: Some(true),
+            established: true,
+            app_proto: AppProto::Unknown,
+            payload: None,
+            stream: None,
+            segment: Some(p.payload),
+            stream_bytes: (20, 0),
+            flow_id: 1,
+            first_in_direction: false,
+            pseudo: false,
+        };
+        let mut hits = Vec::new();
+        e.inspect_packet(&mut st, &v, Some(&mut fv), &mut hits);
+        let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+        // sid 3 waits for the stream chunk; sid 4 is for another port.
+        assert_eq!(sids, vec![1, 2], "naive {naive}");
+    }
 }

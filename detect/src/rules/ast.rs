@@ -496,14 +496,18 @@ pub struct DetectionFilter {
     pub unique_on_src_port: Option<bool>,
 }
 
-/// A TLS property check (`tls.version`, `ssl_version`, `ssl_state`).
+/// An app-layer property check that is not a sticky buffer: `tls.version`,
+/// `ssl_version`, `ssl_state`, `tls_cert_notbefore`/`tls_cert_notafter` (TLS) and
+/// `dns.opcode` (DNS). Each reads a pseudo-buffer of the transaction (see
+/// [`crate::app::buffers`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsCheck {
     /// `tls.version`: the exact version number.
     VersionIs(u16),
-    /// `ssl_version`: the version is one of `mask` (bits of [`ssl_version_bit`]), or with
-    /// `negated` a known version that is none of them (a `!` negates the whole list, as
-    /// in Suricata).
+    /// `ssl_version`: the version of the direction being inspected (the client's hello
+    /// for `to_server`, the server's for `to_client`, as Suricata keeps one per
+    /// direction) is one of `mask` (bits of [`ssl_version_bit`]), or with `negated` a
+    /// known version that is none of them (a `!` negates the whole list, as in Suricata).
     SslVersions {
         mask: u8,
         negated: bool,
@@ -512,6 +516,38 @@ pub enum TlsCheck {
         mask: u8,
         negated: bool,
     },
+    /// `tls_cert_notbefore`: the server certificate's notBefore, in seconds since the
+    /// epoch (UTC).
+    NotBefore(DateCmp),
+    /// `tls_cert_notafter`: the server certificate's notAfter.
+    NotAfter(DateCmp),
+    /// `tls_cert_expired`: the certificate's notAfter is before the packet's time.
+    CertExpired,
+    /// `tls_cert_valid`: the packet's time is within the certificate's validity.
+    CertValid,
+    /// `dns.opcode`: the opcode of the message of the direction being inspected.
+    DnsOpcode(NumCmp),
+}
+
+/// A date comparison of `tls_cert_notbefore`/`tls_cert_notafter`, in seconds since the
+/// epoch (UTC): `=`, `<`, `>`, or an inclusive range `a<>b`, as Suricata's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateCmp {
+    Eq(i64),
+    Lt(i64),
+    Gt(i64),
+    Range(i64, i64),
+}
+
+impl DateCmp {
+    pub fn test(self, t: i64) -> bool {
+        match self {
+            DateCmp::Eq(a) => t == a,
+            DateCmp::Lt(a) => t < a,
+            DateCmp::Gt(a) => t > a,
+            DateCmp::Range(a, b) => t >= a && t <= b,
+        }
+    }
 }
 
 /// The `ssl_version` bit of a wire version: sslv2, sslv3, tls1.0, tls1.1, tls1.2, tls1.3

@@ -74,6 +74,9 @@ pub(super) struct Builder<'a> {
     header_app: Option<AppProto>,
     priority: Option<u32>,
     class_priority: Option<u32>,
+    /// Buffer lists made by legacy keywords (`tls.subject:"x"`): a sticky buffer keyword
+    /// never continues one of them.
+    legacy_lists: Vec<usize>,
 }
 
 fn value_of<'v>(kw: &str, v: Option<&'v str>) -> Result<&'v str, Fail> {
@@ -177,6 +180,7 @@ impl<'a> Builder<'a> {
             header_app,
             priority: None,
             class_priority: None,
+            legacy_lists: Vec::new(),
         }
     }
 
@@ -288,7 +292,8 @@ impl<'a> Builder<'a> {
             .rule
             .buffers
             .iter()
-            .position(|b| std::ptr::eq(b.def, def))
+            .enumerate()
+            .position(|(i, b)| std::ptr::eq(b.def, def) && !self.legacy_lists.contains(&i))
         {
             Some(i) => i,
             None => {
@@ -673,6 +678,40 @@ impl<'a> Builder<'a> {
                     .push(HeaderMatch::AppLayerProtocol { proto, negated });
             }
             "tls.version" | "ssl_version" | "ssl_state" => self.tls_keyword(kw, v)?,
+            // Legacy TLS keywords: a case-sensitive inclusion match on the certificate
+            // field (`tls.fingerprint` ignores case, fingerprints being hex), `!` negates.
+            "tls.subject" => self.legacy_buffer_content(kw, v, "tls.cert_subject", false)?,
+            "tls.issuerdn" => self.legacy_buffer_content(kw, v, "tls.cert_issuer", false)?,
+            "tls.fingerprint" => self.legacy_buffer_content(kw, v, "tls.cert_fingerprint", true)?,
+            "tls_cert_notbefore" | "tls.cert_notbefore" | "tls_cert_notafter"
+            | "tls.cert_notafter" => {
+                self.require_app(kw, AppProto::Tls)?;
+                let cmp = parse_date_cmp(value_of(kw, v)?).map_err(|e| fail(kw, e))?;
+                self.rule.tls.push(if kw.ends_with("notbefore") {
+                    TlsCheck::NotBefore(cmp)
+                } else {
+                    TlsCheck::NotAfter(cmp)
+                });
+            }
+            "tls_cert_expired" | "tls_cert_valid" => {
+                self.require_app(kw, AppProto::Tls)?;
+                if v.is_some() {
+                    return Err(fail(kw, "takes no value"));
+                }
+                self.rule.tls.push(if kw == "tls_cert_expired" {
+                    TlsCheck::CertExpired
+                } else {
+                    TlsCheck::CertValid
+                });
+            }
+            "dns.opcode" => {
+                self.require_app(kw, AppProto::Dns)?;
+                let val = value_of(kw, v)?;
+                let cmp = parse_num_cmp(val)
+                    .filter(|c| !matches!(c, NumCmp::MaskEq(..) | NumCmp::MaskNe(..)))
+                    .ok_or_else(|| fail(kw, format!("bad opcode `{val}`")))?;
+                self.rule.tls.push(TlsCheck::DnsOpcode(cmp));
+            }
             // `tls.store` asks Suricata to store certificates on disk; the detection is
             // unaffected. Parsed (TLS rule) as the issue asks; no certificate is stored.
             "tls.store" | "tls_store" => self.require_app(kw, AppProto::Tls)?,
@@ -720,6 +759,60 @@ impl<'a> Builder<'a> {
         if kw == "uricontent" {
             self.cur = Cur::Payload;
         }
+        Ok(())
+    }
+
+    /// A legacy keyword with a quoted value (`tls.subject:"CN=x"`, `tls.issuerdn:!"y"`):
+    /// a content on buffer `buffer`, in a list of its own (other keywords of the rule
+    /// and their sticky-buffer state are unaffected).
+    fn legacy_buffer_content(
+        &mut self,
+        kw: &str,
+        v: Option<&str>,
+        buffer: &str,
+        nocase: bool,
+    ) -> Result<(), Fail> {
+        let def = app::buffers::sticky(buffer).ok_or_else(|| fail(kw, "no such buffer"))?;
+        self.require_app(kw, def.proto)?;
+        let raw = value_of(kw, v)?;
+        let (negated, raw) = match raw.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, raw),
+        };
+        if !(raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"')) {
+            return Err(fail(kw, "the value must be quoted"));
+        }
+        let mut pattern = parse::unquote(raw).into_bytes();
+        if pattern.is_empty() || pattern.len() > MAX_CONTENT {
+            return Err(fail(kw, "needs 1 to 65535 bytes"));
+        }
+        if nocase {
+            pattern.make_ascii_lowercase();
+        }
+        self.rule.buffers.push(BufferList {
+            def,
+            transforms: Vec::new(),
+            list: MatchList {
+                items: vec![Match::Content(Content {
+                    pattern,
+                    nocase,
+                    negated,
+                    offset: None,
+                    depth: None,
+                    distance: None,
+                    within: None,
+                    startswith: false,
+                    endswith: false,
+                    fast_pattern: false,
+                    fast_only: false,
+                    fast_chop: None,
+                })],
+                bsize: None,
+            },
+        });
+        self.legacy_lists.push(self.rule.buffers.len() - 1);
+        // Content modifiers cannot apply to it (Suricata: "can't use nocase").
+        self.last_content = None;
         Ok(())
     }
 
@@ -1403,6 +1496,65 @@ impl<'a> Builder<'a> {
         self.rule.tls.extend(checks);
         Ok(())
     }
+}
+
+/// A date of `tls_cert_notbefore`/`tls_cert_notafter`: ISO 8601 from a year down to
+/// seconds (`2015`, `2015-10`, `2015-10-22`, `2015-10-22T23`, `2015-10-22T23:59`,
+/// `2015-10-22T23:59:59`, missing parts being their start), UTC, or seconds since the
+/// epoch (more than 4 digits).
+pub fn parse_date(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let bad = || format!("bad date `{s}`");
+    if s.len() > 4 && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().map_err(|_| bad());
+    }
+    let (date, time) = match s.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let num = |p: &str, len: usize| -> Result<u32, String> {
+        if p.len() != len || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        p.parse().map_err(|_| bad())
+    };
+    let mut d = date.split('-');
+    let y = num(d.next().unwrap_or(""), 4)?;
+    let m = d.next().map(|p| num(p, 2)).transpose()?.unwrap_or(1);
+    let day = d.next().map(|p| num(p, 2)).transpose()?.unwrap_or(1);
+    if d.next().is_some() || (time.is_some() && date.len() != 10) {
+        return Err(bad());
+    }
+    let (mut hh, mut mm, mut ss) = (0, 0, 0);
+    if let Some(t) = time {
+        let mut t = t.split(':');
+        hh = num(t.next().unwrap_or(""), 2)?;
+        mm = t.next().map(|p| num(p, 2)).transpose()?.unwrap_or(0);
+        ss = t.next().map(|p| num(p, 2)).transpose()?.unwrap_or(0);
+        if t.next().is_some() {
+            return Err(bad());
+        }
+    }
+    crate::app::tls::x509::civil_to_epoch(i64::from(y), m, day, hh, mm, ss).ok_or_else(bad)
+}
+
+/// `[<|>]DATE` or `DATE<>DATE` (inclusive), as Suricata's certificate validity keywords.
+pub fn parse_date_cmp(s: &str) -> Result<DateCmp, String> {
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("<>") {
+        let (a, b) = (parse_date(a)?, parse_date(b)?);
+        if a > b {
+            return Err(format!("range `{s}` ends before it starts"));
+        }
+        return Ok(DateCmp::Range(a, b));
+    }
+    if let Some(r) = s.strip_prefix('<') {
+        return Ok(DateCmp::Lt(parse_date(r)?));
+    }
+    if let Some(r) = s.strip_prefix('>') {
+        return Ok(DateCmp::Gt(parse_date(r)?));
+    }
+    Ok(DateCmp::Eq(parse_date(s.strip_prefix('=').unwrap_or(s))?))
 }
 
 fn num<T: std::str::FromStr>(kw: &str, v: Option<&str>) -> Result<T, Fail> {

@@ -591,6 +591,82 @@ mod tests {
     }
 
     #[test]
+    fn tls_and_dns_property_keywords() {
+        let parse = |t: &str| parse_rule(t, &ctx(), &mut Names::default());
+        // Legacy TLS keywords: a content in a list of their own; the sticky buffer after
+        // them starts another list.
+        let r = parse(
+            r#"alert tls any any -> any any (tls.subject:"CN=x"; tls.cert_subject; content:"y"; tls.fingerprint:!"AB:cd"; sid:1;)"#,
+        )
+        .unwrap();
+        assert_eq!(r.buffers.len(), 3);
+        assert_eq!(r.buffers[0].def.name, "tls.cert_subject");
+        assert_eq!(first_content(&r.buffers[0].list).pattern, b"CN=x");
+        assert_eq!(first_content(&r.buffers[1].list).pattern, b"y");
+        let fp = first_content(&r.buffers[2].list);
+        assert_eq!(r.buffers[2].def.name, "tls.cert_fingerprint");
+        assert_eq!(
+            (fp.pattern.as_slice(), fp.nocase, fp.negated),
+            (&b"ab:cd"[..], true, true)
+        );
+        // Certificate validity dates.
+        let r = parse(
+            r#"alert tls any any -> any any (tls_cert_notafter:>2015; tls_cert_notbefore:2000-10-22<>2020-05-15T12:30; tls_cert_expired; sid:2;)"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.tls,
+            [
+                TlsCheck::NotAfter(DateCmp::Gt(1_420_070_400)),
+                TlsCheck::NotBefore(DateCmp::Range(972_172_800, 1_589_545_800)),
+                TlsCheck::CertExpired,
+            ]
+        );
+        assert_eq!(keywords::parse_date("1445852105"), Ok(1_445_852_105));
+        assert_eq!(
+            keywords::parse_date("2015-10-22T23:59:59"),
+            Ok(1_445_558_399)
+        );
+        assert!(keywords::parse_date("2015-1-22").is_err());
+        assert!(keywords::parse_date("2015-10-22T").is_err());
+        assert!(keywords::parse_date("tomorrow").is_err());
+        assert!(keywords::parse_date_cmp("2020<>2010").is_err());
+        // dns.opcode: an integer comparison on the message of the inspected direction.
+        let r = parse(r#"alert dns any any -> any any (dns.opcode:!0; sid:3;)"#).unwrap();
+        assert_eq!(r.tls, [TlsCheck::DnsOpcode(NumCmp::Ne(0))]);
+        assert_eq!(r.app_proto, Some(AppProto::Dns));
+        for (text, kw) in [
+            (
+                r#"alert tls any any -> any any (tls.subject:CN=x; sid:4;)"#,
+                "tls.subject",
+            ),
+            (
+                r#"alert tls any any -> any any (tls_cert_notbefore:<soon; sid:5;)"#,
+                "tls_cert_notbefore",
+            ),
+            (
+                r#"alert tls any any -> any any (tls_cert_valid:1; sid:6;)"#,
+                "tls_cert_valid",
+            ),
+            (
+                r#"alert dns any any -> any any (dns.opcode:&4=4; sid:7;)"#,
+                "dns.opcode",
+            ),
+            (
+                r#"alert http any any -> any any (tls.issuerdn:"x"; sid:8;)"#,
+                "tls.issuerdn",
+            ),
+            (
+                r#"alert tls any any -> any any (dns.opcode:1; sid:9;)"#,
+                "dns.opcode",
+            ),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert_eq!(e.1.0.as_deref(), Some(kw), "{text}: {e:?}");
+        }
+    }
+
+    #[test]
     fn problems_name_sid_keyword_and_line() {
         let l = load_str(
             "alert tcp any any -> any any (content:\"a\"; sid:1;)\n\

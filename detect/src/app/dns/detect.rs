@@ -1,18 +1,197 @@
-//! The inspection buffers of a DNS transaction: `dns.query` (one item per question name
-//! of the query).
+//! The inspection buffers of a DNS transaction: `dns.query` / `dns.queries.rrname` (one
+//! item per question name), `dns.answers.rrname` (one item per answer record name),
+//! `dns.response.rrname` (every name of a response), and the `dns.opcode` value.
+//!
+//! A buffer of the request is absent when the transaction has no request (a response
+//! seen alone); a buffer of the response is not there yet until the response comes.
 
+use super::parser::{Message, Rdata, Record};
 use super::state::DnsTx;
 use crate::app::{Buf, BufferId};
 
+/// The names in a record's rdata (the targets of name-valued types).
+fn rdata_names(r: &Record) -> impl Iterator<Item = &[u8]> {
+    let (a, b): (Option<&[u8]>, Option<&[u8]>) = match (&r.rdata, r.rrtype) {
+        // NS, CNAME, PTR, DNAME: the rdata is one name.
+        (Rdata::Text(t), 2 | 5 | 12 | 39) => (Some(t), None),
+        (Rdata::Mx { exchange, .. }, _) => (Some(exchange), None),
+        (Rdata::Srv { name, .. }, _) => (Some(name), None),
+        (Rdata::Soa { mname, rname, .. }, _) => (Some(mname), Some(rname)),
+        _ => (None, None),
+    };
+    a.into_iter().chain(b)
+}
+
+/// Every name of a message, in wire order: questions, then each answer, authority and
+/// additional record's owner name followed by the names in its rdata.
+fn all_names(m: &Message) -> impl Iterator<Item = &[u8]> {
+    let records = m
+        .answers
+        .iter()
+        .chain(&m.authorities)
+        .chain(&m.additionals)
+        .flat_map(|r| std::iter::once(r.name.as_slice()).chain(rdata_names(r)));
+    m.questions.iter().map(|q| q.name.as_slice()).chain(records)
+}
+
+fn item(b: Option<&[u8]>) -> Buf<'_> {
+    b.map_or(Buf::Absent, Buf::Ready)
+}
+
+/// What a buffer reads from a message.
+#[derive(Clone, Copy)]
+enum Field {
+    Question,
+    Answer,
+    AnyName,
+    Opcode,
+}
+
+fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
+    match f {
+        Field::Question => item(m.questions.get(index).map(|q| q.name.as_slice())),
+        Field::Answer => item(m.answers.get(index).map(|r| r.name.as_slice())),
+        Field::AnyName => item(all_names(m).nth(index)),
+        Field::Opcode => {
+            // A static table: the buffer borrows from here, not from the message.
+            const OPCODES: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+            let op = usize::from(m.header.opcode() & 0xf);
+            if index == 0 {
+                Buf::Ready(&OPCODES[op..op + 1])
+            } else {
+                Buf::Absent
+            }
+        }
+    }
+}
+
 pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
-    match id {
-        BufferId::DNS_QUERY => match &tx.request {
-            Some(q) => q
-                .questions
-                .get(index)
-                .map_or(Buf::Absent, |qq| Buf::Ready(&qq.name)),
-            None => Buf::Absent,
-        },
-        _ => Buf::Absent,
+    let (request, f) = match id {
+        BufferId::DNS_QUERY => (true, Field::Question),
+        BufferId::DNS_RESP_QUERIES => (false, Field::Question),
+        BufferId::DNS_REQ_ANSWERS => (true, Field::Answer),
+        BufferId::DNS_RESP_ANSWERS => (false, Field::Answer),
+        BufferId::DNS_RESPONSE_RRNAME => (false, Field::AnyName),
+        BufferId::DNS_OPCODE_REQ => (true, Field::Opcode),
+        BufferId::DNS_OPCODE_RESP => (false, Field::Opcode),
+        _ => return Buf::Absent,
+    };
+    // The request's buffers: absent without a request. The response's: not yet.
+    match (request, &tx.request, &tx.response) {
+        (true, Some(m), _) | (false, _, Some(m)) => field(m, f, index),
+        (true, None, _) => Buf::Absent,
+        (false, _, None) => Buf::NotYet,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::dns::parser::{Header, Question};
+
+    fn rec(name: &str, rrtype: u16, rdata: Rdata) -> Record {
+        Record {
+            name: name.as_bytes().to_vec(),
+            rrtype,
+            class: 1,
+            ttl: 60,
+            rdata,
+        }
+    }
+
+    fn msg(flags: u16, q: &str, answers: Vec<Record>) -> Message {
+        Message {
+            header: Header {
+                flags,
+                ..Header::default()
+            },
+            questions: vec![Question {
+                name: q.as_bytes().to_vec(),
+                rrtype: 1,
+                class: 1,
+            }],
+            answers,
+            ..Message::default()
+        }
+    }
+
+    fn items(tx: &DnsTx, id: BufferId) -> Vec<Vec<u8>> {
+        (0..)
+            .map_while(|i| match buffer(tx, id, i) {
+                Buf::Ready(b) => Some(b.to_vec()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_per_section_and_direction() {
+        let mut tx = DnsTx {
+            request: Some(msg(
+                0x2000,
+                "www.example.com",
+                vec![rec("x.oisf.net", 1, Rdata::Text(b"1.2.3.4".to_vec()))],
+            )),
+            ..DnsTx::default()
+        };
+        assert_eq!(
+            items(&tx, BufferId::DNS_QUERY),
+            vec![b"www.example.com".to_vec()]
+        );
+        assert_eq!(
+            items(&tx, BufferId::DNS_REQ_ANSWERS),
+            vec![b"x.oisf.net".to_vec()]
+        );
+        // No response yet: its buffers wait.
+        assert_eq!(buffer(&tx, BufferId::DNS_RESP_ANSWERS, 0), Buf::NotYet);
+        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_REQ, 0), Buf::Ready(&[4]));
+        tx.response = Some(msg(
+            0x8000,
+            "www.example.com",
+            vec![
+                rec("www.example.com", 5, Rdata::Text(b"example.com".to_vec())),
+                rec("example.com", 1, Rdata::Text(b"93.184.216.34".to_vec())),
+                rec(
+                    "example.com",
+                    15,
+                    Rdata::Mx {
+                        preference: 10,
+                        exchange: b"mail.example.com".to_vec(),
+                    },
+                ),
+            ],
+        ));
+        assert_eq!(
+            items(&tx, BufferId::DNS_RESP_ANSWERS),
+            vec![
+                b"www.example.com".to_vec(),
+                b"example.com".to_vec(),
+                b"example.com".to_vec()
+            ]
+        );
+        // Names only: the A record's address is not one.
+        assert_eq!(
+            items(&tx, BufferId::DNS_RESPONSE_RRNAME),
+            vec![
+                b"www.example.com".to_vec(),
+                b"www.example.com".to_vec(),
+                b"example.com".to_vec(),
+                b"example.com".to_vec(),
+                b"example.com".to_vec(),
+                b"mail.example.com".to_vec(),
+            ]
+        );
+        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_RESP, 0), Buf::Ready(&[0]));
+        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_RESP, 1), Buf::Absent);
+        // A response alone has no request buffers.
+        let alone = DnsTx {
+            response: tx.response.take(),
+            ..DnsTx::default()
+        };
+        assert_eq!(buffer(&alone, BufferId::DNS_QUERY, 0), Buf::Absent);
+        assert_eq!(
+            items(&alone, BufferId::DNS_RESP_QUERIES),
+            vec![b"www.example.com".to_vec()]
+        );
     }
 }

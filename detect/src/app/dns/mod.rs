@@ -47,7 +47,13 @@ pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
     if h.qdcount == 0 || h.qdcount > MAX_PROBE_QUESTIONS {
         return Probe::NoMatch;
     }
-    if !h.qr() && (h.ancount > 0 || h.nscount > 0) {
+    // Every counted entry takes at least 2 bytes (Suricata's sanity check). A request
+    // may carry answers (NOTIFY and UPDATE do): that alone does not rule DNS out.
+    let entries = [h.qdcount, h.ancount, h.nscount, h.arcount]
+        .iter()
+        .map(|&c| usize::from(c))
+        .sum::<usize>();
+    if complete && parser::HEADER_LEN + 2 * entries > msg.len() {
         return Probe::NoMatch;
     }
     match parser::skip_name(msg, parser::HEADER_LEN) {
@@ -141,6 +147,23 @@ mod tests {
         );
         assert_eq!(
             p.probe(Transport::Udp, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n"),
+            Probe::NoMatch
+        );
+        // A NOTIFY (opcode 4) carrying the new SOA as an answer is a DNS request.
+        let mut notify = QUERY.to_vec();
+        notify[2] = 0x24;
+        notify[7] = 1;
+        notify
+            .extend_from_slice(b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x01\x02\x03\x04");
+        assert_eq!(
+            p.probe(Transport::Udp, Dir::ToServer, &notify),
+            Probe::Match
+        );
+        // Counts the datagram cannot hold.
+        let mut bogus = QUERY.to_vec();
+        bogus[9] = 200;
+        assert_eq!(
+            p.probe(Transport::Udp, Dir::ToServer, &bogus),
             Probe::NoMatch
         );
         let mut tcp = (QUERY.len() as u16).to_be_bytes().to_vec();

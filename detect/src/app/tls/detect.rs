@@ -1,7 +1,8 @@
 //! The inspection buffers of a TLS connection: `tls.sni`, `ja3.*`, `ja3s.*`, `ja4.hash`
 //! (client/server hellos), `tls.cert_*`, `tls.certs`, `tls.subjectaltname` (the
-//! server's first certificate, TLS 1.2 and older), and the `tls.version`/`ssl_state`
-//! values.
+//! server's first certificate, TLS 1.2 and older), `tls.random*` (each side's hello),
+//! and the values of `tls.version`, `ssl_version` (per direction), `ssl_state` and
+//! `tls_cert_notbefore`/`tls_cert_notafter`.
 
 use super::state::TlsTx;
 use crate::app::{Buf, BufferId, Dir};
@@ -69,6 +70,64 @@ pub fn buffer<'a>(tx: &'a TlsTx, id: BufferId, index: usize) -> Buf<'a> {
             }
         }
         BufferId::TLS_STATE => single(index, Buf::Ready(std::slice::from_ref(&tx.state))),
+        BufferId::TLS_VERSION_CLIENT | BufferId::TLS_VERSION_SERVER => {
+            let (d, done) = if id == BufferId::TLS_VERSION_CLIENT {
+                (Dir::ToServer.index(), client_done)
+            } else {
+                (Dir::ToClient.index(), server_done)
+            };
+            let v = &tx.dir_version[d];
+            single(index, hello(*v != [0, 0], done, v))
+        }
+        BufferId::TLS_RANDOM_CLIENT
+        | BufferId::TLS_RANDOM_TIME_CLIENT
+        | BufferId::TLS_RANDOM_BYTES_CLIENT
+        | BufferId::TLS_RANDOM_SERVER
+        | BufferId::TLS_RANDOM_TIME_SERVER
+        | BufferId::TLS_RANDOM_BYTES_SERVER => {
+            let client_side = matches!(
+                id,
+                BufferId::TLS_RANDOM_CLIENT
+                    | BufferId::TLS_RANDOM_TIME_CLIENT
+                    | BufferId::TLS_RANDOM_BYTES_CLIENT
+            );
+            let (h, done) = if client_side {
+                (&tx.client_hello, client_done)
+            } else {
+                (&tx.server_hello, server_done)
+            };
+            let b = match h {
+                Some(h) => {
+                    // The random: 4 bytes of gmt_unix_time, then 28 random bytes.
+                    let part = match id {
+                        BufferId::TLS_RANDOM_TIME_CLIENT | BufferId::TLS_RANDOM_TIME_SERVER => {
+                            &h.random[..4]
+                        }
+                        BufferId::TLS_RANDOM_BYTES_CLIENT | BufferId::TLS_RANDOM_BYTES_SERVER => {
+                            &h.random[4..]
+                        }
+                        _ => &h.random[..],
+                    };
+                    Buf::Ready(part)
+                }
+                None if done => Buf::Absent,
+                None => Buf::NotYet,
+            };
+            single(index, b)
+        }
+        BufferId::TLS_NOTBEFORE | BufferId::TLS_NOTAFTER => {
+            let v = if id == BufferId::TLS_NOTBEFORE {
+                &tx.not_before
+            } else {
+                &tx.not_after
+            };
+            match v {
+                Some(b) => single(index, Buf::Ready(b)),
+                // A certificate without a readable time never matches.
+                None if has_cert || server_done => Buf::Absent,
+                None => Buf::NotYet,
+            }
+        }
         _ => Buf::Absent,
     }
 }

@@ -206,6 +206,27 @@ mod tests {
             );
             assert_eq!(tx.buffer(BufferId::TLS_VERSION_NUM, 0), Buf::Ready(&[3, 3]));
             assert_eq!(tx.buffer(BufferId::TLS_STATE, 0), Buf::Ready(&[3]));
+            assert_eq!(
+                tx.buffer(BufferId::TLS_VERSION_SERVER, 0),
+                Buf::Ready(&[3, 3])
+            );
+            // The test ClientHello's random is 32 bytes of 7.
+            assert_eq!(
+                tx.buffer(BufferId::TLS_RANDOM_CLIENT, 0),
+                Buf::Ready(&[7; 32])
+            );
+            assert_eq!(
+                tx.buffer(BufferId::TLS_RANDOM_TIME_CLIENT, 0),
+                Buf::Ready(&[7; 4])
+            );
+            assert_eq!(
+                tx.buffer(BufferId::TLS_RANDOM_BYTES_CLIENT, 0),
+                Buf::Ready(&[7; 28])
+            );
+            assert_eq!(
+                tx.buffer(BufferId::TLS_NOTAFTER, 0),
+                Buf::Ready(&2_019_729_600i64.to_be_bytes())
+            );
             let Some(AppRecord::Tls(r)) = tx.record() else {
                 panic!()
             };
@@ -215,6 +236,25 @@ mod tests {
             assert_eq!(r.notafter, "2034-01-01T12:00:00");
             assert!(r.ja3s.is_some() && r.ja3.is_some());
         }
+    }
+
+    #[test]
+    fn sslv2_client_hello_version_is_the_client_side_version() {
+        let mut s = TlsState::new();
+        let mut out = ParseOutput::default();
+        // 2-byte SSLv2 header, CLIENT-HELLO offering TLS 1.0.
+        s.parse(
+            Dir::ToServer,
+            b"\x80\x0b\x01\x03\x01\x00\x00\x00\x00\x00\x00",
+            &mut out,
+        );
+        let tx = s.tx(0).unwrap();
+        assert_eq!(
+            tx.buffer(BufferId::TLS_VERSION_CLIENT, 0),
+            Buf::Ready(&[3, 1])
+        );
+        assert_eq!(tx.buffer(BufferId::TLS_VERSION_SERVER, 0), Buf::NotYet);
+        assert_eq!(tx.buffer(BufferId::TLS_RANDOM_CLIENT, 0), Buf::Absent);
     }
 
     #[test]

@@ -60,6 +60,8 @@ impl<'a> Rd<'a> {
 pub struct Hello {
     /// The legacy version field.
     pub version: u16,
+    /// The 32-byte random (`tls.random`).
+    pub random: [u8; 32],
     pub session_id: Vec<u8>,
     pub ciphers: Vec<u16>,
     /// Extension types in order.
@@ -171,7 +173,7 @@ pub fn client_hello(b: &[u8]) -> Option<Hello> {
         version: r.u16()?,
         ..Hello::default()
     };
-    r.take(32)?;
+    h.random.copy_from_slice(r.take(32)?);
     let sid = r.u8()?;
     h.session_id = r.take(usize::from(sid))?.to_vec();
     let cl = r.u16()?;
@@ -189,7 +191,7 @@ pub fn server_hello(b: &[u8]) -> Option<Hello> {
         version: r.u16()?,
         ..Hello::default()
     };
-    r.take(32)?;
+    h.random.copy_from_slice(r.take(32)?);
     let sid = r.u8()?;
     h.session_id = r.take(usize::from(sid))?.to_vec();
     h.ciphers = vec![r.u16()?];

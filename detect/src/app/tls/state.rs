@@ -35,8 +35,15 @@ pub struct TlsTx {
     pub cert: Option<CertInfo>,
     /// SHA-1 of the first certificate, lowercase hex pairs joined by `:`.
     pub fingerprint: Vec<u8>,
-    /// Big-endian version for `tls.version`/`ssl_version`.
+    /// Big-endian version for `tls.version`.
     pub version: [u8; 2],
+    /// Big-endian version each side's hello shows (client, server), for `ssl_version`;
+    /// `[0, 0]` until known. Suricata keeps a version per direction: an SSLv2-framed
+    /// ClientHello offering TLS 1.0 is TLS 1.0 on the client side.
+    pub dir_version: [[u8; 2]; 2],
+    /// The server certificate's notBefore/notAfter, big-endian seconds since the epoch.
+    pub not_before: Option<[u8; 8]>,
+    pub not_after: Option<[u8; 8]>,
     pub state: u8,
     /// Handshake done (or abandoned) in each direction.
     pub done: [bool; 2],
@@ -139,6 +146,7 @@ impl TlsState {
                     if tx.server_hello.is_none() {
                         tx.version = h.version.to_be_bytes();
                     }
+                    tx.dir_version[Dir::ToServer.index()] = h.effective_version().to_be_bytes();
                     tx.client_hello = Some(h);
                 }
                 None => out.anomaly("tls.invalid_handshake_message"),
@@ -151,6 +159,7 @@ impl TlsState {
                     tx.ja3s_string = s.into_bytes();
                     let v = h.effective_version();
                     tx.version = v.to_be_bytes();
+                    tx.dir_version[Dir::ToClient.index()] = v.to_be_bytes();
                     if let Some(c) = &tx.client_hello
                         && !c.session_id.is_empty()
                         && c.session_id == h.session_id
@@ -178,6 +187,9 @@ impl TlsState {
                         .into_bytes();
                     match x509::parse(first) {
                         Some(c) => {
+                            let epoch = |t: &str| x509::iso_to_epoch(t).map(i64::to_be_bytes);
+                            tx.not_before = epoch(&c.not_before);
+                            tx.not_after = epoch(&c.not_after);
                             tx.subject = c.subject.clone().into_bytes();
                             tx.issuer = c.issuer.clone().into_bytes();
                             tx.serial = c.serial.clone().into_bytes();
@@ -209,8 +221,13 @@ impl AppState for TlsState {
         while let Some(h) = buf.get(at..at + 5) {
             if !(20..=24).contains(&h[0]) || h[1] != 3 {
                 if at == 0 && h[0] & 0x80 != 0 && self.tx.state == 0 {
-                    // An SSLv2-framed hello: recognised, not parsed further.
+                    // An SSLv2-framed hello (2-byte record header): recognised, not
+                    // parsed further than the version a CLIENT-HELLO (type 1) offers,
+                    // which is that direction's version for `ssl_version`.
                     self.tx.version = [0, 2];
+                    if h[2] == 1 {
+                        self.tx.dir_version[d] = [h[3], h[4]];
+                    }
                 } else {
                     out.anomaly("tls.invalid_record_type");
                 }

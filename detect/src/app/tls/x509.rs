@@ -162,6 +162,39 @@ fn time(t: Tlv<'_>) -> String {
     )
 }
 
+/// Seconds since the epoch of a UTC civil time (proleptic Gregorian calendar; days from
+/// the civil date as in H. Hinnant's `days_from_civil`). `None` for an impossible date.
+pub fn civil_to_epoch(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> Option<i64> {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + i64::from(hh) * 3600 + i64::from(mm) * 60 + i64::from(ss))
+}
+
+/// Seconds since the epoch of a time as [`CertInfo`] renders it (`YYYY-MM-DDTHH:MM:SS`).
+pub fn iso_to_epoch(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
+    civil_to_epoch(
+        i64::from(n(0..4)?),
+        n(5..7)?,
+        n(8..10)?,
+        n(11..13)?,
+        n(14..16)?,
+        n(17..19)?,
+    )
+}
+
 /// Parses a DER certificate; `None` when it is not one.
 pub fn parse(der: &[u8]) -> Option<CertInfo> {
     let (cert, _) = tlv(der)?;
@@ -303,6 +336,7 @@ pub(crate) mod tests {
         assert_eq!(c.serial, "00:C4:1F");
         assert_eq!(c.not_before, "2023-01-01T00:00:00");
         assert_eq!(c.not_after, "2034-01-01T12:00:00");
+        assert_eq!(iso_to_epoch(&c.not_before), Some(1_672_531_200));
         assert_eq!(
             c.sans,
             vec![
@@ -325,5 +359,19 @@ pub(crate) mod tests {
             oid_dotted(&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d]),
             "1.2.840.113549"
         );
+    }
+
+    #[test]
+    fn epoch_of_civil_times() {
+        assert_eq!(civil_to_epoch(1970, 1, 1, 0, 0, 0), Some(0));
+        assert_eq!(civil_to_epoch(2000, 3, 1, 0, 0, 0), Some(951_868_800));
+        assert_eq!(
+            civil_to_epoch(2015, 10, 22, 23, 59, 59),
+            Some(1_445_558_399)
+        );
+        assert_eq!(civil_to_epoch(1969, 12, 31, 23, 59, 59), Some(-1));
+        assert_eq!(civil_to_epoch(2015, 13, 1, 0, 0, 0), None);
+        assert_eq!(iso_to_epoch("2015-02-12T18:07:27"), Some(1_423_764_447));
+        assert_eq!(iso_to_epoch("2015-02-12"), None);
     }
 }
