@@ -3,7 +3,14 @@
 //!
 //! Exit codes scripts can trust: 0 the request was done (for `health`: the stack is
 //! serving), 1 the stack refused or failed it (the reason is printed on stderr, or in
-//! the JSON as `error`/`code`), 2 usage error, 3 the stack could not be reached.
+//! the JSON as `error`/`code`; a call without the right bearer token is refused as
+//! `Unauthenticated`), 2 usage error (flags, an unreadable token or PEM file), 3 the stack
+//! could not be reached — nothing listens, or no trusted TLS connection could be made
+//! (server certificate not signed by `--tls-ca` or not for the expected name, client
+//! certificate missing or refused, plain text against TLS or the other way round).
+//!
+//! `--connect HOST:PORT` talks TCP: plain text, or TLS with `--tls-ca` (rustls, see
+//! `tls.rs`), mutual TLS with `--tls-cert`/`--tls-key`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -78,6 +85,29 @@ fn no_stack(socket: &Path, e: impl std::fmt::Display) -> Failure {
     }
 }
 
+/// An error with its causes on one line (tonic's transport errors say only "transport
+/// error" themselves; the reason, a refused connection or a certificate rustls does not
+/// trust, is in the chain). A failed certificate check gets a hint at the flags.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        let c_text = c.to_string();
+        if !out.contains(&c_text) {
+            out.push_str(": ");
+            out.push_str(&c_text);
+        }
+        next = c.source();
+    }
+    if out.contains("invalid peer certificate") {
+        out.push_str(
+            " (the stack's certificate must be signed by a CA of --tls-ca and carry the \
+             host of --connect, or the name given with --tls-server-name)",
+        );
+    }
+    out
+}
+
 /// What a failed call prints (and the exit code).
 fn refused(json: bool, status: &tonic::Status) -> Failure {
     let unreachable =
@@ -101,13 +131,20 @@ fn refused(json: bool, status: &tonic::Status) -> Failure {
             eprintln!("  {e}");
         }
     }
+    let mut message = status.message().to_string();
+    if let Some(source) = std::error::Error::source(status) {
+        let more = causes(source);
+        if !message.contains(&more) {
+            message = format!("{message}: {more}");
+        }
+    }
     Failure {
         code: if unreachable {
             EXIT_UNREACHABLE
         } else {
             EXIT_REFUSED
         },
-        error: anyhow!("{:?}: {}", status.code(), status.message()),
+        error: anyhow!("{:?}: {message}", status.code()),
     }
 }
 
@@ -169,6 +206,17 @@ pub fn run(args: &CtlArgs) -> Outcome {
         }
         None => Auth(None),
     };
+    let tls = match &args.tls_ca {
+        Some(ca) => Some(
+            crate::tls::client_config(
+                ca,
+                args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
+                args.tls_server_name.as_deref(),
+            )
+            .map_err(Failure::usage)?,
+        ),
+        None => None,
+    };
     let socket = match (&args.connect, &args.socket) {
         (Some(addr), _) => PathBuf::from(addr),
         (None, Some(s)) => s.clone(),
@@ -183,9 +231,12 @@ pub fn run(args: &CtlArgs) -> Outcome {
         let connect = async {
             match &args.connect {
                 Some(addr) => {
-                    Endpoint::from_shared(format!("http://{addr}"))?
-                        .connect()
-                        .await
+                    let scheme = if tls.is_some() { "https" } else { "http" };
+                    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))?;
+                    if let Some(t) = tls {
+                        endpoint = endpoint.tls_config(t)?;
+                    }
+                    endpoint.connect().await
                 }
                 None => crate::control::unix_channel(&socket).await,
             }
@@ -193,7 +244,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
         let channel = tokio::time::timeout(timeout, connect)
             .await
             .map_err(|_| no_stack(&socket, "timed out"))?
-            .map_err(|e| no_stack(&socket, e))?;
+            .map_err(|e| no_stack(&socket, causes(&e)))?;
         let json = args.json;
         if let CtlCommand::Health = args.command {
             let mut h = HealthClient::with_interceptor(channel, auth);

@@ -801,18 +801,27 @@ fn backoff(cfg: &meerkat_config::Supervisor, n: usize) -> Duration {
 pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let started = Instant::now();
     let (mut config, inputs) = prepare(args)?;
-    if config.control.tls_cert.is_some() {
-        return Err(Failure::usage(anyhow!(
-            "control.tls-cert: TLS for the control API is not available in this build; \
-             use control.token-file on a trusted network, or the Unix socket"
-        )));
-    }
-    let tcp = match (&config.control.listen, &config.control.token_file) {
-        (Some(listen), Some(token)) => Some(control::TcpControl {
-            listen: listen.clone(),
-            token: control::read_token(token).map_err(Failure::usage)?,
-        }),
-        _ => None,
+    let tcp = match &config.control.listen {
+        Some(listen) => {
+            let c = &config.control;
+            let tls = match (&c.tls_cert, &c.tls_key) {
+                (Some(cert), Some(key)) => Some(
+                    crate::tls::server_config(cert, key, c.tls_client_ca.as_deref())
+                        .map_err(Failure::usage)?,
+                ),
+                _ => None,
+            };
+            let token = match &c.token_file {
+                Some(f) => Some(control::read_token(f).map_err(Failure::usage)?),
+                None => None,
+            };
+            Some(control::TcpControl {
+                listen: listen.clone(),
+                token,
+                tls,
+            })
+        }
+        None => None,
     };
     let runtime = RuntimeDir::create(&config).map_err(Failure::runtime)?;
     let rt = runtime.path.clone();
@@ -926,7 +935,20 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         tracing::info!("metrics: http://{m}/metrics");
     }
     if let Some(t) = server.tcp {
-        tracing::info!("control API also on TCP {t} (bearer token required)");
+        let c = &config.control;
+        let how = match (c.tls_cert.is_some(), c.tls_client_ca.is_some(), c.token_file.is_some()) {
+            (true, true, true) => "TLS, client certificate and bearer token required",
+            (true, true, false) => "TLS, client certificate required",
+            (true, false, _) => "TLS, bearer token required",
+            (false, _, _) => "plain text, bearer token required",
+        };
+        tracing::info!("control API also on TCP {t} ({how})");
+        if c.tls_cert.is_none() && !t.ip().is_loopback() {
+            tracing::warn!(
+                "control API on TCP {t} without TLS: the bearer token travels in clear text \
+                 (set control.tls-cert and control.tls-key)"
+            );
+        }
     }
 
     let mut live = Vec::new();
