@@ -35,6 +35,34 @@ use tonic_health::pb::health_client::HealthClient;
 use crate::cli::{CtlArgs, CtlCommand};
 use crate::{Failure, Outcome};
 
+/// `println!` for a client of scripts and pipes: `meerkat ctl stats | head` ends quietly
+/// (exit 0) when the reader goes away, instead of panicking. SIGPIPE itself stays ignored
+/// (as Rust sets it): with its default action, a write on the control connection after
+/// the stack dropped it (a refused TLS handshake) would kill the client without a word.
+macro_rules! println {
+    ($($arg:tt)*) => {
+        $crate::ctl::print_line(format_args!($($arg)*))
+    };
+}
+
+/// One line on stdout; a reader that went away ends the process quietly.
+pub fn print_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("meerkat ctl: cannot write to stdout: {e}");
+        std::process::exit(i32::from(crate::EXIT_FAILURE));
+    }
+}
+
+/// What to check when the stack drops the connection during the first call: with TLS
+/// the reason (a client certificate it wants or refuses) reaches the client only as a
+/// closed connection.
+static HINT: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
 /// The stack could not be reached.
 const EXIT_UNREACHABLE: u8 = 3;
 /// The stack refused or failed the request.
@@ -110,8 +138,14 @@ fn causes(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// What a failed call prints (and the exit code).
 fn refused(json: bool, status: &tonic::Status) -> Failure {
-    let unreachable =
-        matches!(status.code(), Code::Unavailable) && status.message().contains("transport error");
+    // A status made here from a failed connection (it has a cause: hyper's or rustls's
+    // error) rather than sent by the stack: the stack was not reached, whatever the code
+    // (a TLS handshake the stack aborts shows up on the first call, as `Cancelled` or
+    // `Unknown`).
+    let transport = std::error::Error::source(status).is_some();
+    let unreachable = transport
+        || (matches!(status.code(), Code::Unavailable)
+            && status.message().contains("transport error"));
     if json {
         let mut v = json!({
             "error": status.message(),
@@ -137,6 +171,9 @@ fn refused(json: bool, status: &tonic::Status) -> Failure {
         if !message.contains(&more) {
             message = format!("{message}: {more}");
         }
+    }
+    if transport && let Some(hint) = HINT.get() {
+        message = format!("{message} ({hint})");
     }
     Failure {
         code: if unreachable {
@@ -189,11 +226,6 @@ type Client = ControlClient<InterceptedService<Channel, Auth>>;
 
 /// `meerkat ctl`.
 pub fn run(args: &CtlArgs) -> Outcome {
-    // A client for scripts and pipes: `meerkat ctl stats | head` must end quietly when the
-    // reader goes away, as other command-line tools do, not panic in `println!`.
-    // SAFETY: signal(2) restoring the default SIGPIPE action in this short-lived client
-    // process, before any thread or socket exists.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let auth = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f).map_err(|e| {
@@ -217,6 +249,22 @@ pub fn run(args: &CtlArgs) -> Outcome {
         ),
         None => None,
     };
+    if args.connect.is_some() {
+        let _ = HINT.set(match (&args.tls_ca, &args.tls_cert) {
+            (None, _) => {
+                "the connection was dropped: if the stack serves TLS (control.tls-cert), \
+                 give --tls-ca"
+            }
+            (Some(_), None) => {
+                "the connection was dropped: if the stack wants a client certificate \
+                 (control.tls-client-ca), give --tls-cert and --tls-key"
+            }
+            (Some(_), Some(_)) => {
+                "the connection was dropped: the stack may not accept this client \
+                 certificate (it must be signed by a CA of its control.tls-client-ca)"
+            }
+        });
+    }
     let socket = match (&args.connect, &args.socket) {
         (Some(addr), _) => PathBuf::from(addr),
         (None, Some(s)) => s.clone(),

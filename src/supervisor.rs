@@ -936,7 +936,11 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     }
     if let Some(t) = server.tcp {
         let c = &config.control;
-        let how = match (c.tls_cert.is_some(), c.tls_client_ca.is_some(), c.token_file.is_some()) {
+        let how = match (
+            c.tls_cert.is_some(),
+            c.tls_client_ca.is_some(),
+            c.token_file.is_some(),
+        ) {
             (true, true, true) => "TLS, client certificate and bearer token required",
             (true, true, false) => "TLS, client certificate required",
             (true, false, _) => "TLS, bearer token required",

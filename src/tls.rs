@@ -35,7 +35,8 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// A PEM file of certificates: its bytes and the certificates in it (at least one).
 fn read_certs(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, Vec<CertificateDer<'static>>)> {
-    let pem = std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let pem =
+        std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow!("{what} {} is not valid PEM: {e}", path.display()))?;
@@ -50,7 +51,8 @@ fn read_certs(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, Vec<Certifica
 
 /// A PEM file holding a private key (PKCS#8, PKCS#1 or SEC1): its bytes and the key.
 fn read_key(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, PrivateKeyDer<'static>)> {
-    let pem = std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let pem =
+        std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
     let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
         anyhow!(
             "{what} {} holds no private key (PKCS#8, PKCS#1 or SEC1 PEM): {e}",
@@ -61,7 +63,11 @@ fn read_key(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, PrivateKeyDer<'
 }
 
 /// CA certificates as a trust store: each must be usable as a trust anchor.
-fn roots(what: &str, path: &Path, certs: Vec<CertificateDer<'static>>) -> anyhow::Result<RootCertStore> {
+fn roots(
+    what: &str,
+    path: &Path,
+    certs: Vec<CertificateDer<'static>>,
+) -> anyhow::Result<RootCertStore> {
     let mut store = RootCertStore::empty();
     for (i, c) in certs.into_iter().enumerate() {
         store.add(c).map_err(|e| {
@@ -173,9 +179,13 @@ mod tests {
             ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
             let ca_cert = ca.self_signed(&ca_key).unwrap();
             let issuer = rcgen::Issuer::new(ca, ca_key);
-            let write = |name: &str, text: String| std::fs::write(dir.path().join(name), text).unwrap();
+            let write =
+                |name: &str, text: String| std::fs::write(dir.path().join(name), text).unwrap();
             write("ca.pem", ca_cert.pem());
-            for (name, sans) in [("server", vec!["127.0.0.1".to_string()]), ("client", vec!["client".to_string()])] {
+            for (name, sans) in [
+                ("server", vec!["127.0.0.1".to_string()]),
+                ("client", vec!["client".to_string()]),
+            ] {
                 let key = rcgen::KeyPair::generate().unwrap();
                 let cert = rcgen::CertificateParams::new(sans)
                     .unwrap()
@@ -218,24 +228,50 @@ mod tests {
         let k = Pki::new();
         let missing = k.p("nope.pem");
         let e = err(server_config(&missing, &k.p("server.key"), None));
-        assert!(e.contains("cannot read control.tls-cert") && e.contains("nope.pem"), "{e}");
+        assert!(
+            e.contains("cannot read control.tls-cert") && e.contains("nope.pem"),
+            "{e}"
+        );
         // A key where the certificate should be.
         let e = err(server_config(&k.p("server.key"), &k.p("server.key"), None));
-        assert!(e.contains("control.tls-cert") && e.contains("holds no certificate"), "{e}");
+        assert!(
+            e.contains("control.tls-cert") && e.contains("holds no certificate"),
+            "{e}"
+        );
         // A certificate where the key should be.
         let e = err(server_config(&k.p("server.pem"), &k.p("server.pem"), None));
-        assert!(e.contains("control.tls-key") && e.contains("holds no private key"), "{e}");
+        assert!(
+            e.contains("control.tls-key") && e.contains("holds no private key"),
+            "{e}"
+        );
         // Someone else's key.
         let e = err(server_config(&k.p("server.pem"), &k.p("client.key"), None));
         assert!(e.contains("does not go with control.tls-cert"), "{e}");
         // Broken PEM.
         std::fs::write(k.p("broken.pem"), "-----BEGIN CERTIFICATE-----\nAAAA\n").unwrap();
-        let e = err(server_config(&k.p("server.pem"), &k.p("server.key"), Some(&k.p("broken.pem"))));
-        assert!(e.contains("control.tls-client-ca") && e.contains("broken.pem"), "{e}");
+        let e = err(server_config(
+            &k.p("server.pem"),
+            &k.p("server.key"),
+            Some(&k.p("broken.pem")),
+        ));
+        assert!(
+            e.contains("control.tls-client-ca") && e.contains("broken.pem"),
+            "{e}"
+        );
         let e = err(client_config(&k.p("server.key"), None, None));
-        assert!(e.contains("--tls-ca") && e.contains("holds no certificate"), "{e}");
-        let e = err(client_config(&k.p("ca.pem"), Some((&k.p("client.pem"), &k.p("server.key"))), None));
-        assert!(e.contains("--tls-key") && e.contains("does not go with --tls-cert"), "{e}");
+        assert!(
+            e.contains("--tls-ca") && e.contains("holds no certificate"),
+            "{e}"
+        );
+        let e = err(client_config(
+            &k.p("ca.pem"),
+            Some((&k.p("client.pem"), &k.p("server.key"))),
+            None,
+        ));
+        assert!(
+            e.contains("--tls-key") && e.contains("does not go with --tls-cert"),
+            "{e}"
+        );
         let e = err(client_config(&k.p("ca.pem"), None, Some("not a name")));
         assert!(e.contains("--tls-server-name `not a name`"), "{e}");
     }

@@ -39,7 +39,10 @@ impl Pki {
             params
                 .distinguished_name
                 .push(rcgen::DnType::CommonName, format!("meerkat test {ca_name}"));
-            write(&format!("{ca_name}.pem"), params.self_signed(&ca_key).unwrap().pem());
+            write(
+                &format!("{ca_name}.pem"),
+                params.self_signed(&ca_key).unwrap().pem(),
+            );
             let issuer = rcgen::Issuer::new(params, ca_key);
             let prefix = if ca_name == "ca" { "" } else { "rogue-" };
             for (name, sans) in [
@@ -132,7 +135,10 @@ fn tls_with_a_bearer_token() {
     let ca = pki.path("ca.pem");
 
     // The right CA and token: served.
-    let ok = tcp_ctl(&addr, &["--json", "--tls-ca", &ca, "--token-file", &token, "status"]);
+    let ok = tcp_ctl(
+        &addr,
+        &["--json", "--tls-ca", &ca, "--token-file", &token, "status"],
+    );
     assert!(ok.status.success(), "{}", stderr(&ok));
     let v: serde_json::Value = serde_json::from_str(&stdout(&ok)).unwrap();
     assert_eq!(v["state"], "idle");
@@ -144,7 +150,13 @@ fn tls_with_a_bearer_token() {
     // A CA that did not sign the stack's certificate: no trusted connection (exit 3).
     let rogue = tcp_ctl(
         &addr,
-        &["--tls-ca", &pki.path("rogue-ca.pem"), "--token-file", &token, "status"],
+        &[
+            "--tls-ca",
+            &pki.path("rogue-ca.pem"),
+            "--token-file",
+            &token,
+            "status",
+        ],
     );
     fails(&rogue, 3, "invalid peer certificate", "wrong CA");
     fails(&rogue, 3, "--tls-ca", "wrong CA names the flag");
@@ -152,12 +164,28 @@ fn tls_with_a_bearer_token() {
     // The certificate is for 127.0.0.1 and meerkat.test, not another name.
     let name = tcp_ctl(
         &addr,
-        &["--tls-ca", &ca, "--tls-server-name", "other.test", "--token-file", &token, "status"],
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-server-name",
+            "other.test",
+            "--token-file",
+            &token,
+            "status",
+        ],
     );
     fails(&name, 3, "invalid peer certificate", "wrong server name");
     let named = tcp_ctl(
         &addr,
-        &["--tls-ca", &ca, "--tls-server-name", "meerkat.test", "--token-file", &token, "status"],
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-server-name",
+            "meerkat.test",
+            "--token-file",
+            &token,
+            "status",
+        ],
     );
     assert!(named.status.success(), "{}", stderr(&named));
 
@@ -167,10 +195,19 @@ fn tls_with_a_bearer_token() {
     for (case, args) in [
         ("no token", vec!["--tls-ca", ca.as_str(), "status"]),
         ("no token, health", vec!["--tls-ca", ca.as_str(), "health"]),
-        ("no token, shutdown", vec!["--tls-ca", ca.as_str(), "shutdown"]),
+        (
+            "no token, shutdown",
+            vec!["--tls-ca", ca.as_str(), "shutdown"],
+        ),
         (
             "wrong token",
-            vec!["--tls-ca", ca.as_str(), "--token-file", wrong_token.to_str().unwrap(), "status"],
+            vec![
+                "--tls-ca",
+                ca.as_str(),
+                "--token-file",
+                wrong_token.to_str().unwrap(),
+                "status",
+            ],
         ),
     ] {
         fails(&tcp_ctl(&addr, &args), 1, "Unauthenticated", case);
@@ -178,7 +215,7 @@ fn tls_with_a_bearer_token() {
 
     // Plain text against the TLS port: no connection (exit 3), and the stack keeps serving.
     let plain = tcp_ctl(&addr, &["--token-file", &token, "status"]);
-    assert_eq!(plain.status.code(), Some(3), "plain text: {}", stderr(&plain));
+    fails(&plain, 3, "give --tls-ca", "plain text against TLS");
     // Raw bytes that are not TLS, then a connection that closes mid-handshake.
     {
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
@@ -187,16 +224,27 @@ fn tls_with_a_bearer_token() {
         // The server answers with a TLS alert or just closes; it never serves HTTP.
         let mut back = Vec::new();
         let _ = s.read_to_end(&mut back);
-        assert!(!String::from_utf8_lossy(&back).contains("HTTP/"), "{back:?}");
+        assert!(
+            !String::from_utf8_lossy(&back).contains("HTTP/"),
+            "{back:?}"
+        );
         let mut half = std::net::TcpStream::connect(&addr).unwrap();
         // The start of a TLS ClientHello record, then gone.
-        half.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).unwrap();
+        half.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+            .unwrap();
     }
     let again = tcp_ctl(&addr, &["--tls-ca", &ca, "--token-file", &token, "status"]);
-    assert!(again.status.success(), "after plain text: {}", stderr(&again));
+    assert!(
+        again.status.success(),
+        "after plain text: {}",
+        stderr(&again)
+    );
     assert!(r.ctl(&["health"]).status.success());
 
-    let bye = tcp_ctl(&addr, &["--tls-ca", &ca, "--token-file", &token, "shutdown"]);
+    let bye = tcp_ctl(
+        &addr,
+        &["--tls-ca", &ca, "--token-file", &token, "shutdown"],
+    );
     assert!(bye.status.success(), "{}", stderr(&bye));
     let (out, _) = r.wait(60);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -221,29 +269,77 @@ fn mutual_tls_needs_a_client_certificate_of_the_ca() {
     let (rogue_cert, rogue_key) = (pki.path("rogue-client.pem"), pki.path("rogue-client.key"));
 
     let none = tcp_ctl(&addr, &["--tls-ca", &ca, "status"]);
-    fails(&none, 3, "CertificateRequired", "no client certificate");
+    fails(
+        &none,
+        3,
+        "give --tls-cert and --tls-key",
+        "no client certificate",
+    );
     let rogue = tcp_ctl(
         &addr,
-        &["--tls-ca", &ca, "--tls-cert", &rogue_cert, "--tls-key", &rogue_key, "status"],
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &rogue_cert,
+            "--tls-key",
+            &rogue_key,
+            "status",
+        ],
     );
-    fails(&rogue, 3, "UnknownCA", "client certificate of another CA");
+    fails(
+        &rogue,
+        3,
+        "may not accept this client certificate",
+        "client certificate of another CA",
+    );
     // A key that is not the certificate's is caught before connecting (usage, exit 2).
     let mixed = tcp_ctl(
         &addr,
-        &["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &rogue_key, "status"],
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &rogue_key,
+            "status",
+        ],
     );
-    fails(&mixed, 2, "does not go with --tls-cert", "mismatched client key");
+    fails(
+        &mixed,
+        2,
+        "does not go with --tls-cert",
+        "mismatched client key",
+    );
 
     let ok = tcp_ctl(
         &addr,
-        &["--json", "--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &key, "status"],
+        &[
+            "--json",
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "status",
+        ],
     );
     assert!(ok.status.success(), "{}", stderr(&ok));
     let v: serde_json::Value = serde_json::from_str(&stdout(&ok)).unwrap();
     assert_eq!(v["state"], "idle");
     let bye = tcp_ctl(
         &addr,
-        &["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &key, "shutdown"],
+        &[
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "shutdown",
+        ],
     );
     assert!(bye.status.success(), "{}", stderr(&bye));
     let (out, _) = r.wait(60);
@@ -263,7 +359,9 @@ fn a_bad_tls_file_or_missing_authentication_stops_the_start() {
     let listen = format!("control.listen={addr}");
     let run = |sets: &[String]| {
         let mut cmd = meerkat();
-        cmd.current_dir(d).args(["-q", "run", "-S", rules.to_str().unwrap()]);
+        cmd.current_dir(d)
+            .args(["-q", "run", "-S", rules.to_str().unwrap()]);
+        cmd.args(["--set", "supervisor.keep-running=yes"]);
         cmd.args(["-l", d.join("logs").to_str().unwrap()]);
         cmd.args(["--set", &format!("runtime-dir={}", d.join("rt").display())]);
         for s in sets {
@@ -276,18 +374,39 @@ fn a_bad_tls_file_or_missing_authentication_stops_the_start() {
     for (case, sets, what) in [
         (
             "missing certificate file",
-            vec![listen.clone(), token.clone(), cert("nope.pem"), key("server.key")],
+            vec![
+                listen.clone(),
+                token.clone(),
+                cert("nope.pem"),
+                key("server.key"),
+            ],
             format!("cannot read control.tls-cert {}", pki.path("nope.pem")),
         ),
         (
             "a key where the certificate goes",
-            vec![listen.clone(), token.clone(), cert("server.key"), key("server.key")],
-            format!("control.tls-cert {} holds no certificate", pki.path("server.key")),
+            vec![
+                listen.clone(),
+                token.clone(),
+                cert("server.key"),
+                key("server.key"),
+            ],
+            format!(
+                "control.tls-cert {} holds no certificate",
+                pki.path("server.key")
+            ),
         ),
         (
             "the key of another certificate",
-            vec![listen.clone(), token.clone(), cert("server.pem"), key("client.key")],
-            format!("control.tls-key {} does not go with", pki.path("client.key")),
+            vec![
+                listen.clone(),
+                token.clone(),
+                cert("server.pem"),
+                key("client.key"),
+            ],
+            format!(
+                "control.tls-key {} does not go with",
+                pki.path("client.key")
+            ),
         ),
         (
             "TLS without a token or client CA",

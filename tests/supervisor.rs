@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::stack::*;

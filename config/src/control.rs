@@ -235,7 +235,10 @@ mod tests {
             ..Control::default()
         };
         let e = validate(&ca_without_tls, &s).unwrap_err().to_string();
-        assert!(e.contains("control.tls-client-ca needs control.tls-cert"), "{e}");
+        assert!(
+            e.contains("control.tls-client-ca needs control.tls-cert"),
+            "{e}"
+        );
         let token_only = Control {
             listen: Some("127.0.0.1:9912".to_string()),
             token_file: Some("token".into()),

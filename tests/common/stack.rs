@@ -120,7 +120,6 @@ pub fn rules_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
-
 /// A loopback port that was free a moment ago (for `control.listen` and friends).
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
