@@ -717,12 +717,13 @@ impl Summary {
         workers: usize,
         wall: Duration,
         input: CaptureTotals,
+        writers: WriterTotals,
     ) -> Summary {
         let mut s = Summary {
             packets: input.packets,
             bytes: input.bytes,
-            alerts: counter(rt, "eve-writer", "eve.events.alert"),
-            events: counter(rt, "eve-writer", "eve.events_written"),
+            alerts: writers.alerts + counter(rt, "eve-writer", "eve.events.alert"),
+            events: writers.events + counter(rt, "eve-writer", "eve.events_written"),
             input_errors: input.errors,
             wall_s: wall.as_secs_f64(),
             ..Default::default()
@@ -785,6 +786,32 @@ struct CaptureTotals {
     packets: u64,
     bytes: u64,
     errors: u64,
+}
+
+/// What the eve-writers that were replaced had written: a restarted writer starts a
+/// fresh counter page, and the run's summary counts every incarnation.
+#[derive(Debug, Default, Clone, Copy)]
+struct WriterTotals {
+    alerts: u64,
+    events: u64,
+    /// Pid of the last page added (a writer that died before making its page leaves the
+    /// previous one, which must not count twice).
+    last_pid: u32,
+}
+
+impl WriterTotals {
+    /// Adds the page of the writer that just died, before its successor replaces it.
+    fn add_dead_page(&mut self, rt: &Path) {
+        let Ok(page) = CounterReader::open(&counters_path(rt, "eve-writer")) else {
+            return;
+        };
+        if page.pid() == self.last_pid {
+            return;
+        }
+        self.last_pid = page.pid();
+        self.alerts += page.get("eve.events.alert").unwrap_or(0);
+        self.events += page.get("eve.events_written").unwrap_or(0);
+    }
 }
 
 /// Backoff before restart number `n` (1-based) within the window.
@@ -1020,6 +1047,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let window = Duration::from_secs(sup.restart_window);
     let mut progress = Progress::new(log.quiet);
     let mut totals = CaptureTotals::default();
+    let mut writer_totals = WriterTotals::default();
     let mut rings_finished = false;
     let mut draining: Option<Instant> = None;
     let mut writer_stopping = false;
@@ -1180,7 +1208,10 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             }
             slot.restart_at = None;
             let spawned = match slot.kind {
-                Kind::Writer => launcher.writer(),
+                Kind::Writer => {
+                    writer_totals.add_dead_page(&rt);
+                    launcher.writer()
+                }
                 Kind::Detect(w) => launcher.detect(w, generation),
                 Kind::Capture => {
                     if draining.is_some() {
@@ -1277,7 +1308,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         tracing::warn!("{e}");
     }
 
-    let summary = Summary::collect(&rt, &stack, workers, started.elapsed(), totals);
+    let summary = Summary::collect(
+        &rt,
+        &stack,
+        workers,
+        started.elapsed(),
+        totals,
+        writer_totals,
+    );
     let eve = config
         .eve_logs()
         .next()

@@ -144,6 +144,16 @@ fn killed_run(
     assert!(out.status.success(), "{}", stderr(&out));
     let summary = stdout(&out);
     assert!(summary.contains("role restarts"), "summary: {summary}");
+    // The summary counts what eve.json holds, across writer restarts (a batch written
+    // twice after a writer's kill is in the file twice and counted twice).
+    let alerts_in_summary: u64 = summary
+        .split(" alerts,")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no alert count in the summary: {summary}"));
+    let alert_lines = events.iter().filter(|e| e["event_type"] == "alert").count() as u64;
+    assert_eq!(alerts_in_summary, alert_lines, "summary: {summary}");
     let page = |role: &str| {
         meerkat_ring::CounterReader::open(&runtime.join(format!("counters-{role}"))).unwrap()
     };
