@@ -10,80 +10,19 @@
 #![cfg(feature = "dpdk")]
 #![allow(clippy::unwrap_used)]
 
+mod capture_common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use capture_common::*;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
 use meerkat_ring::CounterReader;
-
-const MEERKAT: &str = env!("CARGO_BIN_EXE_meerkat");
 static N: AtomicU32 = AtomicU32::new(0);
-
-fn repo(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
-}
-
-type Alerts = BTreeMap<(u64, String, u64, String, u64, String), usize>;
-
-fn alerts(eve: &Path) -> Alerts {
-    let mut m = Alerts::new();
-    for line in std::fs::read_to_string(eve).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if v["event_type"] == "alert" {
-            let key = (
-                v["alert"]["signature_id"].as_u64().unwrap(),
-                v["src_ip"].as_str().unwrap_or("").to_string(),
-                v["src_port"].as_u64().unwrap_or(0),
-                v["dest_ip"].as_str().unwrap_or("").to_string(),
-                v["dest_port"].as_u64().unwrap_or(0),
-                v["proto"].as_str().unwrap_or("").to_string(),
-            );
-            *m.entry(key).or_default() += 1;
-        }
-    }
-    m
-}
-
-fn frames(pcap: &Path) -> Vec<Vec<u8>> {
-    let mut r = meerkat_capture::Reader::new(std::fs::File::open(pcap).unwrap()).unwrap();
-    let mut v = Vec::new();
-    while let Some(p) = r.next_packet().unwrap() {
-        v.push(p.data.to_vec());
-    }
-    v
-}
-
-const COMMON: &[&str] = &["-k", "none", "--workers", "2"];
-
-fn counter(rt: &Path, role: &str, name: &str) -> u64 {
-    CounterReader::open(&rt.join(format!("counters-{role}")))
-        .ok()
-        .and_then(|r| r.get(name))
-        .unwrap_or(0)
-}
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(what: &str, deadline: Instant, run: &mut Running, mut ok: impl FnMut() -> bool) {
-    while !ok() {
-        if let Some(s) = run.0.try_wait().unwrap() {
-            panic!("meerkat exited ({s}) while waiting for {what}");
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 fn eal(vdev: &str) -> String {
     format!(
@@ -132,66 +71,21 @@ fn run_dpdk(
         .stdout(Stdio::null());
     let mut run = Running(cmd.spawn().unwrap());
     let deadline = Instant::now() + Duration::from_secs(120);
-    wait_for("capture to start", deadline, &mut run, || {
+    run.wait_for("capture to start", deadline, || {
         counter(rt.path(), "capture", "capture.live") == 1
     });
     feed(rt.path());
-    wait_for(
-        "the workers to inspect every packet",
-        deadline,
-        &mut run,
-        || {
-            (0..2)
-                .map(|w| {
-                    counter(
-                        rt.path(),
-                        &format!("detect-{w}"),
-                        &format!("detect.{w}.packets"),
-                    )
-                })
-                .sum::<u64>()
-                >= n
-        },
-    );
+    run.wait_for("the workers to inspect every packet", deadline, || {
+        inspected(rt.path(), 2) >= n
+    });
     let counters: BTreeMap<String, u64> = CounterReader::open(&rt.path().join("counters-capture"))
         .unwrap()
         .iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    // SAFETY (test): SIGTERM to our own child.
-    unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
-    let stop = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = run.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < stop, "meerkat did not stop after SIGTERM");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = run.terminate();
     assert!(status.success(), "{status}");
     (alerts(&log.path().join("eve.json")), counters)
-}
-
-fn offline(pcap: &Path, rules: &Path, sets: &[&str]) -> Alerts {
-    let log = tempfile::tempdir().unwrap();
-    let out = Command::new(MEERKAT)
-        .arg("run")
-        .arg("-r")
-        .arg(pcap)
-        .arg("-S")
-        .arg(rules)
-        .arg("-l")
-        .arg(log.path())
-        .args(COMMON)
-        .args(sets.iter().flat_map(|s| ["--set", s]))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    alerts(&log.path().join("eve.json"))
 }
 
 fn pcap_vdev_equals_offline(pcap: &Path, sets: &[&str]) {

@@ -6,101 +6,16 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod capture_common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use capture_common::*;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
 use meerkat_ring::CounterReader;
-
-const MEERKAT: &str = env!("CARGO_BIN_EXE_meerkat");
-
-fn repo(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
-}
-
-/// (sid, src, sport, dst, dport, proto) -> alerts.
-type Alerts = BTreeMap<(u64, String, u64, String, u64, String), usize>;
-
-fn alerts(eve: &Path) -> Alerts {
-    let mut m = Alerts::new();
-    let text = std::fs::read_to_string(eve).unwrap_or_default();
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if v["event_type"] != "alert" {
-            continue;
-        }
-        let key = (
-            v["alert"]["signature_id"].as_u64().unwrap(),
-            v["src_ip"].as_str().unwrap_or("").to_string(),
-            v["src_port"].as_u64().unwrap_or(0),
-            v["dest_ip"].as_str().unwrap_or("").to_string(),
-            v["dest_port"].as_u64().unwrap_or(0),
-            v["proto"].as_str().unwrap_or("").to_string(),
-        );
-        *m.entry(key).or_default() += 1;
-    }
-    m
-}
-
-fn frames(pcap: &Path) -> Vec<Vec<u8>> {
-    let mut r = meerkat_capture::Reader::new(std::fs::File::open(pcap).unwrap()).unwrap();
-    let mut v = Vec::new();
-    while let Some(p) = r.next_packet().unwrap() {
-        v.push(p.data.to_vec());
-    }
-    v
-}
-
-const COMMON: &[&str] = &["-k", "none", "--workers", "2"];
-
-fn offline(pcap: &Path, rules: &Path, sets: &[&str]) -> Alerts {
-    let log = tempfile::tempdir().unwrap();
-    let out = Command::new(MEERKAT)
-        .arg("run")
-        .arg("-r")
-        .arg(pcap)
-        .arg("-S")
-        .arg(rules)
-        .arg("-l")
-        .arg(log.path())
-        .args(COMMON)
-        .args(sets.iter().flat_map(|s| ["--set", s]))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    alerts(&log.path().join("eve.json"))
-}
-
-/// Kills the child on drop (a failing test must not leave a sensor running).
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(what: &str, deadline: Instant, mut ok: impl FnMut() -> bool) {
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn counter(rt: &Path, role: &str, name: &str) -> u64 {
-    CounterReader::open(&rt.join(format!("counters-{role}")))
-        .ok()
-        .and_then(|r| r.get(name))
-        .unwrap_or(0)
-}
 
 struct LiveRun {
     alerts: Alerts,
@@ -151,16 +66,7 @@ fn live(pcap: &Path, rules: &Path, sets: &[&str]) -> LiveRun {
     });
     let n = sent.len() as u64;
     wait_for("the workers to inspect every packet", deadline, || {
-        let inspected: u64 = (0..2)
-            .map(|w| {
-                counter(
-                    rt.path(),
-                    &format!("detect-{w}"),
-                    &format!("detect.{w}.packets"),
-                )
-            })
-            .sum();
-        inspected >= n
+        inspected(rt.path(), 2) >= n
     });
     let received = counter(rt.path(), "capture", "capture.source.packets");
     let drops: u64 = [
@@ -171,19 +77,7 @@ fn live(pcap: &Path, rules: &Path, sets: &[&str]) -> LiveRun {
     .iter()
     .map(|c| counter(rt.path(), "capture", c))
     .sum();
-    // SAFETY (test): SIGTERM to our own child, the supervisor.
-    unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
-    let stop_deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = run.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < stop_deadline,
-            "meerkat did not stop after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = run.terminate();
     assert!(status.success(), "{status}");
     let mut stdout = String::new();
     use std::io::Read;
@@ -342,19 +236,7 @@ fn capture_switches_to_run_as_user_after_opening_the_socket() {
     wait_for("capture to take the frames", deadline, || {
         counter(rt.path(), "capture", "capture.packets") >= sent.len() as u64
     });
-    // SAFETY (test): SIGTERM to our own child, the supervisor.
-    unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
-    let stop_deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = run.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < stop_deadline,
-            "meerkat did not stop after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = run.terminate();
     assert!(status.success(), "{status}");
     assert!(!alerts(&log.path().join("eve.json")).is_empty());
 }

@@ -35,104 +35,59 @@ pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 pub const PROTO_ICMPV6: u8 = 58;
 
-/// Why a packet could not be decoded (or what is wrong with it). Names follow
-/// Suricata's decoder events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DecodeEvent {
-    UnsupportedLinkType,
-    EthernetTooSmall,
-    VlanHeaderTooSmall,
-    VlanTooManyLayers,
-    SllTooSmall,
-    NullTooSmall,
-    NullUnsupportedType,
-    IpRawInvalidVersion,
-    Ipv4PktTooSmall,
-    Ipv4HlenTooSmall,
-    Ipv4IplenSmallerThanHlen,
-    Ipv4TruncPkt,
-    Ipv4WrongIpVersion,
-    Ipv6PktTooSmall,
-    Ipv6TruncPkt,
-    Ipv6WrongIpVersion,
-    Ipv6ExthdrTrunc,
-    Ipv6ExthdrTooMany,
-    TcpPktTooSmall,
-    TcpHlenTooSmall,
-    TcpInvalidOptlen,
-    UdpPktTooSmall,
-    UdpHlenTooSmall,
-    UdpHlenInvalid,
-    Icmpv4PktTooSmall,
-    Icmpv6PktTooSmall,
+/// Declares [`DecodeEvent`] with Suricata's name for each event, and `DecodeEvent::ALL`,
+/// from one list (so a new event cannot miss its name or its counter).
+macro_rules! decode_events {
+    ($($event:ident => $name:literal,)+) => {
+        /// Why a packet could not be decoded (or what is wrong with it). Names follow
+        /// Suricata's decoder events.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DecodeEvent {
+            $($event,)+
+        }
+
+        impl DecodeEvent {
+            /// Suricata's name for the event (`decoder.ipv4.trunc_pkt`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(DecodeEvent::$event => $name,)+
+                }
+            }
+
+            /// Every event, for counter registration.
+            pub const ALL: [DecodeEvent; [$(DecodeEvent::$event,)+].len()] =
+                [$(DecodeEvent::$event,)+];
+        }
+    };
 }
 
-impl DecodeEvent {
-    /// Suricata's name for the event (`decoder.ipv4.trunc_pkt`).
-    pub fn name(self) -> &'static str {
-        use DecodeEvent::*;
-        match self {
-            UnsupportedLinkType => "decoder.unsupported_link_type",
-            EthernetTooSmall => "decoder.ethernet.pkt_too_small",
-            VlanHeaderTooSmall => "decoder.vlan.header_too_small",
-            VlanTooManyLayers => "decoder.vlan.too_many_layers",
-            SllTooSmall => "decoder.sll.pkt_too_small",
-            NullTooSmall => "decoder.null.pkt_too_small",
-            NullUnsupportedType => "decoder.null.unsupported_type",
-            IpRawInvalidVersion => "decoder.ipraw.invalid_ip_version",
-            Ipv4PktTooSmall => "decoder.ipv4.pkt_too_small",
-            Ipv4HlenTooSmall => "decoder.ipv4.hlen_too_small",
-            Ipv4IplenSmallerThanHlen => "decoder.ipv4.iplen_smaller_than_hlen",
-            Ipv4TruncPkt => "decoder.ipv4.trunc_pkt",
-            Ipv4WrongIpVersion => "decoder.ipv4.wrong_ip_version",
-            Ipv6PktTooSmall => "decoder.ipv6.pkt_too_small",
-            Ipv6TruncPkt => "decoder.ipv6.trunc_pkt",
-            Ipv6WrongIpVersion => "decoder.ipv6.wrong_ip_version",
-            Ipv6ExthdrTrunc => "decoder.ipv6.exthdr_trunc",
-            Ipv6ExthdrTooMany => "decoder.ipv6.exthdr_too_many",
-            TcpPktTooSmall => "decoder.tcp.pkt_too_small",
-            TcpHlenTooSmall => "decoder.tcp.hlen_too_small",
-            TcpInvalidOptlen => "decoder.tcp.invalid_optlen",
-            UdpPktTooSmall => "decoder.udp.pkt_too_small",
-            UdpHlenTooSmall => "decoder.udp.hlen_too_small",
-            UdpHlenInvalid => "decoder.udp.hlen_invalid",
-            Icmpv4PktTooSmall => "decoder.icmpv4.pkt_too_small",
-            Icmpv6PktTooSmall => "decoder.icmpv6.pkt_too_small",
-        }
-    }
-
-    /// Every event, for counter registration.
-    pub const ALL: [DecodeEvent; 26] = {
-        use DecodeEvent::*;
-        [
-            UnsupportedLinkType,
-            EthernetTooSmall,
-            VlanHeaderTooSmall,
-            VlanTooManyLayers,
-            SllTooSmall,
-            NullTooSmall,
-            NullUnsupportedType,
-            IpRawInvalidVersion,
-            Ipv4PktTooSmall,
-            Ipv4HlenTooSmall,
-            Ipv4IplenSmallerThanHlen,
-            Ipv4TruncPkt,
-            Ipv4WrongIpVersion,
-            Ipv6PktTooSmall,
-            Ipv6TruncPkt,
-            Ipv6WrongIpVersion,
-            Ipv6ExthdrTrunc,
-            Ipv6ExthdrTooMany,
-            TcpPktTooSmall,
-            TcpHlenTooSmall,
-            TcpInvalidOptlen,
-            UdpPktTooSmall,
-            UdpHlenTooSmall,
-            UdpHlenInvalid,
-            Icmpv4PktTooSmall,
-            Icmpv6PktTooSmall,
-        ]
-    };
+decode_events! {
+    UnsupportedLinkType => "decoder.unsupported_link_type",
+    EthernetTooSmall => "decoder.ethernet.pkt_too_small",
+    VlanHeaderTooSmall => "decoder.vlan.header_too_small",
+    VlanTooManyLayers => "decoder.vlan.too_many_layers",
+    SllTooSmall => "decoder.sll.pkt_too_small",
+    NullTooSmall => "decoder.null.pkt_too_small",
+    NullUnsupportedType => "decoder.null.unsupported_type",
+    IpRawInvalidVersion => "decoder.ipraw.invalid_ip_version",
+    Ipv4PktTooSmall => "decoder.ipv4.pkt_too_small",
+    Ipv4HlenTooSmall => "decoder.ipv4.hlen_too_small",
+    Ipv4IplenSmallerThanHlen => "decoder.ipv4.iplen_smaller_than_hlen",
+    Ipv4TruncPkt => "decoder.ipv4.trunc_pkt",
+    Ipv4WrongIpVersion => "decoder.ipv4.wrong_ip_version",
+    Ipv6PktTooSmall => "decoder.ipv6.pkt_too_small",
+    Ipv6TruncPkt => "decoder.ipv6.trunc_pkt",
+    Ipv6WrongIpVersion => "decoder.ipv6.wrong_ip_version",
+    Ipv6ExthdrTrunc => "decoder.ipv6.exthdr_trunc",
+    Ipv6ExthdrTooMany => "decoder.ipv6.exthdr_too_many",
+    TcpPktTooSmall => "decoder.tcp.pkt_too_small",
+    TcpHlenTooSmall => "decoder.tcp.hlen_too_small",
+    TcpInvalidOptlen => "decoder.tcp.invalid_optlen",
+    UdpPktTooSmall => "decoder.udp.pkt_too_small",
+    UdpHlenTooSmall => "decoder.udp.hlen_too_small",
+    UdpHlenInvalid => "decoder.udp.hlen_invalid",
+    Icmpv4PktTooSmall => "decoder.icmpv4.pkt_too_small",
+    Icmpv6PktTooSmall => "decoder.icmpv6.pkt_too_small",
 }
 
 /// IP fragment information.

@@ -455,28 +455,110 @@ fn lookup<'a>(vars: &'a BTreeMap<String, VarValue>, name: &str) -> Result<&'a st
         .ok_or_else(|| format!("variable ${name} is not defined"))
 }
 
-/// Parses an address expression, resolving `$VARS` from `vars`.
-pub fn parse_addr(s: &str, vars: &BTreeMap<String, VarValue>) -> Result<AddrExpr, String> {
-    parse_addr_depth(s.trim(), vars, 0)
+/// The forms address and port expressions share: `!x`, `[a, b, ...]`, `$VAR` and `any`;
+/// each implementation parses its own leaves (addresses, CIDRs and ranges; ports and
+/// port ranges).
+trait Expr: Sized {
+    /// What the expression is called in errors ("address", "port").
+    const WHAT: &'static str;
+    const ANY: Self;
+    fn not(inner: Self) -> Self;
+    fn list(items: Vec<Self>) -> Self;
+    fn is_any(&self) -> bool;
+    fn is_not(&self) -> bool;
+    fn leaf(s: &str) -> Result<Self, String>;
 }
 
-fn parse_addr_depth(
+impl Expr for AddrExpr {
+    const WHAT: &'static str = "address";
+    const ANY: Self = AddrExpr::Any;
+    fn not(inner: Self) -> Self {
+        AddrExpr::Not(Box::new(inner))
+    }
+    fn list(items: Vec<Self>) -> Self {
+        AddrExpr::List(items)
+    }
+    fn is_any(&self) -> bool {
+        AddrExpr::is_any(self)
+    }
+    fn is_not(&self) -> bool {
+        matches!(self, AddrExpr::Not(_))
+    }
+    fn leaf(s: &str) -> Result<Self, String> {
+        if let Some((a, b)) = s.split_once('-') {
+            let (v6a, lo) =
+                parse_ip(a.trim()).ok_or_else(|| format!("`{s}` is not an address range"))?;
+            let (v6b, hi) =
+                parse_ip(b.trim()).ok_or_else(|| format!("`{s}` is not an address range"))?;
+            if v6a != v6b || lo > hi {
+                return Err(format!("`{s}` is not an address range"));
+            }
+            return Ok(AddrExpr::Range(IpRange { v6: v6a, lo, hi }));
+        }
+        cidr(s).map(AddrExpr::Range)
+    }
+}
+
+impl Expr for PortExpr {
+    const WHAT: &'static str = "port";
+    const ANY: Self = PortExpr::Any;
+    fn not(inner: Self) -> Self {
+        PortExpr::Not(Box::new(inner))
+    }
+    fn list(items: Vec<Self>) -> Self {
+        PortExpr::List(items)
+    }
+    fn is_any(&self) -> bool {
+        PortExpr::is_any(self)
+    }
+    fn is_not(&self) -> bool {
+        matches!(self, PortExpr::Not(_))
+    }
+    fn leaf(s: &str) -> Result<Self, String> {
+        if let Some((a, b)) = s.split_once(':') {
+            let lo = if a.trim().is_empty() { 0 } else { port_num(a)? };
+            let hi = if b.trim().is_empty() {
+                u16::MAX
+            } else {
+                port_num(b)?
+            };
+            if lo > hi {
+                return Err(format!("`{s}` is an empty port range"));
+            }
+            return Ok(PortExpr::Range(lo, hi));
+        }
+        let p = port_num(s)?;
+        Ok(PortExpr::Range(p, p))
+    }
+}
+
+/// Parses an address expression, resolving `$VARS` from `vars`.
+pub fn parse_addr(s: &str, vars: &BTreeMap<String, VarValue>) -> Result<AddrExpr, String> {
+    parse_expr(s.trim(), vars, 0)
+}
+
+/// Parses a port expression, resolving `$VARS` from `vars`.
+pub fn parse_ports(s: &str, vars: &BTreeMap<String, VarValue>) -> Result<PortExpr, String> {
+    parse_expr(s.trim(), vars, 0)
+}
+
+fn parse_expr<E: Expr>(
     s: &str,
     vars: &BTreeMap<String, VarValue>,
     depth: usize,
-) -> Result<AddrExpr, String> {
+) -> Result<E, String> {
     if depth > MAX_VAR_DEPTH {
         return Err("variables nest too deeply (a loop?)".to_string());
     }
     if s.is_empty() {
-        return Err("empty address".to_string());
+        return Err(format!("empty {}", E::WHAT));
     }
     if let Some(rest) = s.strip_prefix('!') {
-        let inner = parse_addr_depth(rest.trim(), vars, depth)?;
+        let inner: E = parse_expr(rest.trim(), vars, depth)?;
         if inner.is_any() {
             return Err("`!any` matches nothing".to_string());
         }
-        return Ok(AddrExpr::Not(Box::new(inner)));
+        return Ok(E::not(inner));
     }
     if let Some(body) = s.strip_prefix('[') {
         let body = body
@@ -484,98 +566,27 @@ fn parse_addr_depth(
             .ok_or_else(|| format!("unterminated list `{s}`"))?;
         let items = split_list(body)?
             .into_iter()
-            .map(|i| parse_addr_depth(i, vars, depth))
-            .collect::<Result<Vec<_>, _>>()?;
-        if items.iter().any(AddrExpr::is_any)
-            && items.iter().all(|i| !matches!(i, AddrExpr::Not(_)))
-        {
-            return Ok(AddrExpr::Any);
+            .map(|i| parse_expr(i, vars, depth))
+            .collect::<Result<Vec<E>, _>>()?;
+        // `[any, x]` is any, unless a negation narrows it.
+        if items.iter().any(E::is_any) && !items.iter().any(E::is_not) {
+            return Ok(E::ANY);
         }
-        return Ok(AddrExpr::List(items));
+        return Ok(E::list(items));
     }
     if let Some(name) = s.strip_prefix('$') {
-        return parse_addr_depth(lookup(vars, name)?.trim(), vars, depth + 1);
+        return parse_expr(lookup(vars, name)?.trim(), vars, depth + 1);
     }
     if s.eq_ignore_ascii_case("any") {
-        return Ok(AddrExpr::Any);
+        return Ok(E::ANY);
     }
-    if let Some((a, b)) = s.split_once('-') {
-        let (v6a, lo) =
-            parse_ip(a.trim()).ok_or_else(|| format!("`{s}` is not an address range"))?;
-        let (v6b, hi) =
-            parse_ip(b.trim()).ok_or_else(|| format!("`{s}` is not an address range"))?;
-        if v6a != v6b || lo > hi {
-            return Err(format!("`{s}` is not an address range"));
-        }
-        return Ok(AddrExpr::Range(IpRange { v6: v6a, lo, hi }));
-    }
-    cidr(s).map(AddrExpr::Range)
+    E::leaf(s)
 }
 
 fn port_num(s: &str) -> Result<u16, String> {
     s.trim()
         .parse::<u16>()
         .map_err(|_| format!("`{s}` is not a port"))
-}
-
-/// Parses a port expression, resolving `$VARS` from `vars`.
-pub fn parse_ports(s: &str, vars: &BTreeMap<String, VarValue>) -> Result<PortExpr, String> {
-    parse_ports_depth(s.trim(), vars, 0)
-}
-
-fn parse_ports_depth(
-    s: &str,
-    vars: &BTreeMap<String, VarValue>,
-    depth: usize,
-) -> Result<PortExpr, String> {
-    if depth > MAX_VAR_DEPTH {
-        return Err("variables nest too deeply (a loop?)".to_string());
-    }
-    if s.is_empty() {
-        return Err("empty port".to_string());
-    }
-    if let Some(rest) = s.strip_prefix('!') {
-        let inner = parse_ports_depth(rest.trim(), vars, depth)?;
-        if inner.is_any() {
-            return Err("`!any` matches nothing".to_string());
-        }
-        return Ok(PortExpr::Not(Box::new(inner)));
-    }
-    if let Some(body) = s.strip_prefix('[') {
-        let body = body
-            .strip_suffix(']')
-            .ok_or_else(|| format!("unterminated list `{s}`"))?;
-        let items = split_list(body)?
-            .into_iter()
-            .map(|i| parse_ports_depth(i, vars, depth))
-            .collect::<Result<Vec<_>, _>>()?;
-        if items.iter().any(PortExpr::is_any)
-            && items.iter().all(|i| !matches!(i, PortExpr::Not(_)))
-        {
-            return Ok(PortExpr::Any);
-        }
-        return Ok(PortExpr::List(items));
-    }
-    if let Some(name) = s.strip_prefix('$') {
-        return parse_ports_depth(lookup(vars, name)?.trim(), vars, depth + 1);
-    }
-    if s.eq_ignore_ascii_case("any") {
-        return Ok(PortExpr::Any);
-    }
-    if let Some((a, b)) = s.split_once(':') {
-        let lo = if a.trim().is_empty() { 0 } else { port_num(a)? };
-        let hi = if b.trim().is_empty() {
-            u16::MAX
-        } else {
-            port_num(b)?
-        };
-        if lo > hi {
-            return Err(format!("`{s}` is an empty port range"));
-        }
-        return Ok(PortExpr::Range(lo, hi));
-    }
-    let p = port_num(s)?;
-    Ok(PortExpr::Range(p, p))
 }
 
 #[cfg(test)]
