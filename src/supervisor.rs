@@ -1246,7 +1246,18 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             c.proc.is_none() && c.restart_at.is_none()
         };
         if capture_idle && draining.is_none() && !rings_finished {
-            let next = lock(&shared).pending.pop_front();
+            // Taken from the queue and shown as current in one step: a `Status` between
+            // the two would see an idle stack with nothing queued while the input has not
+            // been read yet.
+            let next = {
+                let mut s = lock(&shared);
+                let next = s.pending.pop_front();
+                if let Some(input) = &next {
+                    s.current = vec![input.clone()];
+                    s.state = "running";
+                }
+                next
+            };
             if let Some(input) = next {
                 match launcher.capture(std::slice::from_ref(&input), false) {
                     Ok(p) => {
@@ -1254,7 +1265,6 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
                         c.proc = Some(p);
                         c.started = now;
                         c.ready = true;
-                        lock(&shared).current = vec![input];
                     }
                     Err(e) => break Err(e),
                 }
