@@ -54,7 +54,11 @@ pub enum Command {
 }
 
 /// `meerkat ctl`. Exit codes: 0 done, 1 the stack refused or failed the request (or
-/// `health` is not serving), 2 usage error, 3 the stack is not reachable.
+/// `health` is not serving; an unauthenticated call is refused: 1), 2 usage error (bad
+/// flags, unreadable or invalid token or PEM file), 3 the stack is not reachable (nothing
+/// listens, or no trusted TLS connection: the server's certificate is not signed by
+/// `--tls-ca` or does not carry the expected name, or the stack refused the client
+/// certificate, or TLS was expected and not spoken).
 #[derive(Debug, Args, Clone)]
 pub struct CtlArgs {
     /// Control socket of the stack (default: $MEERKAT_CONTROL_SOCKET, else the only
@@ -67,6 +71,19 @@ pub struct CtlArgs {
     /// Bearer token for TCP (`control.token-file` of the stack).
     #[arg(long, value_name = "FILE", env = "MEERKAT_CONTROL_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// Speak TLS on `--connect`, trusting the CA certificates of this PEM file (the stack
+    /// has `control.tls-cert`). Without it, `--connect` is plain text.
+    #[arg(long, value_name = "PEM", requires = "connect")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS (the stack has `control.tls-client-ca`).
+    #[arg(long, value_name = "PEM", requires_all = ["tls_ca", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of `--tls-cert`.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// The name the stack's certificate must carry (default: the host of `--connect`).
+    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    pub tls_server_name: Option<String>,
     /// Print the reply as JSON (one object) instead of text.
     #[arg(long)]
     pub json: bool,

@@ -3,6 +3,14 @@
 //! permissions (`control.socket`, default `<runtime-dir>/control.sock`), and the optional
 //! Prometheus text endpoint (`control.metrics-listen`).
 //!
+//! The same two services may also be served on TCP (`control.listen`), only with a way to
+//! tell who calls: a bearer token (`control.token-file`) checked on every call, health
+//! checks included, and/or mutual TLS (`control.tls-client-ca`). `control.tls-cert` +
+//! `control.tls-key` put TLS (rustls, see `tls.rs`) on the TCP listener; a handshake that
+//! fails (plain text, an untrusted or missing client certificate) drops that one
+//! connection and nothing else. The Prometheus endpoint stays plain HTTP without
+//! authentication (it only reads counters; bind it to loopback or a scrape network).
+//!
 //! Everything runs on one thread with its own tokio runtime, beside the supervisor loop
 //! (`supervisor.rs`). The two share [`Shared`] (what `Status` reports, the input queue)
 //! under a mutex; requests that change the process tree (`Shutdown`, `RestartWorker`)
@@ -698,11 +706,13 @@ pub struct Server {
     pub tcp: Option<std::net::SocketAddr>,
 }
 
-/// TCP control: where, and the bearer token every call must carry.
+/// TCP control: where, the bearer token every call must carry (if set), and TLS (if set;
+/// with a client CA, mutual TLS).
 #[derive(Debug, Clone)]
 pub struct TcpControl {
     pub listen: String,
-    pub token: String,
+    pub token: Option<String>,
+    pub tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
 /// Reads the bearer token of `control.token-file` (surrounding whitespace dropped).
@@ -720,13 +730,17 @@ pub fn read_token(path: &Path) -> anyhow::Result<String> {
 }
 
 /// Refuses a call without `authorization: Bearer <token>` (compared in constant time).
+/// Without a token configured (mutual TLS alone authenticates), every call passes.
 #[derive(Clone)]
 struct BearerCheck {
-    expected: Arc<Vec<u8>>,
+    expected: Option<Arc<Vec<u8>>>,
 }
 
 impl tonic::service::Interceptor for BearerCheck {
     fn call(&mut self, req: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+        let Some(expected) = &self.expected else {
+            return Ok(req);
+        };
         let given = req
             .metadata()
             .get("authorization")
@@ -734,10 +748,10 @@ impl tonic::service::Interceptor for BearerCheck {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::as_bytes)
             .unwrap_or_default();
-        let same = given.len() == self.expected.len()
+        let same = given.len() == expected.len()
             && given
                 .iter()
-                .zip(self.expected.iter())
+                .zip(expected.iter())
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b))
                 == 0;
         if same {
@@ -807,11 +821,24 @@ pub fn start(
                 .with_context(|| format!("cannot listen for control on {}", t.listen))?;
             l.set_nonblocking(true)?;
             let local = l.local_addr()?;
-            Some((tokio::net::TcpListener::from_std(l)?, local, t.token))
+            // The TLS setup is checked here, before anything serves: a bad identity stops
+            // the start with its reason.
+            let builder = match t.tls {
+                Some(tls) => tonic::transport::Server::builder()
+                    .tls_config(tls)
+                    .context("cannot set up TLS for the control API")?,
+                None => tonic::transport::Server::builder(),
+            };
+            Some((
+                tokio::net::TcpListener::from_std(l)?,
+                local,
+                t.token,
+                builder,
+            ))
         }
         None => None,
     };
-    let tcp_addr = tcp.as_ref().map(|(_, a, _)| *a);
+    let tcp_addr = tcp.as_ref().map(|(_, a, _, _)| *a);
     let service = Arc::new(Service {
         shared: shared.clone(),
         requests,
@@ -827,9 +854,9 @@ pub fn start(
                 if let Some((l, _)) = metrics {
                     tokio::spawn(serve_metrics(l, shared.clone()));
                 }
-                if let Some((l, _, token)) = tcp {
+                if let Some((l, _, token, mut builder)) = tcp {
                     let check = BearerCheck {
-                        expected: Arc::new(token.into_bytes()),
+                        expected: token.map(|t| Arc::new(t.into_bytes())),
                     };
                     let control = tonic::service::interceptor::InterceptedService::new(
                         ControlServer::from_arc(service.clone())
@@ -841,7 +868,7 @@ pub fn start(
                         health_service.clone(),
                         check,
                     );
-                    let server = tonic::transport::Server::builder()
+                    let server = builder
                         .add_service(health)
                         .add_service(control)
                         .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l));

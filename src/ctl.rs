@@ -3,7 +3,14 @@
 //!
 //! Exit codes scripts can trust: 0 the request was done (for `health`: the stack is
 //! serving), 1 the stack refused or failed it (the reason is printed on stderr, or in
-//! the JSON as `error`/`code`), 2 usage error, 3 the stack could not be reached.
+//! the JSON as `error`/`code`; a call without the right bearer token is refused as
+//! `Unauthenticated`), 2 usage error (flags, an unreadable token or PEM file), 3 the stack
+//! could not be reached — nothing listens, or no trusted TLS connection could be made
+//! (server certificate not signed by `--tls-ca` or not for the expected name, client
+//! certificate missing or refused, plain text against TLS or the other way round).
+//!
+//! `--connect HOST:PORT` talks TCP: plain text, or TLS with `--tls-ca` (rustls, see
+//! `tls.rs`), mutual TLS with `--tls-cert`/`--tls-key`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +34,34 @@ use tonic_health::pb::health_client::HealthClient;
 
 use crate::cli::{CtlArgs, CtlCommand};
 use crate::{Failure, Outcome};
+
+/// `println!` for a client of scripts and pipes: `meerkat ctl stats | head` ends quietly
+/// (exit 0) when the reader goes away, instead of panicking. SIGPIPE itself stays ignored
+/// (as Rust sets it): with its default action, a write on the control connection after
+/// the stack dropped it (a refused TLS handshake) would kill the client without a word.
+macro_rules! println {
+    ($($arg:tt)*) => {
+        $crate::ctl::print_line(format_args!($($arg)*))
+    };
+}
+
+/// One line on stdout; a reader that went away ends the process quietly.
+pub fn print_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("meerkat ctl: cannot write to stdout: {e}");
+        std::process::exit(i32::from(crate::EXIT_FAILURE));
+    }
+}
+
+/// What to check when the stack drops the connection during the first call: with TLS
+/// the reason (a client certificate it wants or refuses) reaches the client only as a
+/// closed connection.
+static HINT: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
 /// The stack could not be reached.
 const EXIT_UNREACHABLE: u8 = 3;
@@ -78,10 +113,39 @@ fn no_stack(socket: &Path, e: impl std::fmt::Display) -> Failure {
     }
 }
 
+/// An error with its causes on one line (tonic's transport errors say only "transport
+/// error" themselves; the reason, a refused connection or a certificate rustls does not
+/// trust, is in the chain). A failed certificate check gets a hint at the flags.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        let c_text = c.to_string();
+        if !out.contains(&c_text) {
+            out.push_str(": ");
+            out.push_str(&c_text);
+        }
+        next = c.source();
+    }
+    if out.contains("invalid peer certificate") {
+        out.push_str(
+            " (the stack's certificate must be signed by a CA of --tls-ca and carry the \
+             host of --connect, or the name given with --tls-server-name)",
+        );
+    }
+    out
+}
+
 /// What a failed call prints (and the exit code).
 fn refused(json: bool, status: &tonic::Status) -> Failure {
-    let unreachable =
-        matches!(status.code(), Code::Unavailable) && status.message().contains("transport error");
+    // A status made here from a failed connection (it has a cause: hyper's or rustls's
+    // error) rather than sent by the stack: the stack was not reached, whatever the code
+    // (a TLS handshake the stack aborts shows up on the first call, as `Cancelled` or
+    // `Unknown`).
+    let transport = std::error::Error::source(status).is_some();
+    let unreachable = transport
+        || (matches!(status.code(), Code::Unavailable)
+            && status.message().contains("transport error"));
     if json {
         let mut v = json!({
             "error": status.message(),
@@ -101,13 +165,23 @@ fn refused(json: bool, status: &tonic::Status) -> Failure {
             eprintln!("  {e}");
         }
     }
+    let mut message = status.message().to_string();
+    if let Some(source) = std::error::Error::source(status) {
+        let more = causes(source);
+        if !message.contains(&more) {
+            message = format!("{message}: {more}");
+        }
+    }
+    if transport && let Some(hint) = HINT.get() {
+        message = format!("{message} ({hint})");
+    }
     Failure {
         code: if unreachable {
             EXIT_UNREACHABLE
         } else {
             EXIT_REFUSED
         },
-        error: anyhow!("{:?}: {}", status.code(), status.message()),
+        error: anyhow!("{:?}: {message}", status.code()),
     }
 }
 
@@ -152,11 +226,6 @@ type Client = ControlClient<InterceptedService<Channel, Auth>>;
 
 /// `meerkat ctl`.
 pub fn run(args: &CtlArgs) -> Outcome {
-    // A client for scripts and pipes: `meerkat ctl stats | head` must end quietly when the
-    // reader goes away, as other command-line tools do, not panic in `println!`.
-    // SAFETY: signal(2) restoring the default SIGPIPE action in this short-lived client
-    // process, before any thread or socket exists.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let auth = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f).map_err(|e| {
@@ -169,6 +238,33 @@ pub fn run(args: &CtlArgs) -> Outcome {
         }
         None => Auth(None),
     };
+    let tls = match &args.tls_ca {
+        Some(ca) => Some(
+            crate::tls::client_config(
+                ca,
+                args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
+                args.tls_server_name.as_deref(),
+            )
+            .map_err(Failure::usage)?,
+        ),
+        None => None,
+    };
+    if args.connect.is_some() {
+        let _ = HINT.set(match (&args.tls_ca, &args.tls_cert) {
+            (None, _) => {
+                "the connection was dropped: if the stack serves TLS (control.tls-cert), \
+                 give --tls-ca"
+            }
+            (Some(_), None) => {
+                "the connection was dropped: if the stack wants a client certificate \
+                 (control.tls-client-ca), give --tls-cert and --tls-key"
+            }
+            (Some(_), Some(_)) => {
+                "the connection was dropped: the stack may not accept this client \
+                 certificate (it must be signed by a CA of its control.tls-client-ca)"
+            }
+        });
+    }
     let socket = match (&args.connect, &args.socket) {
         (Some(addr), _) => PathBuf::from(addr),
         (None, Some(s)) => s.clone(),
@@ -183,9 +279,12 @@ pub fn run(args: &CtlArgs) -> Outcome {
         let connect = async {
             match &args.connect {
                 Some(addr) => {
-                    Endpoint::from_shared(format!("http://{addr}"))?
-                        .connect()
-                        .await
+                    let scheme = if tls.is_some() { "https" } else { "http" };
+                    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))?;
+                    if let Some(t) = tls {
+                        endpoint = endpoint.tls_config(t)?;
+                    }
+                    endpoint.connect().await
                 }
                 None => crate::control::unix_channel(&socket).await,
             }
@@ -193,7 +292,7 @@ pub fn run(args: &CtlArgs) -> Outcome {
         let channel = tokio::time::timeout(timeout, connect)
             .await
             .map_err(|_| no_stack(&socket, "timed out"))?
-            .map_err(|e| no_stack(&socket, e))?;
+            .map_err(|e| no_stack(&socket, causes(&e)))?;
         let json = args.json;
         if let CtlCommand::Health = args.command {
             let mut h = HealthClient::with_interceptor(channel, auth);

@@ -15,6 +15,7 @@ mod probe;
 mod roles;
 mod signals;
 mod supervisor;
+mod tls;
 mod tools;
 
 use std::process::ExitCode;

@@ -717,12 +717,13 @@ impl Summary {
         workers: usize,
         wall: Duration,
         input: CaptureTotals,
+        writers: WriterTotals,
     ) -> Summary {
         let mut s = Summary {
             packets: input.packets,
             bytes: input.bytes,
-            alerts: counter(rt, "eve-writer", "eve.events.alert"),
-            events: counter(rt, "eve-writer", "eve.events_written"),
+            alerts: writers.alerts + counter(rt, "eve-writer", "eve.events.alert"),
+            events: writers.events + counter(rt, "eve-writer", "eve.events_written"),
             input_errors: input.errors,
             wall_s: wall.as_secs_f64(),
             ..Default::default()
@@ -787,6 +788,32 @@ struct CaptureTotals {
     errors: u64,
 }
 
+/// What the eve-writers that were replaced had written: a restarted writer starts a
+/// fresh counter page, and the run's summary counts every incarnation.
+#[derive(Debug, Default, Clone, Copy)]
+struct WriterTotals {
+    alerts: u64,
+    events: u64,
+    /// Pid of the last page added (a writer that died before making its page leaves the
+    /// previous one, which must not count twice).
+    last_pid: u32,
+}
+
+impl WriterTotals {
+    /// Adds the page of the writer that just died, before its successor replaces it.
+    fn add_dead_page(&mut self, rt: &Path) {
+        let Ok(page) = CounterReader::open(&counters_path(rt, "eve-writer")) else {
+            return;
+        };
+        if page.pid() == self.last_pid {
+            return;
+        }
+        self.last_pid = page.pid();
+        self.alerts += page.get("eve.events.alert").unwrap_or(0);
+        self.events += page.get("eve.events_written").unwrap_or(0);
+    }
+}
+
 /// Backoff before restart number `n` (1-based) within the window.
 fn backoff(cfg: &meerkat_config::Supervisor, n: usize) -> Duration {
     let shift = (n.saturating_sub(1)).min(20) as u32;
@@ -801,18 +828,27 @@ fn backoff(cfg: &meerkat_config::Supervisor, n: usize) -> Duration {
 pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let started = Instant::now();
     let (mut config, inputs) = prepare(args)?;
-    if config.control.tls_cert.is_some() {
-        return Err(Failure::usage(anyhow!(
-            "control.tls-cert: TLS for the control API is not available in this build; \
-             use control.token-file on a trusted network, or the Unix socket"
-        )));
-    }
-    let tcp = match (&config.control.listen, &config.control.token_file) {
-        (Some(listen), Some(token)) => Some(control::TcpControl {
-            listen: listen.clone(),
-            token: control::read_token(token).map_err(Failure::usage)?,
-        }),
-        _ => None,
+    let tcp = match &config.control.listen {
+        Some(listen) => {
+            let c = &config.control;
+            let tls = match (&c.tls_cert, &c.tls_key) {
+                (Some(cert), Some(key)) => Some(
+                    crate::tls::server_config(cert, key, c.tls_client_ca.as_deref())
+                        .map_err(Failure::usage)?,
+                ),
+                _ => None,
+            };
+            let token = match &c.token_file {
+                Some(f) => Some(control::read_token(f).map_err(Failure::usage)?),
+                None => None,
+            };
+            Some(control::TcpControl {
+                listen: listen.clone(),
+                token,
+                tls,
+            })
+        }
+        None => None,
     };
     let runtime = RuntimeDir::create(&config).map_err(Failure::runtime)?;
     let rt = runtime.path.clone();
@@ -926,7 +962,24 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         tracing::info!("metrics: http://{m}/metrics");
     }
     if let Some(t) = server.tcp {
-        tracing::info!("control API also on TCP {t} (bearer token required)");
+        let c = &config.control;
+        let how = match (
+            c.tls_cert.is_some(),
+            c.tls_client_ca.is_some(),
+            c.token_file.is_some(),
+        ) {
+            (true, true, true) => "TLS, client certificate and bearer token required",
+            (true, true, false) => "TLS, client certificate required",
+            (true, false, _) => "TLS, bearer token required",
+            (false, _, _) => "plain text, bearer token required",
+        };
+        tracing::info!("control API also on TCP {t} ({how})");
+        if c.tls_cert.is_none() && !t.ip().is_loopback() {
+            tracing::warn!(
+                "control API on TCP {t} without TLS: the bearer token travels in clear text \
+                 (set control.tls-cert and control.tls-key)"
+            );
+        }
     }
 
     let mut live = Vec::new();
@@ -994,6 +1047,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let window = Duration::from_secs(sup.restart_window);
     let mut progress = Progress::new(log.quiet);
     let mut totals = CaptureTotals::default();
+    let mut writer_totals = WriterTotals::default();
     let mut rings_finished = false;
     let mut draining: Option<Instant> = None;
     let mut writer_stopping = false;
@@ -1154,7 +1208,10 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             }
             slot.restart_at = None;
             let spawned = match slot.kind {
-                Kind::Writer => launcher.writer(),
+                Kind::Writer => {
+                    writer_totals.add_dead_page(&rt);
+                    launcher.writer()
+                }
                 Kind::Detect(w) => launcher.detect(w, generation),
                 Kind::Capture => {
                     if draining.is_some() {
@@ -1189,7 +1246,18 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             c.proc.is_none() && c.restart_at.is_none()
         };
         if capture_idle && draining.is_none() && !rings_finished {
-            let next = lock(&shared).pending.pop_front();
+            // Taken from the queue and shown as current in one step: a `Status` between
+            // the two would see an idle stack with nothing queued while the input has not
+            // been read yet.
+            let next = {
+                let mut s = lock(&shared);
+                let next = s.pending.pop_front();
+                if let Some(input) = &next {
+                    s.current = vec![input.clone()];
+                    s.state = "running";
+                }
+                next
+            };
             if let Some(input) = next {
                 match launcher.capture(std::slice::from_ref(&input), false) {
                     Ok(p) => {
@@ -1197,7 +1265,6 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
                         c.proc = Some(p);
                         c.started = now;
                         c.ready = true;
-                        lock(&shared).current = vec![input];
                     }
                     Err(e) => break Err(e),
                 }
@@ -1251,7 +1318,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         tracing::warn!("{e}");
     }
 
-    let summary = Summary::collect(&rt, &stack, workers, started.elapsed(), totals);
+    let summary = Summary::collect(
+        &rt,
+        &stack,
+        workers,
+        started.elapsed(),
+        totals,
+        writer_totals,
+    );
     let eve = config
         .eve_logs()
         .next()

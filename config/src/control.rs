@@ -25,15 +25,21 @@ pub struct Control {
     #[serde(default)]
     pub socket: Option<PathBuf>,
     /// Also serve the control API on this TCP address (`host:port`). Absent: no TCP.
-    /// Requires `tls-cert` + `tls-key` and/or `token-file`.
+    /// Requires a way to authenticate callers: `token-file`, or `tls-client-ca` (mutual
+    /// TLS), or both.
     #[serde(default)]
     pub listen: Option<String>,
-    /// PEM certificate chain for TLS on `listen`.
+    /// PEM certificate chain (server certificate first) for TLS on `listen`. Absent:
+    /// TCP is plain text (then `token-file` is required, and the token travels in clear).
     #[serde(default)]
     pub tls_cert: Option<PathBuf>,
-    /// PEM private key for TLS on `listen`.
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of `tls-cert`.
     #[serde(default)]
     pub tls_key: Option<PathBuf>,
+    /// PEM certificates of the CAs that sign client certificates. Set: mutual TLS, every
+    /// TCP client must present a certificate one of them signed. Needs `tls-cert`.
+    #[serde(default)]
+    pub tls_client_ca: Option<PathBuf>,
     /// File holding the bearer token that TCP clients must send
     /// (`authorization: Bearer <token>`); surrounding whitespace is ignored.
     #[serde(default)]
@@ -54,6 +60,7 @@ impl Default for Control {
             listen: None,
             tls_cert: None,
             tls_key: None,
+            tls_client_ca: None,
             token_file: None,
             metrics_listen: None,
             max_message_size: default_max_message(),
@@ -136,10 +143,20 @@ pub(crate) fn validate(c: &Control, s: &Supervisor) -> Result<(), ConfigError> {
             "control.tls-cert and control.tls-key go together".to_string(),
         ));
     }
-    if c.listen.is_some() && c.tls_cert.is_none() && c.token_file.is_none() {
+    if c.tls_client_ca.is_some() && c.tls_cert.is_none() {
         return Err(ConfigError::Invalid(
-            "control.listen needs control.tls-cert/tls-key and/or control.token-file \
-             (the control API is not served on TCP without authentication)"
+            "control.tls-client-ca needs control.tls-cert and control.tls-key \
+             (client certificates are checked only in TLS)"
+                .to_string(),
+        ));
+    }
+    // Server TLS alone encrypts but lets anyone in: a caller is authenticated by the
+    // bearer token or by a client certificate.
+    if c.listen.is_some() && c.token_file.is_none() && c.tls_client_ca.is_none() {
+        return Err(ConfigError::Invalid(
+            "control.listen needs control.token-file and/or control.tls-client-ca \
+             (with control.tls-cert/tls-key): the control API is not served on TCP \
+             without authentication"
                 .to_string(),
         ));
     }
@@ -198,6 +215,36 @@ mod tests {
             ..Control::default()
         };
         assert!(validate(&half_tls, &s).is_err());
+        // Server TLS encrypts but does not say who calls: not enough on its own.
+        let tls_only = Control {
+            listen: Some("127.0.0.1:9912".to_string()),
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            ..Control::default()
+        };
+        let e = validate(&tls_only, &s).unwrap_err().to_string();
+        assert!(e.contains("control.token-file"), "{e}");
+        let mutual = Control {
+            tls_client_ca: Some("ca.pem".into()),
+            ..tls_only.clone()
+        };
+        assert!(validate(&mutual, &s).is_ok());
+        let ca_without_tls = Control {
+            listen: Some("127.0.0.1:9912".to_string()),
+            tls_client_ca: Some("ca.pem".into()),
+            ..Control::default()
+        };
+        let e = validate(&ca_without_tls, &s).unwrap_err().to_string();
+        assert!(
+            e.contains("control.tls-client-ca needs control.tls-cert"),
+            "{e}"
+        );
+        let token_only = Control {
+            listen: Some("127.0.0.1:9912".to_string()),
+            token_file: Some("token".into()),
+            ..Control::default()
+        };
+        assert!(validate(&token_only, &s).is_ok());
         let bad_addr = Control {
             metrics_listen: Some("localhost".to_string()),
             ..Control::default()

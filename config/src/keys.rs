@@ -37,6 +37,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "control.listen",
     "control.tls-cert",
     "control.tls-key",
+    "control.tls-client-ca",
     "control.token-file",
     "control.metrics-listen",
     "control.max-message-size",
