@@ -123,6 +123,26 @@ pub struct Content {
 }
 
 impl Content {
+    /// A content with no position modifiers (`offset`, `depth`, ... all unset).
+    pub fn plain(pattern: Vec<u8>, nocase: bool, negated: bool) -> Self {
+        Content {
+            pattern,
+            nocase,
+            negated,
+            offset: None,
+            depth: None,
+            distance: None,
+            within: None,
+            startswith: false,
+            endswith: false,
+            fast_pattern: false,
+            fast_only: false,
+            fast_chop: None,
+        }
+    }
+}
+
+impl Content {
     /// Whether the content is positioned relative to the previous match.
     pub fn relative(&self) -> bool {
         self.distance.is_some() || self.within.is_some()

@@ -742,20 +742,7 @@ impl<'a> Builder<'a> {
             let def = app::buffers::sticky("http.uri").ok_or_else(|| fail(kw, "no uri buffer"))?;
             self.switch_buffer(def)?;
         }
-        self.push(Match::Content(Content {
-            pattern,
-            nocase: false,
-            negated,
-            offset: None,
-            depth: None,
-            distance: None,
-            within: None,
-            startswith: false,
-            endswith: false,
-            fast_pattern: false,
-            fast_only: false,
-            fast_chop: None,
-        }));
+        self.push(Match::Content(Content::plain(pattern, false, negated)));
         if kw == "uricontent" {
             self.cur = Cur::Payload;
         }
@@ -793,20 +780,7 @@ impl<'a> Builder<'a> {
             def,
             transforms: Vec::new(),
             list: MatchList {
-                items: vec![Match::Content(Content {
-                    pattern,
-                    nocase,
-                    negated,
-                    offset: None,
-                    depth: None,
-                    distance: None,
-                    within: None,
-                    startswith: false,
-                    endswith: false,
-                    fast_pattern: false,
-                    fast_only: false,
-                    fast_chop: None,
-                })],
+                items: vec![Match::Content(Content::plain(pattern, nocase, negated))],
                 bsize: None,
             },
         });
