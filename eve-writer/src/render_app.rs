@@ -86,21 +86,7 @@ pub fn rrtype(t: u32) -> String {
 
 /// DNS response codes as Suricata prints them.
 pub fn rcode(r: u32) -> String {
-    let n = match r {
-        0 => "NOERROR",
-        1 => "FORMERR",
-        2 => "SERVFAIL",
-        3 => "NXDOMAIN",
-        4 => "NOTIMP",
-        5 => "REFUSED",
-        6 => "YXDOMAIN",
-        7 => "YXRRSET",
-        8 => "NXRRSET",
-        9 => "NOTAUTH",
-        10 => "NOTZONE",
-        _ => return r.to_string(),
-    };
-    n.to_string()
+    meerkat_proto::dns::rcode_name(r).map_or_else(|| r.to_string(), str::to_string)
 }
 
 fn name(n: &[u8]) -> &[u8] {

@@ -37,3 +37,21 @@ pub fn rrtype_name(t: u32) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// The name Suricata prints for a DNS response code; `None` for codes logged by number.
+pub fn rcode_name(r: u32) -> Option<&'static str> {
+    Some(match r {
+        0 => "NOERROR",
+        1 => "FORMERR",
+        2 => "SERVFAIL",
+        3 => "NXDOMAIN",
+        4 => "NOTIMP",
+        5 => "REFUSED",
+        6 => "YXDOMAIN",
+        7 => "YXRRSET",
+        8 => "NXRRSET",
+        9 => "NOTAUTH",
+        10 => "NOTZONE",
+        _ => return None,
+    })
+}

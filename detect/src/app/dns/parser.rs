@@ -26,23 +26,6 @@ pub fn type_name(t: u16) -> Option<&'static str> {
     meerkat_proto::dns::rrtype_name(u32::from(t))
 }
 
-pub fn rcode_name(r: u16) -> Option<&'static str> {
-    Some(match r {
-        0 => "NOERROR",
-        1 => "FORMERR",
-        2 => "SERVFAIL",
-        3 => "NXDOMAIN",
-        4 => "NOTIMP",
-        5 => "REFUSED",
-        6 => "YXDOMAIN",
-        7 => "YXRRSET",
-        8 => "NXRRSET",
-        9 => "NOTAUTH",
-        10 => "NOTZONE",
-        _ => return None,
-    })
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Header {
     pub id: u16,
@@ -204,6 +187,25 @@ pub struct Message {
     pub too_many: bool,
 }
 
+impl Message {
+    /// Reads the name at `*at` and moves past it; a truncated or malformed name is noted on
+    /// the message (and `None` returned).
+    fn take_name(&mut self, msg: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+        let mut name = Vec::new();
+        match read_name(msg, *at, &mut name) {
+            Ok(next) => {
+                *at = next;
+                Some(name)
+            }
+            Err(e) => {
+                self.truncated |= e == NameError::Truncated;
+                self.bad_name |= e != NameError::Truncated;
+                None
+            }
+        }
+    }
+}
+
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
@@ -312,15 +314,9 @@ pub fn parse(msg: &[u8]) -> Option<Message> {
     };
     let qd = cap(header.qdcount, &mut m);
     for _ in 0..qd {
-        let mut name = Vec::new();
-        match read_name(msg, at, &mut name) {
-            Ok(next) => at = next,
-            Err(e) => {
-                m.truncated |= e == NameError::Truncated;
-                m.bad_name |= e != NameError::Truncated;
-                return Some(m);
-            }
-        }
+        let Some(name) = m.take_name(msg, &mut at) else {
+            return Some(m);
+        };
         let (Some(rrtype), Some(class)) = (be16(msg, at), be16(msg, at + 2)) else {
             m.truncated = true;
             return Some(m);
@@ -339,15 +335,9 @@ pub fn parse(msg: &[u8]) -> Option<Message> {
     ];
     for (section, &n) in counts.iter().enumerate() {
         for _ in 0..n {
-            let mut name = Vec::new();
-            match read_name(msg, at, &mut name) {
-                Ok(next) => at = next,
-                Err(e) => {
-                    m.truncated |= e == NameError::Truncated;
-                    m.bad_name |= e != NameError::Truncated;
-                    return Some(m);
-                }
-            }
+            let Some(name) = m.take_name(msg, &mut at) else {
+                return Some(m);
+            };
             let (Some(rrtype), Some(class), Some(ttl), Some(rdlen)) = (
                 be16(msg, at),
                 be16(msg, at + 2),
