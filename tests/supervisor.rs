@@ -145,7 +145,10 @@ fn killed_run(
     let summary = stdout(&out);
     assert!(summary.contains("role restarts"), "summary: {summary}");
     // The summary counts what eve.json holds, across writer restarts (a batch written
-    // twice after a writer's kill is in the file twice and counted twice).
+    // twice after a writer's kill is in the file twice and counted twice). The writer
+    // counts an event right after handing its line to the OS (unbuffered here: one write
+    // per event), so a SIGKILL between the two leaves that one line uncounted: per killed
+    // writer the summary may be one short of the file, never over it.
     let alerts_in_summary: u64 = summary
         .split(" alerts,")
         .next()
@@ -153,7 +156,12 @@ fn killed_run(
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no alert count in the summary: {summary}"));
     let alert_lines = events.iter().filter(|e| e["event_type"] == "alert").count() as u64;
-    assert_eq!(alerts_in_summary, alert_lines, "summary: {summary}");
+    let writer_kills = victims.iter().filter(|v| **v == "eve-writer").count() as u64;
+    assert!(
+        alerts_in_summary <= alert_lines && alert_lines - alerts_in_summary <= writer_kills,
+        "summary counts {alerts_in_summary} alerts, eve.json holds {alert_lines} \
+         ({writer_kills} writer kill(s)): {summary}"
+    );
     let page = |role: &str| {
         meerkat_ring::CounterReader::open(&runtime.join(format!("counters-{role}"))).unwrap()
     };
