@@ -26,7 +26,7 @@ use crate::control::{self, Command};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
-use crate::flow::{AppFlow, EndReason, Flow, FlowTable, defrag::Defrag, tcp};
+use crate::flow::{AppFlow, EndReason, Flow, FlowTable, MAX_TX_EVENTS, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};
 
@@ -77,7 +77,7 @@ struct Stats {
     tcp_untracked: u64,
     tcp_gaps: u64,
     fragments: u64,
-    app_flows: [u64; 4],
+    app_flows: [u64; app::APP_PROTOS],
     app_parse_errors: u64,
     anomalies: u64,
 }
@@ -146,8 +146,8 @@ struct Settings {
     want_anomaly: bool,
     want_flow: bool,
     /// Per app protocol: (detect, parse).
-    app: [(bool, bool); 4],
-    log_app: [bool; 4],
+    app: [(bool, bool); app::APP_PROTOS],
+    log_app: [bool; app::APP_PROTOS],
 }
 
 /// A worker's state: the flow table, the fragment table, and the rest (so that a flow
@@ -237,6 +237,10 @@ struct Inner {
     registry: app::Registry,
     /// Packet time: flows end by the clock of the traffic, not the wall clock.
     now_ns: u64,
+    /// Protocol-detection events raised while processing the current packet.
+    pkt_app_events: u8,
+    /// Protocol detection finished (in some direction) on the current packet.
+    pkt_proto_done: bool,
 }
 
 /// Everything about the current packet that events need.
@@ -255,14 +259,17 @@ impl Worker {
         x.stats.packets += 1;
         x.stats.bytes += data.len() as u64;
         let (pkt, ev) = decode::decode(meta.link_type, data);
+        if pkt.events != 0 {
+            x.count_decode_events(pkt.events);
+        }
         if let Some(ev) = ev {
-            if let Some(i) = DecodeEvent::ALL.iter().position(|e| *e == ev) {
-                x.decode_counts[i] += 1;
-            }
             if x.cfg.want_anomaly {
                 x.stats.anomalies += 1;
                 x.emit(events::decode_anomaly(ev.name(), &pkt, meta));
             }
+            // Only `decode-event` rules look at a packet that failed to decode.
+            let src = events::PacketSrc::Wire;
+            x.inspect_packet(Ctx { pkt: &pkt, meta, src }, None, None, Some(pkt.payload));
             return;
         }
         self.decoded(&pkt, meta, events::PacketSrc::Wire);
@@ -274,10 +281,16 @@ impl Worker {
         };
         if ip.fragment.is_some() {
             self.x.stats.fragments += 1;
-            // Fragments are inspected as packets (no flow), then reassembled.
+            // Fragments are inspected as packets (no flow), with the events reassembly
+            // raised on them (overlap, too large), then reassembled.
+            let mut frag = *pkt;
+            let whole = self.defrag.add(pkt, meta.ts_ns, &mut frag.events);
+            if frag.events != pkt.events {
+                self.x.count_decode_events(frag.events & !pkt.events);
+            }
             self.x
-                .inspect_packet(Ctx { pkt, meta, src }, None, None, Some(pkt.payload));
-            if let Some(whole) = self.defrag.add(pkt, meta.ts_ns) {
+                .inspect_packet(Ctx { pkt: &frag, meta, src }, None, None, Some(pkt.payload));
+            if let Some(whole) = whole {
                 let (mut p, ev) = decode::decode(decode::LINKTYPE_RAW, &whole);
                 if ev.is_none() && p.ip.is_some_and(|i| i.fragment.is_none()) {
                     p.vlan = pkt.vlan;
@@ -305,6 +318,15 @@ impl Worker {
 impl Inner {
     fn emit(&mut self, ev: Event) {
         self.sink.push(ev);
+    }
+
+    /// Counts decoder events (bits of [`DecodeEvent::bit`]).
+    fn count_decode_events(&mut self, events: u64) {
+        for (i, e) in DecodeEvent::ALL.iter().enumerate() {
+            if events & e.bit() != 0 {
+                self.decode_counts[i] += 1;
+            }
+        }
     }
 
     /// Checksum validation (`checksum-checks`, `-k`): only TCP packets with a bad
@@ -338,15 +360,23 @@ impl Inner {
     }
 
     /// A packet with its flow: stream, app layer, detection.
-    fn flow_packet(&mut self, c: Ctx<'_>, flow: &mut Flow, to_server: bool, checksum_ok: bool) {
+    fn flow_packet(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        mut to_server: bool,
+        checksum_ok: bool,
+    ) {
         let pkt = c.pkt;
         let ts = c.meta.ts_ns;
-        let dir = if to_server {
+        let mut dir = if to_server {
             Dir::ToServer
         } else {
             Dir::ToClient
         };
-        let d = dir.index();
+        let mut d = dir.index();
+        self.pkt_app_events = 0;
+        self.pkt_proto_done = false;
 
         // TCP session.
         let mut stream_added = false;
@@ -384,6 +414,15 @@ impl Inner {
                     self.stats.tcp_gaps += 1;
                 }
             }
+        }
+
+        // A flow picked up midstream whose first data is recognised only as the other
+        // direction's (a response) is the other way round: reverse it, as Suricata does.
+        if self.midstream_reversed(flow, d) {
+            flow.reverse();
+            to_server = !to_server;
+            dir = dir.other();
+            d = dir.index();
         }
 
         // App layer.
@@ -455,6 +494,9 @@ impl Inner {
                 flow_id,
                 first_in_direction: first,
                 pseudo: false,
+                app_proto_dir: flow.app.dir_proto,
+                proto_detect_done: self.pkt_proto_done,
+                app_events: self.pkt_app_events,
             };
             self.hits.clear();
             let mut hits = std::mem::take(&mut self.hits);
@@ -496,7 +538,7 @@ impl Inner {
         {
             let mut out = ParseOutput::default();
             state.gap(dir, gap, &mut out);
-            self.parse_output(&out, flow.app.proto);
+            self.parse_output(&out, &mut flow.app);
         }
         let mut got = false;
         if flow.app.detection_done && flow.app.state.is_none() {
@@ -515,17 +557,62 @@ impl Inner {
         if fin && let Some(state) = flow.app.state.as_deref_mut() {
             let mut out = ParseOutput::default();
             state.eof(dir, &mut out);
-            self.parse_output(&out, flow.app.proto);
+            self.parse_output(&out, &mut flow.app);
             got = true;
         }
         got
     }
 
-    fn parse_output(&mut self, out: &ParseOutput, _proto: AppProto) {
+    /// Counts a parse call's outcome and remembers its anomalies, by transaction, for
+    /// `app-layer-event`: an anomaly belongs to the newest transaction after the call
+    /// (the one the parser was working on), or to the next one when there is none.
+    fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow) {
         if out.failed {
             self.stats.app_parse_errors += 1;
         }
         self.stats.anomalies += out.anomalies.len() as u64;
+        if out.anomalies.is_empty() {
+            return;
+        }
+        let id = app
+            .state
+            .as_deref()
+            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()))
+            .unwrap_or(app.next_free);
+        for &name in &out.anomalies {
+            if app.tx_events.len() < MAX_TX_EVENTS && !app.tx_events.contains(&(id, name)) {
+                app.tx_events.push((id, name));
+            }
+        }
+    }
+
+    /// Whether a midstream flow must be reversed before its first data is parsed: the
+    /// data in direction `d` is recognised only as the other direction's.
+    fn midstream_reversed(&self, flow: &Flow, d: usize) -> bool {
+        let Some(s) = flow.tcp.as_deref() else {
+            return false;
+        };
+        if !s.midstream || flow.app.detection_done || flow.app.probed != [0, 0] {
+            return false;
+        }
+        let side = &s.sides[d];
+        let data = side.bytes(side.app_done, side.next());
+        if data.is_empty() {
+            return false;
+        }
+        let data = &data[..data.len().min(MAX_PROBE)];
+        let (dir, ports) = (
+            if d == 0 { Dir::ToServer } else { Dir::ToClient },
+            [flow.client.1, flow.server.1],
+        );
+        !matches!(
+            self.registry.probe(Transport::Tcp, dir, ports, data),
+            app::Detected::Proto(_)
+        ) && matches!(
+            self.registry
+                .probe(Transport::Tcp, dir.other(), [ports[1], ports[0]], data),
+            app::Detected::Proto(_)
+        )
     }
 
     /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
@@ -543,12 +630,27 @@ impl Inner {
             // The probe fed the first bytes already.
             return app.state.is_some();
         }
-        let Some(state) = app.state.as_deref_mut() else {
+        let d = dir.index();
+        if !app.dir_probed[d] && !data.is_empty() {
+            // The other direction's first data: which protocol does it speak?
+            app.dir_probed[d] = true;
+            let window = &data[..data.len().min(MAX_PROBE)];
+            if let app::Detected::Proto(p) = self.registry.probe(transport, dir, ports, window) {
+                app.dir_proto[d] = p;
+                self.pkt_proto_done = true;
+                if p != app.proto {
+                    self.pkt_app_events |= app::events::MISMATCH_PROTOCOL_BOTH_DIRECTIONS;
+                }
+            }
+        }
+        if app.state.is_none() {
             return false;
-        };
+        }
         let mut out = ParseOutput::default();
-        state.parse(dir, data, &mut out);
-        self.parse_output(&out, app.proto);
+        if let Some(state) = app.state.as_deref_mut() {
+            state.parse(dir, data, &mut out);
+        }
+        self.parse_output(&out, app);
         if out.failed {
             app.state = None;
         }
@@ -571,28 +673,33 @@ impl Inner {
             app::Detected::Proto(proto) => {
                 app.proto = proto;
                 app.detection_done = true;
-                self.stats.app_flows[proto as usize % 4] += 1;
-                if self.cfg.app[proto as usize % 4].1
+                app.dir_proto[d] = proto;
+                app.dir_probed[d] = true;
+                self.pkt_proto_done = true;
+                self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
+                if self.cfg.app[proto as usize % app::APP_PROTOS].1
                     && let Some(p) = self.registry.get(proto)
                 {
                     let mut state = p.new_state(transport);
                     let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);
-                    self.parse_output(&out, proto);
                     if !out.failed {
                         app.state = Some(state);
                     }
+                    self.parse_output(&out, app);
                 }
                 return;
             }
             app::Detected::NeedMore => need_more = true,
-            app::Detected::None => {}
+            // This direction's first data is no known protocol.
+            app::Detected::None => app.dir_probed[d] = true,
         }
         // TCP data arrives in pieces: give up once enough was seen both ways.
         let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
         if !need_more || enough {
             app.proto = AppProto::Failed;
             app.detection_done = true;
+            self.pkt_proto_done = true;
         }
     }
 
@@ -624,6 +731,9 @@ impl Inner {
             flow_id: flow.id,
             first_in_direction: false,
             pseudo: c.src == events::PacketSrc::FlowTimeout,
+            app_proto_dir: flow.app.dir_proto,
+            proto_detect_done: false,
+            app_events: 0,
         };
         let mut hits = std::mem::take(&mut self.hits);
         // Reused between calls: records are large, and most calls log nothing.
@@ -644,6 +754,16 @@ impl Inner {
             if flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending {
                 flow.app.txs[td].inspected[dir.index()] = Some(progress);
                 hits.clear();
+                let with_events;
+                let tx: &dyn app::Transaction = if flow.app.tx_events.iter().any(|e| e.0 == id) {
+                    with_events = WithEvents {
+                        tx,
+                        events: &flow.app.tx_events,
+                    };
+                    &with_events
+                } else {
+                    tx
+                };
                 self.engine.inspect_tx(
                     &mut self.st,
                     &view,
@@ -664,7 +784,7 @@ impl Inner {
             }
             if (complete_both || ending) && !flow.app.txs[td].logged {
                 flow.app.txs[td].logged = true;
-                if self.cfg.log_app[proto as usize % 4]
+                if self.cfg.log_app[proto as usize % app::APP_PROTOS]
                     && let Some(r) = tx.record()
                 {
                     to_log.push((id, r));
@@ -696,6 +816,7 @@ impl Inner {
                 state.free_below(done_below);
             }
             flow.app.txs.retain(|t| t.tx_id >= done_below);
+            flow.app.tx_events.retain(|e| e.0 >= done_below);
         }
     }
 
@@ -752,6 +873,9 @@ impl Inner {
                     flow_id: f.id,
                     first_in_direction: false,
                     pseudo: c.src == events::PacketSrc::FlowTimeout,
+                    app_proto_dir: f.app.dir_proto,
+                    proto_detect_done: false,
+                    app_events: 0,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, Some(&mut f.vars), &mut hits);
@@ -776,6 +900,9 @@ impl Inner {
                     flow_id: 0,
                     first_in_direction: true,
                     pseudo: false,
+                    app_proto_dir: [AppProto::Unknown; 2],
+                    proto_detect_done: false,
+                    app_events: 0,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, None, &mut hits);
@@ -836,7 +963,7 @@ impl Inner {
                 if let Some(state) = flow.app.state.as_deref_mut() {
                     state.eof(dir, &mut out);
                 }
-                self.parse_output(&out, flow.app.proto);
+                self.parse_output(&out, &mut flow.app);
             }
         }
         // Whatever is left: inspect once more as final, and log.
@@ -924,8 +1051,11 @@ impl Settings {
                 app_setting("http"),
                 app_setting("dns"),
                 app_setting("tls"),
+                app_setting("ssh"),
+                app_setting("llmnr"),
             ],
-            log_app: [false, wants("http"), wants("dns"), wants("tls")],
+            // No EVE `ssh` or `llmnr` record yet.
+            log_app: [false, wants("http"), wants("dns"), wants("tls"), false, false],
         }
     }
 }
@@ -961,6 +1091,8 @@ impl Worker {
                 to_log: Vec::new(),
                 registry: app::Registry::from_config(config),
                 now_ns: 0,
+                pkt_app_events: 0,
+                pkt_proto_done: false,
             },
         }
     }
@@ -1327,6 +1459,39 @@ pub fn run_generation(
     // that fails here leaves its records to a replacement).
     consumer.release_to(consumer.position());
     Ok(summary)
+}
+
+/// A transaction seen with the anomalies the worker recorded for it (the engine asks
+/// [`app::Transaction::has_event`] for `app-layer-event`).
+#[derive(Debug)]
+struct WithEvents<'a> {
+    tx: &'a dyn app::Transaction,
+    events: &'a [(u64, &'static str)],
+}
+
+impl app::Transaction for WithEvents<'_> {
+    fn id(&self) -> u64 {
+        self.tx.id()
+    }
+    fn complete(&self, dir: Dir) -> bool {
+        self.tx.complete(dir)
+    }
+    fn progress(&self, dir: Dir) -> u8 {
+        self.tx.progress(dir)
+    }
+    fn buffer(&self, id: app::BufferId, index: usize) -> app::Buf<'_> {
+        self.tx.buffer(id, index)
+    }
+    fn record(&self) -> Option<AppRecord> {
+        self.tx.record()
+    }
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        self.tx.event_record(dir)
+    }
+    fn has_event(&self, name: &str) -> bool {
+        let id = self.tx.id();
+        self.events.iter().any(|&(i, n)| i == id && n == name)
+    }
 }
 
 #[cfg(test)]

@@ -43,3 +43,9 @@ fn tls_seeds() {
     run("tls", meerkat_detect::app::fuzz::tls);
     run("tls", meerkat_detect::app::fuzz::probes);
 }
+
+#[test]
+fn ssh_seeds() {
+    run("ssh", meerkat_detect::app::fuzz::ssh);
+    run("ssh", meerkat_detect::app::fuzz::probes);
+}

@@ -73,6 +73,12 @@ impl BufferId {
     /// of answer, authority and additional records, and the names in their rdata (CNAME,
     /// PTR, NS, DNAME targets, MX exchange, SRV target, SOA mname and rname).
     pub const DNS_RESPONSE_RRNAME: BufferId = BufferId(84);
+    /// `dns.authorities.rrname`: one item per authority record name.
+    pub const DNS_REQ_AUTHORITIES: BufferId = BufferId(85);
+    pub const DNS_RESP_AUTHORITIES: BufferId = BufferId(86);
+    /// `dns.additionals.rrname`: one item per additional record name.
+    pub const DNS_REQ_ADDITIONALS: BufferId = BufferId(87);
+    pub const DNS_RESP_ADDITIONALS: BufferId = BufferId(88);
     /// Not a sticky buffer: 1 byte, the opcode of the request (`dns.opcode`).
     pub const DNS_OPCODE_REQ: BufferId = BufferId(90);
     /// Not a sticky buffer: 1 byte, the opcode of the response.
@@ -119,6 +125,15 @@ impl BufferId {
     pub const TLS_NOTBEFORE: BufferId = BufferId(130);
     /// Not a sticky buffer: the server certificate's notAfter (`tls_cert_notafter`).
     pub const TLS_NOTAFTER: BufferId = BufferId(131);
+    // SSH: each side's identification line and KEXINIT.
+    pub const SSH_PROTO_CLIENT: BufferId = BufferId(140);
+    pub const SSH_PROTO_SERVER: BufferId = BufferId(141);
+    pub const SSH_SOFTWARE_CLIENT: BufferId = BufferId(142);
+    pub const SSH_SOFTWARE_SERVER: BufferId = BufferId(143);
+    pub const SSH_HASSH: BufferId = BufferId(144);
+    pub const SSH_HASSH_STRING: BufferId = BufferId(145);
+    pub const SSH_HASSH_SERVER: BufferId = BufferId(146);
+    pub const SSH_HASSH_SERVER_STRING: BufferId = BufferId(147);
 }
 
 /// A rule keyword that selects an inspection buffer.
@@ -159,7 +174,7 @@ const fn def(
     }
 }
 
-use AppProto::{Dns, Http, Tls};
+use AppProto::{Dns, Http, Llmnr, Ssh, Tls};
 use BufferId as B;
 
 /// Every buffer keyword.
@@ -472,6 +487,70 @@ pub const BUFFERS: &[BufferDef] = &[
         true,
     ),
     def(
+        "dns.authorities.rrname",
+        &[],
+        None,
+        Dns,
+        Some(B::DNS_REQ_AUTHORITIES),
+        Some(B::DNS_RESP_AUTHORITIES),
+        true,
+    ),
+    def(
+        "dns.additionals.rrname",
+        &[],
+        None,
+        Dns,
+        Some(B::DNS_REQ_ADDITIONALS),
+        Some(B::DNS_RESP_ADDITIONALS),
+        true,
+    ),
+    // LLMNR: DNS messages, the same buffers under the protocol's own keywords.
+    def(
+        "llmnr.queries.rrname",
+        &[],
+        None,
+        Llmnr,
+        Some(B::DNS_QUERY),
+        Some(B::DNS_RESP_QUERIES),
+        true,
+    ),
+    def(
+        "llmnr.answers.rrname",
+        &[],
+        None,
+        Llmnr,
+        Some(B::DNS_REQ_ANSWERS),
+        Some(B::DNS_RESP_ANSWERS),
+        true,
+    ),
+    def(
+        "llmnr.authorities.rrname",
+        &[],
+        None,
+        Llmnr,
+        Some(B::DNS_REQ_AUTHORITIES),
+        Some(B::DNS_RESP_AUTHORITIES),
+        true,
+    ),
+    def(
+        "llmnr.additionals.rrname",
+        &[],
+        None,
+        Llmnr,
+        Some(B::DNS_REQ_ADDITIONALS),
+        Some(B::DNS_RESP_ADDITIONALS),
+        true,
+    ),
+    def(
+        "llmnr.response.rrname",
+        &[],
+        None,
+        Llmnr,
+        None,
+        Some(B::DNS_RESPONSE_RRNAME),
+        true,
+    ),
+    def(
         "tls.random",
         &[],
         None,
@@ -596,6 +675,52 @@ pub const BUFFERS: &[BufferDef] = &[
         Tls,
         Some(B::JA4_HASH),
         None,
+        false,
+    ),
+    def(
+        "ssh.proto",
+        &["ssh_proto"],
+        None,
+        Ssh,
+        Some(B::SSH_PROTO_CLIENT),
+        Some(B::SSH_PROTO_SERVER),
+        false,
+    ),
+    def(
+        "ssh.software",
+        &["ssh_software"],
+        None,
+        Ssh,
+        Some(B::SSH_SOFTWARE_CLIENT),
+        Some(B::SSH_SOFTWARE_SERVER),
+        false,
+    ),
+    def("ssh.hassh", &[], None, Ssh, Some(B::SSH_HASSH), None, false),
+    def(
+        "ssh.hassh.string",
+        &[],
+        None,
+        Ssh,
+        Some(B::SSH_HASSH_STRING),
+        None,
+        false,
+    ),
+    def(
+        "ssh.hassh.server",
+        &[],
+        None,
+        Ssh,
+        None,
+        Some(B::SSH_HASSH_SERVER),
+        false,
+    ),
+    def(
+        "ssh.hassh.server.string",
+        &[],
+        None,
+        Ssh,
+        None,
+        Some(B::SSH_HASSH_SERVER_STRING),
         false,
     ),
 ];

@@ -59,7 +59,7 @@ fn touch(state: &dyn AppState) {
 }
 
 fn inspect(tx: &dyn Transaction) {
-    for id in (0u16..130).map(BufferId) {
+    for id in (0u16..150).map(BufferId) {
         for idx in 0..3 {
             let _ = tx.buffer(id, idx);
         }
@@ -93,6 +93,11 @@ pub fn tls(data: &[u8]) {
     let mut s = super::tls::TlsState::new();
     drive(&mut s, data);
     let _ = super::tls::x509::parse(data);
+}
+
+pub fn ssh(data: &[u8]) {
+    let mut s = super::ssh::SshState::new();
+    drive(&mut s, data);
 }
 
 /// The probes of every protocol.

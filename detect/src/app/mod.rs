@@ -24,9 +24,12 @@
 
 pub mod buffers;
 pub mod dns;
+pub mod events;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod http;
+pub mod llmnr;
+pub mod ssh;
 pub mod tls;
 
 pub use buffers::{BufferDef, BufferId};
@@ -43,9 +46,15 @@ pub enum AppProto {
     Http = 1,
     Dns = 2,
     Tls = 3,
+    Ssh = 4,
+    Llmnr = 5,
     /// Detection gave up on this flow.
     Failed = 255,
 }
+
+/// Number of parsed protocols plus one (`Unknown`): the size of per-protocol tables
+/// indexed by `AppProto as usize` (`Failed` excluded).
+pub const APP_PROTOS: usize = 6;
 
 impl AppProto {
     /// EVE `app_proto` value.
@@ -55,6 +64,8 @@ impl AppProto {
             AppProto::Http => "http",
             AppProto::Dns => "dns",
             AppProto::Tls => "tls",
+            AppProto::Ssh => "ssh",
+            AppProto::Llmnr => "llmnr",
             AppProto::Failed => "failed",
         }
     }
@@ -66,6 +77,8 @@ impl AppProto {
             "http" | "http1" => Some(AppProto::Http),
             "dns" => Some(AppProto::Dns),
             "tls" => Some(AppProto::Tls),
+            "ssh" => Some(AppProto::Ssh),
+            "llmnr" => Some(AppProto::Llmnr),
             _ => None,
         }
     }
@@ -116,6 +129,11 @@ pub trait Protocol: Sync + std::fmt::Debug {
     fn probe(&self, transport: Transport, dir: Dir, data: &[u8]) -> Probe;
     /// Ports the protocol is usually found on (a hint for the order of probing only).
     fn default_ports(&self) -> &'static [u16];
+    /// Recognised on its default ports only (its messages are another protocol's
+    /// elsewhere, as LLMNR's are DNS).
+    fn port_bound(&self) -> bool {
+        false
+    }
     /// Fresh per-flow state.
     fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
 }
@@ -203,6 +221,12 @@ pub trait Transaction: std::fmt::Debug {
             Dir::ToClient => self.record(),
         }
     }
+    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction,
+    /// for `app-layer-event`. The worker tracks anomalies per transaction and answers
+    /// through a wrapper; parsers need not implement it.
+    fn has_event(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// The application protocols Meerkat parses, with their settings; probing order and
@@ -212,12 +236,14 @@ pub struct Registry {
     http: http::HttpProtocol,
     dns: dns::DnsProtocol,
     tls: tls::TlsProtocol,
-    enabled: [bool; 3],
+    ssh: ssh::SshProtocol,
+    llmnr: llmnr::LlmnrProtocol,
+    enabled: [bool; 5],
 }
 
 impl Default for Registry {
     fn default() -> Self {
-        Registry::new(http::HttpConfig::default(), [true; 3])
+        Registry::new(http::HttpConfig::default(), [true; 5])
     }
 }
 
@@ -238,23 +264,27 @@ impl Registry {
         let on = |name: &str| config.app_layer.enabled(name) != meerkat_config::AppEnabled::No;
         Registry::new(
             http::HttpConfig::from_config(&config.app_layer.libhtp()),
-            [on("http"), on("dns"), on("tls")],
+            [on("http"), on("dns"), on("tls"), on("ssh"), on("llmnr")],
         )
     }
 
-    /// `enabled` is [http, dns, tls].
-    pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 3]) -> Registry {
+    /// `enabled` is [http, dns, tls, ssh, llmnr].
+    pub fn new(http_cfg: http::HttpConfig, enabled: [bool; 5]) -> Registry {
         Registry {
             http: http::HttpProtocol { cfg: http_cfg },
             dns: dns::DnsProtocol,
             tls: tls::TlsProtocol,
+            ssh: ssh::SshProtocol,
+            llmnr: llmnr::LlmnrProtocol,
             enabled,
         }
     }
 
     /// The enabled protocols.
     pub fn protocols(&self) -> impl Iterator<Item = &dyn Protocol> {
-        let all: [&dyn Protocol; 3] = [&self.http, &self.dns, &self.tls];
+        // LLMNR after DNS: the same messages are LLMNR only on LLMNR's port (tried
+        // first there), DNS anywhere else.
+        let all: [&dyn Protocol; 5] = [&self.http, &self.dns, &self.tls, &self.ssh, &self.llmnr];
         all.into_iter()
             .zip(self.enabled)
             .filter_map(|(p, e)| e.then_some(p))
@@ -272,7 +302,10 @@ impl Registry {
         let usual = |p: &dyn Protocol| p.default_ports().iter().any(|dp| ports.contains(dp));
         // Two passes instead of a sorted copy: no allocation per probe.
         for preferred in [true, false] {
-            for p in self.protocols().filter(|p| usual(*p) == preferred) {
+            for p in self
+                .protocols()
+                .filter(|p| usual(*p) == preferred && (preferred || !p.port_bound()))
+            {
                 match p.probe(transport, dir, data) {
                     Probe::Match => return Detected::Proto(p.proto()),
                     Probe::NeedMore => need_more = true,
@@ -333,9 +366,24 @@ mod registry_tests {
         );
         assert_eq!(
             r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"SSH-2.0-x\r\n"),
+            Detected::Proto(AppProto::Ssh)
+        );
+        assert_eq!(
+            r.probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"HELO x\r\n"),
             Detected::None
         );
-        let no_http = Registry::new(http::HttpConfig::default(), [false, true, true]);
+        assert_eq!(
+            r.probe(Transport::Udp, Dir::ToServer, [40000, 5355], q),
+            Detected::Proto(AppProto::Llmnr)
+        );
+        assert_eq!(
+            r.probe(Transport::Udp, Dir::ToServer, [40000, 5354], q),
+            Detected::Proto(AppProto::Dns)
+        );
+        let no_http = Registry::new(
+            http::HttpConfig::default(),
+            [false, true, true, true, true],
+        );
         assert_eq!(
             no_http.probe(
                 Transport::Tcp,

@@ -94,10 +94,24 @@ pub struct UpperLayer {
 }
 
 /// Follows the extension-header chain of `payload` (the bytes after the fixed header).
-pub fn skip_extensions(mut next: u8, payload: &[u8]) -> Result<UpperLayer, DecodeEvent> {
+/// Non-fatal anomalies are added to `events` (bits of [`DecodeEvent::bit`]) as
+/// Suricata's decoder raises them: a second fragment header is skipped
+/// (`exthdr_dupl_fh`), a fragment header saying "offset 0, no more fragments" is skipped
+/// and the packet decoded as a whole one (`exthdr_useless_fh`), a non-last fragment
+/// whose data is not a multiple of 8 bytes is flagged (`frag_invalid_length`), and fewer
+/// than 2 bytes after an extension header are a truncation (`trunc_exthdr`).
+pub fn skip_extensions(
+    mut next: u8,
+    payload: &[u8],
+    events: &mut u64,
+) -> Result<UpperLayer, DecodeEvent> {
     let mut pos = 0;
     let mut fragment = None;
-    for _ in 0..MAX_EXT_HEADERS {
+    let mut fh_seen = false;
+    for walked in 0..MAX_EXT_HEADERS {
+        if walked > 0 && next != NH_NONE && payload.len().saturating_sub(pos) < 2 {
+            return Err(DecodeEvent::Ipv6ExthdrTrunc);
+        }
         match next {
             NH_HOPOPTS | NH_ROUTING | NH_DSTOPTS => {
                 let h = payload
@@ -125,16 +139,30 @@ pub fn skip_extensions(mut next: u8, payload: &[u8]) -> Result<UpperLayer, Decod
                 let h = payload
                     .get(pos..pos + 8)
                     .ok_or(DecodeEvent::Ipv6ExthdrTrunc)?;
+                next = h[0];
+                pos += 8;
+                if fh_seen {
+                    *events |= DecodeEvent::Ipv6ExthdrDuplFh.bit();
+                    continue;
+                }
+                fh_seen = true;
                 let off_flags = u16::from_be_bytes([h[2], h[3]]);
-                fragment = Some(Fragment {
+                let f = Fragment {
                     offset: usize::from(off_flags >> 3) * 8,
                     more: off_flags & 1 != 0,
                     ident: u32::from_be_bytes([h[4], h[5], h[6], h[7]]),
-                });
-                next = h[0];
-                pos += 8;
+                };
+                if f.offset == 0 && !f.more {
+                    // A whole datagram in one "fragment": decoded as it is.
+                    *events |= DecodeEvent::Ipv6ExthdrUselessFh.bit();
+                    continue;
+                }
+                if f.more && (payload.len() - pos) % 8 != 0 {
+                    *events |= DecodeEvent::Ipv6FragInvalidLength.bit();
+                }
+                fragment = Some(f);
                 // What follows a non-first fragment is not a header.
-                if fragment.is_some_and(|f| f.offset != 0) {
+                if f.offset != 0 {
                     break;
                 }
             }
@@ -198,7 +226,9 @@ mod tests {
             0xde,
             0xad,
         ];
-        let u = skip_extensions(NH_HOPOPTS, &payload).unwrap();
+        let mut ev = 0;
+        let u = skip_extensions(NH_HOPOPTS, &payload, &mut ev).unwrap();
+        assert_eq!(ev, 0);
         assert_eq!(u.protocol, 17);
         assert_eq!(u.offset, 16);
         assert_eq!(
@@ -210,8 +240,54 @@ mod tests {
             })
         );
         assert_eq!(
-            skip_extensions(NH_HOPOPTS, &payload[..5]).err(),
+            skip_extensions(NH_HOPOPTS, &payload[..5], &mut ev).err(),
             Some(DecodeEvent::Ipv6ExthdrTrunc)
         );
+    }
+
+    fn frag_header(next: u8, offset: usize, more: bool) -> [u8; 8] {
+        let of = ((offset / 8) as u16) << 3 | u16::from(more);
+        let [a, b] = of.to_be_bytes();
+        [next, 0, a, b, 0, 0, 0, 9]
+    }
+
+    #[test]
+    fn fragment_header_anomalies() {
+        // Offset 0 without more fragments: useless, the packet is whole.
+        let mut p = frag_header(17, 0, false).to_vec();
+        p.extend_from_slice(&[0; 8]);
+        let mut ev = 0;
+        let u = skip_extensions(NH_FRAGMENT, &p, &mut ev).unwrap();
+        assert_eq!((u.protocol, u.offset, u.fragment), (17, 8, None));
+        assert_eq!(ev, DecodeEvent::Ipv6ExthdrUselessFh.bit());
+
+        // A second fragment header after a useless one: duplicated.
+        let mut p = frag_header(NH_FRAGMENT, 0, false).to_vec();
+        p.extend_from_slice(&frag_header(58, 0, false));
+        p.extend_from_slice(&[0; 8]);
+        let mut ev = 0;
+        let u = skip_extensions(NH_FRAGMENT, &p, &mut ev).unwrap();
+        assert_eq!((u.protocol, u.offset), (58, 16));
+        assert_eq!(
+            ev,
+            DecodeEvent::Ipv6ExthdrUselessFh.bit() | DecodeEvent::Ipv6ExthdrDuplFh.bit()
+        );
+
+        // More fragments follow but this one's data is not a multiple of 8.
+        let mut p = frag_header(17, 8, true).to_vec();
+        p.extend_from_slice(&[0; 13]);
+        let mut ev = 0;
+        let u = skip_extensions(NH_FRAGMENT, &p, &mut ev).unwrap();
+        assert!(u.fragment.is_some_and(|f| f.more && f.offset == 8));
+        assert_eq!(ev, DecodeEvent::Ipv6FragInvalidLength.bit());
+
+        // Nothing after a useless fragment header: a truncated chain.
+        let p = frag_header(58, 0, false);
+        let mut ev = 0;
+        assert_eq!(
+            skip_extensions(NH_FRAGMENT, &p, &mut ev).err(),
+            Some(DecodeEvent::Ipv6ExthdrTrunc)
+        );
+        assert_eq!(ev, DecodeEvent::Ipv6ExthdrUselessFh.bit());
     }
 }

@@ -57,8 +57,30 @@ macro_rules! decode_events {
             /// Every event, for counter registration.
             pub const ALL: [DecodeEvent; [$(DecodeEvent::$event,)+].len()] =
                 [$(DecodeEvent::$event,)+];
+
+            /// The event's bit in [`Packet::events`].
+            pub const fn bit(self) -> u64 {
+                1 << (self as u32)
+            }
+
+            /// The event a rule names (`decode-event:ipv6.frag_overlap`): Suricata's name
+            /// with or without its `decoder.`/`defrag.` prefix.
+            pub fn by_rule_name(name: &str) -> Option<DecodeEvent> {
+                let want = short_name(name);
+                DecodeEvent::ALL.into_iter().find(|e| short_name(e.name()) == want)
+            }
         }
+
+        // Every event has a bit in the packet's `u64` event set.
+        const _: () = assert!(DecodeEvent::ALL.len() <= 64);
     };
+}
+
+/// An event name without its `decoder.`/`defrag.` prefix.
+fn short_name(n: &str) -> &str {
+    n.strip_prefix("decoder.")
+        .or_else(|| n.strip_prefix("defrag."))
+        .unwrap_or(n)
 }
 
 decode_events! {
@@ -78,14 +100,22 @@ decode_events! {
     Ipv6PktTooSmall => "decoder.ipv6.pkt_too_small",
     Ipv6TruncPkt => "decoder.ipv6.trunc_pkt",
     Ipv6WrongIpVersion => "decoder.ipv6.wrong_ip_version",
-    Ipv6ExthdrTrunc => "decoder.ipv6.exthdr_trunc",
+    Ipv6ExthdrTrunc => "decoder.ipv6.trunc_exthdr",
     Ipv6ExthdrTooMany => "decoder.ipv6.exthdr_too_many",
+    Ipv6ExthdrDuplFh => "decoder.ipv6.exthdr_dupl_fh",
+    Ipv6ExthdrUselessFh => "decoder.ipv6.exthdr_useless_fh",
+    Ipv6FragInvalidLength => "decoder.ipv6.frag_invalid_length",
+    Ipv4FragPktTooLarge => "defrag.ipv4.frag_pkt_too_large",
+    Ipv6FragPktTooLarge => "defrag.ipv6.frag_pkt_too_large",
+    Ipv4FragOverlap => "defrag.ipv4.frag_overlap",
+    Ipv6FragOverlap => "defrag.ipv6.frag_overlap",
     TcpPktTooSmall => "decoder.tcp.pkt_too_small",
     TcpHlenTooSmall => "decoder.tcp.hlen_too_small",
     TcpInvalidOptlen => "decoder.tcp.invalid_optlen",
     UdpPktTooSmall => "decoder.udp.pkt_too_small",
     UdpHlenTooSmall => "decoder.udp.hlen_too_small",
     UdpHlenInvalid => "decoder.udp.hlen_invalid",
+    UdpLenInvalid => "decoder.udp.len_invalid",
     Icmpv4PktTooSmall => "decoder.icmpv4.pkt_too_small",
     Icmpv6PktTooSmall => "decoder.icmpv6.pkt_too_small",
 }
@@ -169,6 +199,11 @@ pub struct Packet<'a> {
     pub payload: &'a [u8],
     /// Offset of `payload` in the frame.
     pub payload_offset: usize,
+    /// Decoder (and defrag) events raised on this packet: bits of [`DecodeEvent::bit`],
+    /// the fatal one included (for `decode-event` rules).
+    pub events: u64,
+    /// Decoding stopped at an error: only `decode-event` rules inspect the packet.
+    pub invalid: bool,
 }
 
 impl<'a> Packet<'a> {
@@ -182,7 +217,18 @@ impl<'a> Packet<'a> {
             l4: L4::None,
             payload: &[],
             payload_offset: 0,
+            events: 0,
+            invalid: false,
         }
+    }
+
+    /// Records a (non-fatal) event on the packet.
+    pub fn set_event(&mut self, ev: DecodeEvent) {
+        self.events |= ev.bit();
+    }
+
+    pub fn has_event(&self, ev: DecodeEvent) -> bool {
+        self.events & ev.bit() != 0
     }
 
     pub fn vlans(&self) -> &[u16] {
@@ -256,6 +302,10 @@ impl<'a> Packet<'a> {
 pub fn decode(link_type: u16, frame: &[u8]) -> (Packet<'_>, Option<DecodeEvent>) {
     let mut p = Packet::empty(link_type, frame);
     let ev = decode_into(&mut p).err();
+    if let Some(e) = ev {
+        p.set_event(e);
+        p.invalid = true;
+    }
     (p, ev)
 }
 
@@ -350,7 +400,7 @@ fn decode_ipv6(p: &mut Packet<'_>, off: usize, b: &[u8]) -> Result<(), DecodeEve
         end: off + ipv6::HEADER_LEN + v.payload_len(),
         fragment: None,
     };
-    let upper = ipv6::skip_extensions(v.next_header(), v.payload());
+    let upper = ipv6::skip_extensions(v.next_header(), v.payload(), &mut p.events);
     let upper = match upper {
         Ok(u) => u,
         Err(e) => {

@@ -11,17 +11,20 @@ pub struct Datagram<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Datagram<T> {
+    /// Errors as Suricata names them: fewer bytes than a header (`hlen_too_small`), a
+    /// length field past the data (`pkt_too_small`), a length field below the header's
+    /// size (`len_invalid`).
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         let b = buf.as_ref();
         if b.len() < HEADER_LEN {
-            return Err(DecodeEvent::UdpPktTooSmall);
-        }
-        let len = usize::from(u16::from_be_bytes([b[4], b[5]]));
-        if len < HEADER_LEN {
             return Err(DecodeEvent::UdpHlenTooSmall);
         }
+        let len = usize::from(u16::from_be_bytes([b[4], b[5]]));
         if len > b.len() {
-            return Err(DecodeEvent::UdpHlenInvalid);
+            return Err(DecodeEvent::UdpPktTooSmall);
+        }
+        if len < HEADER_LEN {
+            return Err(DecodeEvent::UdpLenInvalid);
         }
         Ok(Datagram { buf })
     }
@@ -62,11 +65,17 @@ mod tests {
         assert_eq!(v.payload(), b"abc");
         assert_eq!(
             Datagram::new_checked(&b[..7]).err(),
-            Some(DecodeEvent::UdpPktTooSmall)
+            Some(DecodeEvent::UdpHlenTooSmall)
         );
         assert_eq!(
             Datagram::new_checked(&b[..10]).err(),
-            Some(DecodeEvent::UdpHlenInvalid)
+            Some(DecodeEvent::UdpPktTooSmall)
+        );
+        let mut short = b.clone();
+        short[4..6].copy_from_slice(&5u16.to_be_bytes());
+        assert_eq!(
+            Datagram::new_checked(&short[..]).err(),
+            Some(DecodeEvent::UdpLenInvalid)
         );
     }
 }

@@ -30,7 +30,7 @@ use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
 use crate::decode::{L4, Packet};
 use crate::rules::{
     Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HeaderMatch, IntOperand, ListRef, Names,
-    NumCmp, NumCmpOp, PayloadSource, Proto, Rule, TlsCheck, Transform, XbitOp,
+    NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, TlsCheck, Transform, XbitOp,
 };
 use matcher::List;
 use mpm::{Mpm, MpmBuilder};
@@ -61,6 +61,12 @@ pub struct Sig {
     /// An IP-only rule (no ports, payload or packet keywords; at most `flowbits:set`):
     /// like Suricata, it is checked on the first packet of each direction of a flow only.
     ip_only: bool,
+    /// Made of `app-layer-protocol` checks alone (Suricata's "PD-only" rule): checked
+    /// only on packets where protocol detection finished.
+    pd_only: bool,
+    /// The rule checks a decoder event (`decode-event`): the only kind of rule a packet
+    /// that failed to decode is inspected with (as Suricata's decoder-event group).
+    decode_event: bool,
     /// Index of the rule's header (protocol, addresses, ports, direction) among the
     /// distinct headers of the set: rules sharing a header share its result per packet.
     hdr: u32,
@@ -84,6 +90,29 @@ fn is_ip_only(rule: &Rule) -> bool {
         && rule.tls.is_empty()
         && rule.sport.is_any()
         && rule.dport.is_any()
+}
+
+/// Suricata's protocol-detection-only rule test: `app-layer-protocol` and nothing but
+/// a flow direction and `flowbits:set` besides.
+fn is_pd_only(rule: &Rule) -> bool {
+    !rule.header.is_empty()
+        && rule
+            .header
+            .iter()
+            .all(|h| matches!(h, HeaderMatch::AppLayerProtocol { .. }))
+        && rule.payload.is_empty()
+        && rule.buffers.is_empty()
+        && rule.base64_data.is_none()
+        && rule.flow.established.is_none()
+        && !rule.flow.stateless
+        && rule.flow.frag.is_none()
+        && rule
+            .flowbits
+            .iter()
+            .all(|c| matches!(c, FlowbitCmd::Set(_)))
+        && rule.flowints.is_empty()
+        && rule.xbits.is_empty()
+        && rule.tls.is_empty()
 }
 
 /// Transport classes of packet groups.
@@ -258,7 +287,7 @@ pub struct Engine {
     /// the stream (which the groups above do not scan) still finds them, as Suricata
     /// inspects a segment's payload for rules that require the packet.
     pkt_only_tcp: PortGroups,
-    app: [AppGroup; 4],
+    app: [AppGroup; crate::app::APP_PROTOS],
     pub names: Names,
     /// Without prefilter: every rule of the class is a candidate (for the differential
     /// test of the prefilter).
@@ -266,7 +295,7 @@ pub struct Engine {
     /// Number of distinct rule headers (see `Sig::hdr`).
     headers: usize,
     class_rules: [Vec<u32>; 4],
-    app_rules: [[Vec<u32>; 2]; 4],
+    app_rules: [[Vec<u32>; 2]; crate::app::APP_PROTOS],
 }
 
 /// One match to report.
@@ -306,6 +335,16 @@ pub struct PacketView<'a> {
     pub first_in_direction: bool,
     /// A pseudo packet made at flow end: only stream inspection applies to it.
     pub pseudo: bool,
+    /// The protocol recognised in each direction (to_server, to_client), for
+    /// `app-layer-protocol:<proto>,to_server`; `Unknown` until then.
+    pub app_proto_dir: [AppProto; 2],
+    /// Protocol detection finished (in either direction) on this packet: the only
+    /// packets rules made of `app-layer-protocol` alone are checked on (Suricata's
+    /// "PD-only" rules).
+    pub proto_detect_done: bool,
+    /// Protocol-detection events raised on this packet (bits of
+    /// [`crate::app::events::PACKET_EVENTS`]).
+    pub app_events: u8,
 }
 
 fn ip_key(ip: IpAddr) -> u128 {
@@ -335,7 +374,7 @@ impl Engine {
             4] = Default::default();
         #[allow(clippy::type_complexity)]
         let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
-            (0..4).map(|_| Default::default()).collect();
+            (0..crate::app::APP_PROTOS).map(|_| Default::default()).collect();
         let mut pkt_only_tcp_rules: Vec<PortedRule> = Vec::new();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
@@ -368,7 +407,7 @@ impl Engine {
                         if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
                             continue;
                         }
-                        e.app_rules[proto % 4][d.index()].push(id);
+                        e.app_rules[proto][d.index()].push(id);
                         match &rule.fast {
                             Some(fp) => match fp.list {
                                 ListRef::Buffer(bi) => {
@@ -435,6 +474,11 @@ impl Engine {
             }
             e.sigs.push(Sig {
                 ip_only: is_ip_only(&rule),
+                pd_only: is_pd_only(&rule),
+                decode_event: rule
+                    .header
+                    .iter()
+                    .any(|h| matches!(h, HeaderMatch::DecodeEvent(_))),
                 payload: List::compile(&rule.payload.items),
                 base64: rule.base64_data.as_ref().map(|l| List::compile(&l.items)),
                 buffers,
@@ -694,7 +738,23 @@ impl Engine {
                     _ => cmp.test(ts) || cmp.test(tc),
                 }
             }
-            HeaderMatch::AppLayerProtocol { proto, negated } => (v.app_proto == proto) != negated,
+            HeaderMatch::AppLayerProtocol {
+                proto,
+                negated,
+                mode,
+            } => {
+                let d = v.app_proto_dir;
+                let is = match mode {
+                    ProtoMode::Flow => v.app_proto == proto,
+                    ProtoMode::ToServer => d[0] == proto,
+                    ProtoMode::ToClient => d[1] == proto,
+                    ProtoMode::Either => d[0] == proto || d[1] == proto,
+                    ProtoMode::Direction => d[usize::from(v.to_server == Some(false))] == proto,
+                };
+                is != negated
+            }
+            HeaderMatch::DecodeEvent(bit) => p.events & bit != 0,
+            HeaderMatch::AppLayerEvent(bit) => v.app_events & bit != 0,
         })
     }
 
@@ -898,6 +958,9 @@ impl Engine {
             if sig.app || (sig.ip_only && !v.first_in_direction) {
                 continue;
             }
+            if (v.pkt.invalid && !sig.decode_event) || (sig.pd_only && !v.proto_detect_done) {
+                continue;
+            }
             // Pseudo packets (flow end) carry stream data only.
             if v.pseudo && sig.payload.is_empty() {
                 continue;
@@ -1000,7 +1063,7 @@ impl Engine {
         let d = dir.index();
         if self.naive {
             st.cands
-                .extend_from_slice(&self.app_rules[proto as usize % 4][d]);
+                .extend_from_slice(&self.app_rules[proto as usize % crate::app::APP_PROTOS][d]);
         } else {
             st.cands.extend_from_slice(&g.always[d]);
             st.cands.extend_from_slice(&td.cands[d]);
@@ -1220,6 +1283,16 @@ fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<
             return epoch(BufferId::TLS_NOTAFTER)
                 .map_or_else(|e| e, |na| Some(nb <= now_s && now_s <= na));
         }
+        TlsCheck::AppEvent(name) => {
+            // Not raised yet: it may be while the direction is still in progress.
+            return if tx.has_event(name) {
+                Some(true)
+            } else if tx.complete(dir) {
+                Some(false)
+            } else {
+                None
+            };
+        }
         TlsCheck::DnsOpcode(cmp) => {
             let id = match dir {
                 Dir::ToServer => BufferId::DNS_OPCODE_REQ,
@@ -1263,6 +1336,7 @@ fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<
         | TlsCheck::NotAfter(_)
         | TlsCheck::CertExpired
         | TlsCheck::CertValid
+        | TlsCheck::AppEvent(_)
         | TlsCheck::DnsOpcode(_) => None,
     }
 }

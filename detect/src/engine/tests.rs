@@ -46,6 +46,9 @@ fn run(
         flow_id: 1,
         first_in_direction: true,
         pseudo: false,
+        app_proto_dir: [AppProto::Unknown; 2],
+        proto_detect_done: false,
+        app_events: 0,
     };
     let mut hits = Vec::new();
     e.inspect_packet(st, &v, Some(vars), &mut hits);
@@ -183,6 +186,9 @@ fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
             flow_id: 1,
             first_in_direction: false,
             pseudo: false,
+            app_proto_dir: [AppProto::Unknown; 2],
+            proto_detect_done: false,
+            app_events: 0,
         };
         let mut hits = Vec::new();
         e.inspect_packet(&mut st, &v, Some(&mut fv), &mut hits);

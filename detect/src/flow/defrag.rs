@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::decode::{MAX_VLAN_LAYERS, Packet};
+use crate::decode::{DecodeEvent, MAX_VLAN_LAYERS, Packet};
 
 pub const MAX_FRAGMENTS: usize = 256;
 pub const MAX_DATAGRAM: usize = 65535;
@@ -58,9 +58,13 @@ pub struct Defrag {
 
 impl Defrag {
     /// Takes a fragment; returns the rebuilt datagram (raw IP) when it is complete.
-    pub fn add(&mut self, p: &Packet<'_>, ts_ns: u64) -> Option<Vec<u8>> {
+    /// Adds Suricata's defrag events for this fragment to `events` (bits of
+    /// [`DecodeEvent::bit`]): `frag_pkt_too_large` when it ends past 65535 bytes (it is
+    /// dropped), `frag_overlap` when it overlaps a fragment already held.
+    pub fn add(&mut self, p: &Packet<'_>, ts_ns: u64, events: &mut u64) -> Option<Vec<u8>> {
         let ip = p.ip?;
         let frag = ip.fragment?;
+        let v6 = ip.version == 6;
         let key = Key {
             src: ip.src,
             dst: ip.dst,
@@ -82,10 +86,34 @@ impl Defrag {
             total: None,
             header: None,
         });
-        if frag.offset + data.len() > MAX_DATAGRAM || t.frags.len() >= MAX_FRAGMENTS {
+        if frag.offset + data.len() > MAX_DATAGRAM {
+            *events |= if v6 {
+                DecodeEvent::Ipv6FragPktTooLarge
+            } else {
+                DecodeEvent::Ipv4FragPktTooLarge
+            }
+            .bit();
             self.stats.too_large += 1;
             self.trackers.remove(&key);
             return None;
+        }
+        if t.frags.len() >= MAX_FRAGMENTS {
+            self.stats.too_many += 1;
+            self.trackers.remove(&key);
+            return None;
+        }
+        let end = frag.offset + data.len();
+        if t
+            .frags
+            .iter()
+            .any(|(o, d)| frag.offset < o + d.len() && *o < end)
+        {
+            *events |= if v6 {
+                DecodeEvent::Ipv6FragOverlap
+            } else {
+                DecodeEvent::Ipv4FragOverlap
+            }
+            .bit();
         }
         if frag.offset == 0 && t.header.is_none() {
             let h = if ip.version == 4 {
@@ -211,9 +239,11 @@ mod tests {
         for f in &frags {
             let (p, _) = decode(LINKTYPE_RAW, f);
             assert!(p.ip.unwrap().fragment.is_some());
-            if let Some(out) = d.add(&p, 1) {
+            let mut ev = 0;
+            if let Some(out) = d.add(&p, 1, &mut ev) {
                 done = Some(out);
             }
+            assert_eq!(ev, 0);
         }
         let out = done.expect("reassembled");
         let (p, ev) = decode(LINKTYPE_RAW, &out);
@@ -229,8 +259,29 @@ mod tests {
         let frags = fragments(&[7u8; 64], 32);
         let mut d = Defrag::default();
         let (p, _) = decode(LINKTYPE_RAW, &frags[0]);
-        assert!(d.add(&p, 0).is_none());
+        assert!(d.add(&p, 0, &mut 0).is_none());
         d.expire(TIMEOUT_NS + 1);
         assert_eq!(d.stats.timeouts, 1);
+    }
+
+    #[test]
+    fn overlaps_and_oversized_fragments_are_events() {
+        let frags = fragments(&[7u8; 64], 32);
+        let mut d = Defrag::default();
+        let (p, _) = decode(LINKTYPE_RAW, &frags[0]);
+        let mut ev = 0;
+        assert!(d.add(&p, 0, &mut ev).is_none());
+        assert_eq!(ev, 0);
+        // The same fragment again overlaps the one held.
+        assert!(d.add(&p, 0, &mut ev).is_none());
+        assert_eq!(ev, DecodeEvent::Ipv4FragOverlap.bit());
+
+        // A fragment ending past 65535 bytes.
+        let mut big = frags[1].clone();
+        big[6..8].copy_from_slice(&(8190u16).to_be_bytes());
+        let (p, _) = decode(LINKTYPE_RAW, &big);
+        let mut ev = 0;
+        assert!(d.add(&p, 0, &mut ev).is_none());
+        assert_eq!(ev, DecodeEvent::Ipv4FragPktTooLarge.bit());
     }
 }

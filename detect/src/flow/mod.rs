@@ -76,7 +76,18 @@ pub struct AppFlow {
     pub txs: Vec<TxDetect>,
     /// Transactions below this id are done and freed.
     pub next_free: u64,
+    /// The protocol recognised in each direction's first data (to_server, to_client);
+    /// `Unknown` when that direction's data was not recognised (or has not come).
+    pub dir_proto: [AppProto; 2],
+    /// Whether each direction's first data was probed.
+    pub dir_probed: [bool; 2],
+    /// Parser anomalies by transaction id, for `app-layer-event` (at most
+    /// [`MAX_TX_EVENTS`]; freed with the transactions).
+    pub tx_events: Vec<(u64, &'static str)>,
 }
+
+/// Anomalies remembered per flow for `app-layer-event`.
+pub const MAX_TX_EVENTS: usize = 64;
 
 /// State of one flow.
 #[derive(Debug)]
@@ -140,6 +151,23 @@ impl Flow {
             None if self.pkts_toclient > 0 && self.pkts_toserver > 0 => "established",
             None => "new",
         }
+    }
+
+    /// Swaps client and server: a flow picked up midstream whose first data turned out
+    /// to be the server's (protocol detection recognised a response), as Suricata
+    /// reverses such flows. Counters and stream sides follow their endpoints.
+    pub fn reverse(&mut self) {
+        std::mem::swap(&mut self.client, &mut self.server);
+        self.client_is_lo = !self.client_is_lo;
+        std::mem::swap(&mut self.pkts_toserver, &mut self.pkts_toclient);
+        std::mem::swap(&mut self.bytes_toserver, &mut self.bytes_toclient);
+        std::mem::swap(&mut self.tcp_flags_ts, &mut self.tcp_flags_tc);
+        if let Some(s) = self.tcp.as_deref_mut() {
+            s.sides.swap(0, 1);
+        }
+        self.app.probed.swap(0, 1);
+        self.app.dir_proto.swap(0, 1);
+        self.app.dir_probed.swap(0, 1);
     }
 
     /// Stream bytes per direction (to_server, to_client), for `stream_size`.
@@ -428,6 +456,28 @@ mod tests {
         assert_eq!(*r, EndReason::Timeout);
         assert_eq!(f.pkts_toserver + f.pkts_toclient, frames.len() as u64);
         assert_eq!(f.client.1, 1234);
+    }
+
+    #[test]
+    fn reversing_swaps_endpoints_and_counters() {
+        let mut s = TcpSession::new(
+            "10.0.0.1:1234".parse().unwrap(),
+            "10.0.0.2:80".parse().unwrap(),
+            1_000,
+        );
+        s.server_sends(b"HTTP/1.1 200 OK\r\n\r\n");
+        let frames = s.into_frames();
+        let mut t = FlowTable::new(0);
+        let (p, _) = decode(LINKTYPE_ETHERNET, &frames[0].data);
+        let (flow, to_server) = t.track(&p, 1, |_, _| {}).unwrap();
+        assert!(to_server, "the first packet's sender is taken as the client");
+        assert_eq!(flow.client.1, 80);
+        flow.reverse();
+        assert_eq!(flow.server.1, 80);
+        assert_eq!((flow.pkts_toserver, flow.pkts_toclient), (0, 1));
+        // The next packet of the same sender is now to_client.
+        let (_, to_server) = t.track(&p, 2, |_, _| {}).unwrap();
+        assert!(!to_server);
     }
 
     #[test]

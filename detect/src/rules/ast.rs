@@ -352,11 +352,34 @@ pub enum HeaderMatch {
         side: u8,
         cmp: NumCmp,
     },
-    /// `app-layer-protocol`.
+    /// `app-layer-protocol:<proto>[,<mode>]`.
     AppLayerProtocol {
         proto: AppProto,
         negated: bool,
+        mode: ProtoMode,
     },
+    /// `decode-event`: the packet carries this decoder event (a bit of
+    /// [`crate::decode::DecodeEvent::bit`]).
+    DecodeEvent(u64),
+    /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
+    /// (a bit of [`crate::app::events::PACKET_EVENTS`]).
+    AppLayerEvent(u8),
+}
+
+/// Which protocol `app-layer-protocol` compares (its optional second argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtoMode {
+    /// The flow's protocol (no mode, `final`, `original`: Meerkat never changes a
+    /// flow's protocol, so the last two are the same).
+    Flow,
+    /// The protocol recognised in the client's data.
+    ToServer,
+    /// The protocol recognised in the server's data.
+    ToClient,
+    /// Either direction's.
+    Either,
+    /// The packet's direction's.
+    Direction,
 }
 
 /// IPv4 options (`ipopts`).
@@ -547,6 +570,9 @@ pub enum TlsCheck {
     CertValid,
     /// `dns.opcode`: the opcode of the message of the direction being inspected.
     DnsOpcode(NumCmp),
+    /// `app-layer-event:<proto>.<event>`: the parser raised this anomaly in the
+    /// transaction (one of [`crate::app::events`]).
+    AppEvent(&'static str),
 }
 
 /// A date comparison of `tls_cert_notbefore`/`tls_cert_notafter`, in seconds since the

@@ -662,6 +662,20 @@ impl<'a> Builder<'a> {
             }
             "app-layer-protocol" => {
                 let val = value_of(kw, v)?;
+                let (val, mode) = match val.split_once(',') {
+                    None => (val, ProtoMode::Flow),
+                    Some((p, m)) => (
+                        p.trim(),
+                        match m.trim() {
+                            "final" | "original" => ProtoMode::Flow,
+                            "to_server" => ProtoMode::ToServer,
+                            "to_client" => ProtoMode::ToClient,
+                            "either" => ProtoMode::Either,
+                            "direction" => ProtoMode::Direction,
+                            other => return Err(fail(kw, format!("unknown mode `{other}`"))),
+                        },
+                    ),
+                };
                 let (negated, name) = match val.strip_prefix('!') {
                     Some(r) => (true, r.trim()),
                     None => (false, val),
@@ -675,7 +689,37 @@ impl<'a> Builder<'a> {
                 };
                 self.rule
                     .header
-                    .push(HeaderMatch::AppLayerProtocol { proto, negated });
+                    .push(HeaderMatch::AppLayerProtocol {
+                        proto,
+                        negated,
+                        mode,
+                    });
+            }
+            "app-layer-event" => {
+                let name = value_of(kw, v)?;
+                match app::events::lookup(name).map_err(|e| fail(kw, e))? {
+                    app::events::EventRef::Packet(bit) => {
+                        self.rule.header.push(HeaderMatch::AppLayerEvent(bit));
+                    }
+                    app::events::EventRef::Tx(proto, name) => {
+                        self.require_app(kw, proto)?;
+                        self.rule.tls.push(TlsCheck::AppEvent(name));
+                    }
+                }
+            }
+            "decode-event" => {
+                let name = value_of(kw, v)?;
+                let ev = crate::decode::DecodeEvent::by_rule_name(name).ok_or_else(|| {
+                    fail(kw, format!("event `{name}` is not raised by Meerkat's decoder"))
+                })?;
+                self.rule.header.push(HeaderMatch::DecodeEvent(ev.bit()));
+            }
+            // `prefilter` picks the keyword Suricata's prefilter engine uses for the rule;
+            // it does not change what the rule matches.
+            "prefilter" => {
+                if v.is_some() {
+                    return Err(fail(kw, "takes no value"));
+                }
             }
             "tls.version" | "ssl_version" | "ssl_state" => self.tls_keyword(kw, v)?,
             // Legacy TLS keywords: a case-sensitive inclusion match on the certificate

@@ -174,7 +174,7 @@ fn build(
                 app_proto = Some(p);
                 // HTTP and TLS run on TCP; DNS on UDP or TCP.
                 match p {
-                    AppProto::Dns => Proto::Ip,
+                    AppProto::Dns | AppProto::Llmnr => Proto::Ip,
                     _ => Proto::Tcp,
                 }
             }

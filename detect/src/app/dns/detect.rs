@@ -43,6 +43,8 @@ fn item(b: Option<&[u8]>) -> Buf<'_> {
 enum Field {
     Question,
     Answer,
+    Authority,
+    Additional,
     AnyName,
     Opcode,
 }
@@ -51,6 +53,8 @@ fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
     match f {
         Field::Question => item(m.questions.get(index).map(|q| q.name.as_slice())),
         Field::Answer => item(m.answers.get(index).map(|r| r.name.as_slice())),
+        Field::Authority => item(m.authorities.get(index).map(|r| r.name.as_slice())),
+        Field::Additional => item(m.additionals.get(index).map(|r| r.name.as_slice())),
         Field::AnyName => item(all_names(m).nth(index)),
         Field::Opcode => {
             // A static table: the buffer borrows from here, not from the message.
@@ -71,6 +75,10 @@ pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
         BufferId::DNS_RESP_QUERIES => (false, Field::Question),
         BufferId::DNS_REQ_ANSWERS => (true, Field::Answer),
         BufferId::DNS_RESP_ANSWERS => (false, Field::Answer),
+        BufferId::DNS_REQ_AUTHORITIES => (true, Field::Authority),
+        BufferId::DNS_RESP_AUTHORITIES => (false, Field::Authority),
+        BufferId::DNS_REQ_ADDITIONALS => (true, Field::Additional),
+        BufferId::DNS_RESP_ADDITIONALS => (false, Field::Additional),
         BufferId::DNS_RESPONSE_RRNAME => (false, Field::AnyName),
         BufferId::DNS_OPCODE_REQ => (true, Field::Opcode),
         BufferId::DNS_OPCODE_RESP => (false, Field::Opcode),

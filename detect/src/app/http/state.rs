@@ -208,6 +208,7 @@ struct Names {
     folding: &'static str,
     too_many_headers: &'static str,
     repetition: &'static str,
+    duplicate_cl: &'static str,
 }
 
 const NAMES: [Names; 2] = [
@@ -219,6 +220,7 @@ const NAMES: [Names; 2] = [
         folding: "http.invalid_request_field_folding",
         too_many_headers: "http.request_too_many_headers",
         repetition: "http.request_header_repetition",
+        duplicate_cl: "http.duplicate_content_length_field_in_request",
     },
     Names {
         field_too_long: "http.response_field_too_long",
@@ -228,6 +230,7 @@ const NAMES: [Names; 2] = [
         folding: "http.invalid_response_field_folding",
         too_many_headers: "http.response_too_many_headers",
         repetition: "http.response_header_repetition",
+        duplicate_cl: "http.duplicate_content_length_field_in_response",
     },
 ];
 
@@ -716,7 +719,7 @@ impl HttpState {
                     } else if parser::parse_content_length(&m.value)
                         != parser::parse_content_length(&h.value)
                     {
-                        out.anomaly("http.multiple_content_length");
+                        out.anomaly(NAMES[d].duplicate_cl);
                     }
                 }
                 None => merged.push(h),
