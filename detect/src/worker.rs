@@ -416,9 +416,9 @@ impl Inner {
             }
         }
 
-        // A flow picked up midstream whose first data is recognised only as the other
-        // direction's (a response) is the other way round: reverse it, as Suricata does.
-        if self.midstream_reversed(flow, d) {
+        // A flow whose first data is a reply (a UDP flow, or a TCP flow picked up
+        // midstream) is the other way round: reverse it, as Suricata does.
+        if self.first_data_reversed(flow, d, pkt.payload) {
             flow.reverse();
             to_server = !to_server;
             dir = dir.other();
@@ -507,6 +507,9 @@ impl Inner {
             }
             if !hits.is_empty() {
                 flow.alerted = true;
+                if hits.iter().any(|h| self.drops_flow(h.sig)) {
+                    flow.vars.pass = true;
+                }
             }
             self.hits = hits;
         }
@@ -538,7 +541,7 @@ impl Inner {
         {
             let mut out = ParseOutput::default();
             state.gap(dir, gap, &mut out);
-            self.parse_output(&out, &mut flow.app);
+            self.parse_output(&out, &mut flow.app, dir);
         }
         let mut got = false;
         if flow.app.detection_done && flow.app.state.is_none() {
@@ -557,7 +560,7 @@ impl Inner {
         if fin && let Some(state) = flow.app.state.as_deref_mut() {
             let mut out = ParseOutput::default();
             state.eof(dir, &mut out);
-            self.parse_output(&out, &mut flow.app);
+            self.parse_output(&out, &mut flow.app, dir);
             got = true;
         }
         got
@@ -566,7 +569,7 @@ impl Inner {
     /// Counts a parse call's outcome and remembers its anomalies, by transaction, for
     /// `app-layer-event`: an anomaly belongs to the newest transaction after the call
     /// (the one the parser was working on), or to the next one when there is none.
-    fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow) {
+    fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow, dir: Dir) {
         if out.failed {
             self.stats.app_parse_errors += 1;
         }
@@ -580,23 +583,38 @@ impl Inner {
             .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()))
             .unwrap_or(app.next_free);
         for &name in &out.anomalies {
-            if app.tx_events.len() < MAX_TX_EVENTS && !app.tx_events.contains(&(id, name)) {
-                app.tx_events.push((id, name));
+            if app.tx_events.len() < MAX_TX_EVENTS && !app.tx_events.contains(&(id, dir, name)) {
+                app.tx_events.push((id, dir, name));
             }
         }
     }
 
-    /// Whether a midstream flow must be reversed before its first data is parsed: the
-    /// data in direction `d` is recognised only as the other direction's.
-    fn midstream_reversed(&self, flow: &Flow, d: usize) -> bool {
-        let Some(s) = flow.tcp.as_deref() else {
-            return false;
-        };
-        if !s.midstream || flow.app.detection_done || flow.app.probed != [0, 0] {
+    /// Whether an alert of rule `sig` ends detection on its flow: a `drop` (or
+    /// `reject`) rule about an app-layer protocol drops the whole flow, as Suricata
+    /// marks the flow dropped (no packet of it is inspected after), in IDS mode too.
+    fn drops_flow(&self, sig: u32) -> bool {
+        let rule = &self.engine.sig(sig).rule;
+        matches!(rule.action, rules::Action::Drop | rules::Action::Reject)
+            && rule.app_proto.is_some()
+    }
+
+    /// Whether a flow must be reversed before its first data is parsed: that data, in
+    /// direction `d`, is recognised only as the other direction's (an HTTP response),
+    /// or as a reply of its protocol (a DNS response). Only the first data of a UDP
+    /// flow or of a TCP flow picked up midstream can say so (a handshake orients a
+    /// flow for good).
+    fn first_data_reversed(&self, flow: &Flow, d: usize, payload: &[u8]) -> bool {
+        if flow.app.detection_done || flow.app.probed != [0, 0] {
             return false;
         }
-        let side = &s.sides[d];
-        let data = side.bytes(side.app_done, side.next());
+        let (transport, data) = match flow.tcp.as_deref() {
+            Some(s) if s.midstream => {
+                let side = &s.sides[d];
+                (Transport::Tcp, side.bytes(side.app_done, side.next()))
+            }
+            None if flow.proto == 17 => (Transport::Udp, payload),
+            _ => return false,
+        };
         if data.is_empty() {
             return false;
         }
@@ -605,14 +623,20 @@ impl Inner {
             if d == 0 { Dir::ToServer } else { Dir::ToClient },
             [flow.client.1, flow.server.1],
         );
-        !matches!(
-            self.registry.probe(Transport::Tcp, dir, ports, data),
-            app::Detected::Proto(_)
-        ) && matches!(
-            self.registry
-                .probe(Transport::Tcp, dir.other(), [ports[1], ports[0]], data),
-            app::Detected::Proto(_)
-        )
+        match self.registry.probe(transport, dir, ports, data) {
+            app::Detected::Proto(p) => {
+                dir == Dir::ToServer
+                    && self
+                        .registry
+                        .get(p)
+                        .is_some_and(|p| p.is_reply(transport, data))
+            }
+            _ => matches!(
+                self.registry
+                    .probe(transport, dir.other(), [ports[1], ports[0]], data),
+                app::Detected::Proto(_)
+            ),
+        }
     }
 
     /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
@@ -650,7 +674,7 @@ impl Inner {
         if let Some(state) = app.state.as_deref_mut() {
             state.parse(dir, data, &mut out);
         }
-        self.parse_output(&out, app);
+        self.parse_output(&out, app, dir);
         if out.failed {
             app.state = None;
         }
@@ -686,7 +710,7 @@ impl Inner {
                     if !out.failed {
                         app.state = Some(state);
                     }
-                    self.parse_output(&out, app);
+                    self.parse_output(&out, app, dir);
                 }
                 return;
             }
@@ -780,6 +804,9 @@ impl Inner {
                 }
                 if !hits.is_empty() {
                     flow.alerted = true;
+                    if hits.iter().any(|h| self.drops_flow(h.sig)) {
+                        flow.vars.pass = true;
+                    }
                 }
             }
             if (complete_both || ending) && !flow.app.txs[td].logged {
@@ -963,7 +990,7 @@ impl Inner {
                 if let Some(state) = flow.app.state.as_deref_mut() {
                     state.eof(dir, &mut out);
                 }
-                self.parse_output(&out, &mut flow.app);
+                self.parse_output(&out, &mut flow.app, dir);
             }
         }
         // Whatever is left: inspect once more as final, and log.
@@ -1466,7 +1493,7 @@ pub fn run_generation(
 #[derive(Debug)]
 struct WithEvents<'a> {
     tx: &'a dyn app::Transaction,
-    events: &'a [(u64, &'static str)],
+    events: &'a [(u64, Dir, &'static str)],
 }
 
 impl app::Transaction for WithEvents<'_> {
@@ -1488,9 +1515,11 @@ impl app::Transaction for WithEvents<'_> {
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
         self.tx.event_record(dir)
     }
-    fn has_event(&self, name: &str) -> bool {
+    fn has_event(&self, dir: Dir, name: &str) -> bool {
         let id = self.tx.id();
-        self.events.iter().any(|&(i, n)| i == id && n == name)
+        self.events
+            .iter()
+            .any(|&(i, d, n)| i == id && d == dir && n == name)
     }
 }
 
@@ -1570,5 +1599,122 @@ mod tests {
                 (3, Some(0), http())
             ]
         );
+    }
+
+    #[test]
+    fn a_midstream_flow_whose_first_data_is_a_response_is_reversed() {
+        let mut config = Config::default();
+        config.stream.midstream = true;
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:8080".parse().unwrap(),
+        );
+        // No handshake: the server's response is the first packet seen.
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.server_sends(b"HTTP/1.1 200 OK\r\nServer: Apache\r\nContent-Length: 0\r\n\r\n");
+        let rules = "alert http any any -> any any (flow:to_client; http.server; content:\"Apache\"; sid:1;)";
+        let got = alerts(&run(&config, rules, &t.into_frames()));
+        assert_eq!(got, [(1, Some(0), "http".to_string())]);
+    }
+
+    #[test]
+    fn directions_speaking_different_protocols() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:22".parse().unwrap(),
+        );
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.handshake();
+        t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        t.server_sends(b"SSH-2.0-OpenSSH_8.9\r\n");
+        t.server_sends(b"more bytes\r\n");
+        t.close();
+        let rules = "alert ip any any -> any any (app-layer-event:applayer_mismatch_protocol_both_directions; sid:1;)\n\
+                     alert tcp any any -> any any (flow:to_client; app-layer-protocol:http1,to_server; app-layer-protocol:ssh,to_client; sid:2;)\n\
+                     alert tcp any any -> any any (app-layer-protocol:ssh; sid:3;)";
+        let mut got = alerts(&run(&config, rules, &t.into_frames()));
+        got.sort();
+        let http = || "http".to_string();
+        // Each once: on the packet where the server's protocol was recognised.
+        assert_eq!(got, [(1, None, http()), (2, None, http())]);
+    }
+
+    #[test]
+    fn ssh_banners_are_buffers_per_direction() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:2222".parse().unwrap(),
+        );
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.handshake();
+        t.client_sends(b"SSH-2.0-PuTTY_Release_0.78\r\n");
+        t.server_sends(b"SSH-2.0-OpenSSH_9.3 Debian\r\n");
+        t.close();
+        let rules = "alert ssh any any -> any any (ssh.software; content:\"OpenSSH\"; sid:1;)\n\
+                     alert ssh any any -> any any (ssh.proto; content:\"2.0\"; sid:2;)\n\
+                     alert ssh any any -> any any (flow:to_server; ssh.software; content:\"OpenSSH\"; sid:3;)";
+        let mut got = alerts(&run(&config, rules, &t.into_frames()));
+        got.sort();
+        let ssh = || "ssh".to_string();
+        assert_eq!(
+            got,
+            [(1, Some(0), ssh()), (2, Some(0), ssh()), (2, Some(0), ssh())]
+        );
+    }
+
+    #[test]
+    fn decoder_events_reach_decode_event_rules() {
+        let config = Config::default();
+        let (c, s): (std::net::IpAddr, std::net::IpAddr) =
+            ("2001:db8::1".parse().unwrap(), "2001:db8::2".parse().unwrap());
+        // A fragment header saying "offset 0, last fragment" before an ICMPv6 echo.
+        let oct = |a: std::net::IpAddr| match a {
+            std::net::IpAddr::V6(v) => v.octets(),
+            std::net::IpAddr::V4(_) => [0; 16],
+        };
+        let echo = meerkat_synth::packet::icmpv6(oct(c), oct(s), 128, 0, 1, 1, b"ping");
+        let mut payload = vec![58, 0, 0, 0, 0, 0, 0, 9];
+        payload.extend_from_slice(&echo);
+        let ip = meerkat_synth::packet::ip(c, s, 44, 64, 0, &payload);
+        let frame = session::frame_ip(c, s, None, &ip);
+        // A UDP length field below the header's size: the packet does not decode.
+        let (c4, s4): (std::net::IpAddr, std::net::IpAddr) =
+            ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let mut udp = meerkat_synth::packet::udp(c4, s4, 1, 2, b"abcd");
+        udp[4..6].copy_from_slice(&5u16.to_be_bytes());
+        let bad = session::frame_ip(c4, s4, None, &meerkat_synth::packet::ip(c4, s4, 17, 64, 1, &udp));
+        let frames = [
+            meerkat_synth::Frame { ts_ns: 1, data: frame },
+            meerkat_synth::Frame { ts_ns: 2, data: bad },
+        ];
+        let rules = "alert pkthdr any any -> any any (decode-event:ipv6.exthdr_useless_fh; sid:1;)\n\
+                     alert icmp any any -> any any (itype:128; sid:2;)\n\
+                     alert pkthdr any any -> any any (decode-event:udp.len_invalid; sid:3;)\n\
+                     alert ip any any -> any any (ttl:64; sid:4;)";
+        let mut got: Vec<u64> = alerts(&run(&config, rules, &frames))
+            .into_iter()
+            .map(|a| a.0)
+            .collect();
+        got.sort();
+        // The echo is decoded whole (sids 1, 2, 4); the bad datagram is inspected by
+        // decoder-event rules only (sid 3, not 4).
+        assert_eq!(got, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_udp_flow_starting_with_a_response_is_reversed() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:53".parse().unwrap(),
+        );
+        // Only the server's answer was captured: it is the first (and only) datagram.
+        let r = sample::dns_response_a(9, "lone.example", [10, 0, 0, 9]);
+        let frames = session::udp_exchange(s, c, 1_000, 1_000, &r, None, None);
+        let rules = "alert dns any any -> any any (flow:to_client; dns.answers.rrname; content:\"lone.example\"; sid:1;)";
+        let got = alerts(&run(&config, rules, &frames));
+        assert_eq!(got, [(1, Some(0), "dns".to_string())]);
     }
 }

@@ -134,6 +134,12 @@ pub trait Protocol: Sync + std::fmt::Debug {
     fn port_bound(&self) -> bool {
         false
     }
+    /// Whether `data`, recognised as this protocol, is a reply (the server's side). A
+    /// flow whose first data is a reply is reversed, as Suricata's probing parsers
+    /// make it do (a DNS response seen first).
+    fn is_reply(&self, _transport: Transport, _data: &[u8]) -> bool {
+        false
+    }
     /// Fresh per-flow state.
     fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
 }
@@ -221,10 +227,11 @@ pub trait Transaction: std::fmt::Debug {
             Dir::ToClient => self.record(),
         }
     }
-    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction,
-    /// for `app-layer-event`. The worker tracks anomalies per transaction and answers
-    /// through a wrapper; parsers need not implement it.
-    fn has_event(&self, _name: &str) -> bool {
+    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction
+    /// while parsing direction `dir`, for `app-layer-event`. The worker tracks
+    /// anomalies per transaction and answers through a wrapper; parsers need not
+    /// implement it.
+    fn has_event(&self, _dir: Dir, _name: &str) -> bool {
         false
     }
 }

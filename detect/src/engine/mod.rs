@@ -1285,7 +1285,7 @@ fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<
         }
         TlsCheck::AppEvent(name) => {
             // Not raised yet: it may be while the direction is still in progress.
-            return if tx.has_event(name) {
+            return if tx.has_event(dir, name) {
                 Some(true)
             } else if tx.complete(dir) {
                 Some(false)

@@ -17,7 +17,7 @@ pub mod tcp;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::app::{AppProto, AppState};
+use crate::app::{AppProto, AppState, Dir};
 use crate::decode::{L4, MAX_VLAN_LAYERS, Packet};
 use crate::engine::{FlowVars, TxDetect};
 
@@ -83,7 +83,7 @@ pub struct AppFlow {
     pub dir_probed: [bool; 2],
     /// Parser anomalies by transaction id, for `app-layer-event` (at most
     /// [`MAX_TX_EVENTS`]; freed with the transactions).
-    pub tx_events: Vec<(u64, &'static str)>,
+    pub tx_events: Vec<(u64, Dir, &'static str)>,
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.

@@ -24,6 +24,9 @@ use std::collections::BTreeMap;
 pub const MAX_OOO_BYTES: usize = 1 << 20;
 /// Out-of-order segments held per side.
 pub const MAX_OOO_SEGMENTS: usize = 1024;
+/// How far past the sender's next expected byte a RST's sequence number may be and
+/// still close the session (bytes).
+pub const MAX_RST_AHEAD: i64 = 1 << 20;
 
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
@@ -260,6 +263,8 @@ pub struct Session {
     pub midstream: bool,
     /// Union of flags seen.
     pub flags: u8,
+    /// Resets ignored because their sequence number was out of the window.
+    pub invalid_rsts: u64,
 }
 
 impl Session {
@@ -279,6 +284,7 @@ impl Session {
             sides: [Side::default(), Side::default()],
             midstream: false,
             flags: 0,
+            invalid_rsts: 0,
         };
         let d = usize::from(!to_server);
         if flags & SYN != 0 && flags & ACK == 0 && to_server {
@@ -329,7 +335,20 @@ impl Session {
         };
         let was_established = self.established();
         if flags & RST != 0 {
+            if !self.rst_in_window(d, seq) {
+                // A reset that does not fit the sender's sequence space (a stale or
+                // forged one) is ignored, as Suricata's RST validation does: the
+                // session goes on (e.g. the client retries its SYN).
+                self.invalid_rsts += 1;
+                return up;
+            }
             self.state = State::Closed;
+        }
+        if self.state == State::SynSent && d == 1 && flags & (SYN | RST) == 0 {
+            // The responder's packets before its SYN/ACK (e.g. the ACK of a stale
+            // connection) are not part of this handshake: ignored, as Suricata's
+            // SYN_SENT state does (acknowledging them would jump over data).
+            return up;
         }
         match self.state {
             State::SynSent if d == 1 && flags & (SYN | ACK) == SYN | ACK => {
@@ -370,6 +389,18 @@ impl Session {
         up
     }
 
+    /// Whether a RST from side `d` with sequence number `seq` belongs to the session:
+    /// at the sender's next expected byte or a little ahead of it (segments may have
+    /// been missed), or anything while the sender's sequence base is unknown.
+    fn rst_in_window(&self, d: usize, seq: u32) -> bool {
+        let side = &self.sides[d];
+        if !side.base_known {
+            return true;
+        }
+        let ahead = side.offset_of(seq) - side.next as i64;
+        (-1..=MAX_RST_AHEAD).contains(&ahead)
+    }
+
     /// Bytes held by both sides.
     pub fn held(&self) -> usize {
         self.sides.iter().map(Side::held).sum()
@@ -386,6 +417,34 @@ mod tests {
         s.packet(true, ACK, 1001, 5001, b"", 0);
         assert_eq!(s.state, State::Established);
         s
+    }
+
+    #[test]
+    fn a_stale_ack_before_the_syn_ack_is_ignored() {
+        let mut s = Session::start(true, SYN, 1000, 0, 0, false).unwrap();
+        s.packet(false, ACK, 7000, 900_000_000, b"", 0);
+        assert_eq!(s.sides[0].acked, 0);
+        s.packet(false, SYN | ACK, 5000, 1001, b"", 0);
+        s.packet(true, ACK, 1001, 5001, b"", 0);
+        s.packet(true, ACK | 0x08, 1001, 5001, b"hello", 0);
+        assert_eq!(s.sides[0].gap_bytes, 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"hello");
+    }
+
+    #[test]
+    fn out_of_window_rst_is_ignored() {
+        let mut s = Session::start(true, SYN, 1000, 0, 0, false).unwrap();
+        // A reset far from the client's sequence space, then the SYN again.
+        s.packet(true, RST, 900_000_000, 0, b"", 0);
+        assert_eq!(s.state, State::SynSent);
+        assert_eq!(s.invalid_rsts, 1);
+        s.packet(true, SYN, 1000, 0, b"", 0);
+        s.packet(false, SYN | ACK, 5000, 1001, b"", 0);
+        s.packet(true, ACK, 1001, 5001, b"", 0);
+        assert_eq!(s.state, State::Established);
+        // A reset at the next byte closes it.
+        s.packet(true, RST | ACK, 1001, 5001, b"", 0);
+        assert_eq!(s.state, State::Closed);
     }
 
     #[test]

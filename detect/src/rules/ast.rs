@@ -281,7 +281,45 @@ pub enum Transform {
     HeaderLowercase,
     StripPseudoHeaders,
     Xor(Vec<u8>),
+    /// `from_base64`: decodes `bytes` bytes (0: all) from `offset`.
+    FromBase64 {
+        offset: u32,
+        bytes: u32,
+        mode: Base64Mode,
+    },
+    /// `zlib_deflate`: inflates a zlib stream, at most `max_size` bytes of output.
+    ZlibDeflate {
+        max_size: u32,
+    },
+    /// `pcrexform`: the buffer becomes the regex's first capture group.
+    PcreXform(PcreXform),
 }
+
+/// How `from_base64` treats bytes outside the alphabet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base64Mode {
+    /// Decoding stops at the first one (Suricata's default).
+    Rfc4648,
+    /// They are skipped (MIME).
+    Rfc2045,
+    /// The whole decoding fails.
+    Strict,
+}
+
+/// A compiled `pcrexform` regex; two are the same transform when their sources are.
+#[derive(Debug, Clone)]
+pub struct PcreXform {
+    pub source: String,
+    pub regex: Arc<pcre2::bytes::Regex>,
+}
+
+impl PartialEq for PcreXform {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for PcreXform {}
 
 /// The matches on one buffer.
 #[derive(Debug, Clone, Default)]

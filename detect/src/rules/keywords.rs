@@ -524,11 +524,15 @@ impl<'a> Builder<'a> {
             | "to_sha1"
             | "header_lowercase"
             | "strip_pseudo_headers"
+            | "from_base64"
+            | "zlib_deflate"
+            | "pcrexform"
             | "xor" => self.transform(kw, v)?,
             "flow" => self.flow(kw, v)?,
             "flowbits" => self.flowbits(kw, v)?,
             "flowint" => self.flowint(kw, v)?,
             "xbits" => self.xbits(kw, v)?,
+            "hostbits" => self.hostbits(kw, v)?,
             "threshold" => {
                 if self.rule.threshold.is_some() || self.rule.detection_filter.is_some() {
                     return Err(fail(kw, "a rule takes one threshold or detection_filter"));
@@ -883,6 +887,63 @@ impl<'a> Builder<'a> {
             "to_sha1" => Transform::ToSha1,
             "header_lowercase" => Transform::HeaderLowercase,
             "strip_pseudo_headers" => Transform::StripPseudoHeaders,
+            "from_base64" => {
+                let (mut offset, mut bytes, mut mode) = (0u32, 0u32, Base64Mode::Rfc4648);
+                for opt in split_args(v.unwrap_or("")) {
+                    let (name, val) = opt.split_once(' ').map_or((opt, ""), |(n, x)| (n, x.trim()));
+                    let num = || {
+                        parse_u64(val)
+                            .and_then(|n| u32::try_from(n).ok())
+                            .ok_or_else(|| fail(kw, format!("bad {name} `{val}`")))
+                    };
+                    match name {
+                        "offset" => offset = num()?,
+                        "bytes" => bytes = num()?,
+                        "mode" => {
+                            mode = match val.to_ascii_lowercase().as_str() {
+                                "rfc4648" => Base64Mode::Rfc4648,
+                                "rfc2045" => Base64Mode::Rfc2045,
+                                "strict" => Base64Mode::Strict,
+                                other => return Err(fail(kw, format!("unknown mode `{other}`"))),
+                            }
+                        }
+                        other => return Err(fail(kw, format!("unknown option `{other}`"))),
+                    }
+                }
+                Transform::FromBase64 {
+                    offset,
+                    bytes,
+                    mode,
+                }
+            }
+            "zlib_deflate" => {
+                let mut max_size = crate::transforms::DEFAULT_ZLIB_MAX;
+                for opt in split_args(v.unwrap_or("")) {
+                    let (name, val) = opt.split_once(' ').map_or((opt, ""), |(n, x)| (n, x.trim()));
+                    match name {
+                        "max-size" => {
+                            max_size = parse_u64(val)
+                                .and_then(|n| u32::try_from(n).ok())
+                                .filter(|&n| n > 0)
+                                .ok_or_else(|| fail(kw, format!("bad max-size `{val}`")))?
+                        }
+                        other => return Err(fail(kw, format!("unknown option `{other}`"))),
+                    }
+                }
+                Transform::ZlibDeflate { max_size }
+            }
+            "pcrexform" => {
+                let source = parse::unquote(value_of(kw, v)?);
+                let mut b = pcre2::bytes::RegexBuilder::new();
+                b.jit_if_available(true);
+                let regex = b
+                    .build(&source)
+                    .map_err(|e| fail(kw, format!("bad regex: {e}")))?;
+                Transform::PcreXform(PcreXform {
+                    source,
+                    regex: Arc::new(regex),
+                })
+            }
             _ => {
                 let key = value_of(kw, v)?.trim_matches('"');
                 let bytes = (0..key.len())
@@ -1446,6 +1507,47 @@ impl<'a> Builder<'a> {
             op,
             name,
             track: track.ok_or_else(|| fail(kw, "needs track"))?,
+            expire_s,
+        });
+        Ok(())
+    }
+
+    /// `hostbits:<cmd>,<name>[,src|dst][,expire <s>]`: bits on a host, which are xbits
+    /// tracked by the source (the default) or destination address, as in Suricata.
+    fn hostbits(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
+        let args = split_args(value_of(kw, v)?);
+        if args.as_slice() == ["noalert"] {
+            self.rule.noalert = true;
+            return Ok(());
+        }
+        let [cmd, name, rest @ ..] = &args[..] else {
+            return Err(fail(kw, "expected command,name[,src|dst][,expire <s>]"));
+        };
+        let op = match *cmd {
+            "set" => XbitOp::Set,
+            "unset" => XbitOp::Unset,
+            "toggle" => XbitOp::Toggle,
+            "isset" => XbitOp::IsSet,
+            "isnotset" => XbitOp::IsNotSet,
+            other => return Err(fail(kw, format!("unknown command `{other}`"))),
+        };
+        let mut track = XbitTrack::IpSrc;
+        let mut expire_s = 0;
+        for r in rest {
+            match r.split_once(' ').map(|(n, v)| (n.trim(), v.trim())) {
+                Some(("expire", val)) => {
+                    expire_s = val.parse().map_err(|_| fail(kw, "bad expire"))?;
+                }
+                None if *r == "src" => track = XbitTrack::IpSrc,
+                None if *r == "dst" => track = XbitTrack::IpDst,
+                _ => return Err(fail(kw, format!("unsupported option `{r}`"))),
+            }
+        }
+        let name = self.names.intern(2, name).map_err(|e| fail(kw, e))?;
+        self.rule.xbits.push(XbitCmd {
+            op,
+            name,
+            track,
             expire_s,
         });
         Ok(())

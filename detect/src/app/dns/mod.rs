@@ -89,6 +89,15 @@ impl Protocol for DnsProtocol {
         &[53, 5353]
     }
 
+    /// A message with the QR bit set is a response.
+    fn is_reply(&self, transport: Transport, data: &[u8]) -> bool {
+        let flags_at = match transport {
+            Transport::Udp => 2,
+            Transport::Tcp => 4,
+        };
+        data.get(flags_at).is_some_and(|f| f & 0x80 != 0)
+    }
+
     fn new_state(&self, transport: Transport) -> Box<dyn AppState> {
         Box::new(DnsState::new(transport))
     }

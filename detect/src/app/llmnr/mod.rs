@@ -29,6 +29,10 @@ impl Protocol for LlmnrProtocol {
         true
     }
 
+    fn is_reply(&self, transport: Transport, data: &[u8]) -> bool {
+        dns::DnsProtocol.is_reply(transport, data)
+    }
+
     fn new_state(&self, transport: Transport) -> Box<dyn AppState> {
         Box::new(DnsState::new(transport))
     }

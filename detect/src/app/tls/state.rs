@@ -195,7 +195,12 @@ impl TlsState {
                             tx.serial = c.serial.clone().into_bytes();
                             tx.cert = Some(c);
                         }
-                        None => out.anomaly("tls.invalid_certificate"),
+                        None => {
+                            // As Suricata: a certificate that does not decode also
+                            // makes its handshake message invalid.
+                            out.anomaly("tls.invalid_certificate");
+                            out.anomaly("tls.invalid_handshake_message");
+                        }
                     }
                 }
                 tx.certs = certs;
