@@ -85,6 +85,11 @@ fn value_of<'v>(kw: &str, v: Option<&'v str>) -> Result<&'v str, Fail> {
         .ok_or_else(|| fail(kw, "needs a value"))
 }
 
+/// A number that fits `T` (`parse_u64`'s forms: decimal, `0x` hex, size suffixes).
+fn parse_int<T: TryFrom<u64>>(s: &str) -> Option<T> {
+    parse_u64(s).and_then(|x| T::try_from(x).ok())
+}
+
 fn parse_u64(s: &str) -> Option<u64> {
     let s = s.trim();
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -571,14 +576,11 @@ impl<'a> Builder<'a> {
                     Some(r) => (true, r),
                     None => (false, val),
                 };
-                let value = parse_u64(n)
-                    .and_then(|x| u8::try_from(x).ok())
-                    .ok_or_else(|| fail(kw, "expected 0-255"))?;
+                let value = parse_int::<u8>(n).ok_or_else(|| fail(kw, "expected 0-255"))?;
                 self.rule.header.push(HeaderMatch::Tos { value, negated });
             }
             "id" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u32::try_from(x).ok())
+                let n = parse_int::<u32>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected a number"))?;
                 self.rule.header.push(HeaderMatch::IpId(n));
             }
@@ -612,8 +614,7 @@ impl<'a> Builder<'a> {
                 self.rule.header.push(HeaderMatch::FragOffset { cmp });
             }
             "seq" | "ack" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u32::try_from(x).ok())
+                let n = parse_int::<u32>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected a 32-bit number"))?;
                 self.rule.header.push(if kw == "seq" {
                     HeaderMatch::Seq(n)
@@ -627,16 +628,13 @@ impl<'a> Builder<'a> {
                     Some(r) => (true, r),
                     None => (false, val),
                 };
-                let value = parse_u64(n)
-                    .and_then(|x| u16::try_from(x).ok())
-                    .ok_or_else(|| fail(kw, "expected 0-65535"))?;
+                let value = parse_int::<u16>(n).ok_or_else(|| fail(kw, "expected 0-65535"))?;
                 self.rule
                     .header
                     .push(HeaderMatch::Window { value, negated });
             }
             "icmp_id" | "icmp_seq" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u16::try_from(x).ok())
+                let n = parse_int::<u16>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected 0-65535"))?;
                 self.rule.header.push(if kw == "icmp_id" {
                     HeaderMatch::IcmpId(n)
