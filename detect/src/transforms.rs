@@ -269,7 +269,8 @@ mod tests {
     fn zlib_inflates_within_its_bound() {
         use std::io::Write;
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(b"This is compressed then base64-encoded\n").unwrap();
+        e.write_all(b"This is compressed then base64-encoded\n")
+            .unwrap();
         let z = e.finish().unwrap();
         let out = t(Transform::ZlibDeflate { max_size: 1000 }, &z);
         assert_eq!(out, b"This is compressed then base64-encoded\n");

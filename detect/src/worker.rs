@@ -269,7 +269,16 @@ impl Worker {
             }
             // Only `decode-event` rules look at a packet that failed to decode.
             let src = events::PacketSrc::Wire;
-            x.inspect_packet(Ctx { pkt: &pkt, meta, src }, None, None, Some(pkt.payload));
+            x.inspect_packet(
+                Ctx {
+                    pkt: &pkt,
+                    meta,
+                    src,
+                },
+                None,
+                None,
+                Some(pkt.payload),
+            );
             return;
         }
         self.decoded(&pkt, meta, events::PacketSrc::Wire);
@@ -288,8 +297,16 @@ impl Worker {
             if frag.events != pkt.events {
                 self.x.count_decode_events(frag.events & !pkt.events);
             }
-            self.x
-                .inspect_packet(Ctx { pkt: &frag, meta, src }, None, None, Some(pkt.payload));
+            self.x.inspect_packet(
+                Ctx {
+                    pkt: &frag,
+                    meta,
+                    src,
+                },
+                None,
+                None,
+                Some(pkt.payload),
+            );
             if let Some(whole) = whole {
                 let (mut p, ev) = decode::decode(decode::LINKTYPE_RAW, &whole);
                 if ev.is_none() && p.ip.is_some_and(|i| i.fragment.is_none()) {
@@ -360,13 +377,7 @@ impl Inner {
     }
 
     /// A packet with its flow: stream, app layer, detection.
-    fn flow_packet(
-        &mut self,
-        c: Ctx<'_>,
-        flow: &mut Flow,
-        mut to_server: bool,
-        checksum_ok: bool,
-    ) {
+    fn flow_packet(&mut self, c: Ctx<'_>, flow: &mut Flow, mut to_server: bool, checksum_ok: bool) {
         let pkt = c.pkt;
         let ts = c.meta.ts_ns;
         let mut dir = if to_server {
@@ -1082,7 +1093,14 @@ impl Settings {
                 app_setting("llmnr"),
             ],
             // No EVE `ssh` or `llmnr` record yet.
-            log_app: [false, wants("http"), wants("dns"), wants("tls"), false, false],
+            log_app: [
+                false,
+                wants("http"),
+                wants("dns"),
+                wants("tls"),
+                false,
+                false,
+            ],
         }
     }
 }
@@ -1660,15 +1678,21 @@ mod tests {
         let ssh = || "ssh".to_string();
         assert_eq!(
             got,
-            [(1, Some(0), ssh()), (2, Some(0), ssh()), (2, Some(0), ssh())]
+            [
+                (1, Some(0), ssh()),
+                (2, Some(0), ssh()),
+                (2, Some(0), ssh())
+            ]
         );
     }
 
     #[test]
     fn decoder_events_reach_decode_event_rules() {
         let config = Config::default();
-        let (c, s): (std::net::IpAddr, std::net::IpAddr) =
-            ("2001:db8::1".parse().unwrap(), "2001:db8::2".parse().unwrap());
+        let (c, s): (std::net::IpAddr, std::net::IpAddr) = (
+            "2001:db8::1".parse().unwrap(),
+            "2001:db8::2".parse().unwrap(),
+        );
         // A fragment header saying "offset 0, last fragment" before an ICMPv6 echo.
         let oct = |a: std::net::IpAddr| match a {
             std::net::IpAddr::V6(v) => v.octets(),
@@ -1684,10 +1708,21 @@ mod tests {
             ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         let mut udp = meerkat_synth::packet::udp(c4, s4, 1, 2, b"abcd");
         udp[4..6].copy_from_slice(&5u16.to_be_bytes());
-        let bad = session::frame_ip(c4, s4, None, &meerkat_synth::packet::ip(c4, s4, 17, 64, 1, &udp));
+        let bad = session::frame_ip(
+            c4,
+            s4,
+            None,
+            &meerkat_synth::packet::ip(c4, s4, 17, 64, 1, &udp),
+        );
         let frames = [
-            meerkat_synth::Frame { ts_ns: 1, data: frame },
-            meerkat_synth::Frame { ts_ns: 2, data: bad },
+            meerkat_synth::Frame {
+                ts_ns: 1,
+                data: frame,
+            },
+            meerkat_synth::Frame {
+                ts_ns: 2,
+                data: bad,
+            },
         ];
         let rules = "alert pkthdr any any -> any any (decode-event:ipv6.exthdr_useless_fh; sid:1;)\n\
                      alert icmp any any -> any any (itype:128; sid:2;)\n\

@@ -67,7 +67,10 @@ const SSH: &[&str] = &[
 /// Protocol-detection events raised on the packet where they happen (bit, name).
 pub const PACKET_EVENTS: &[(u8, &str)] = &[
     // The two directions were recognised as different protocols.
-    (MISMATCH_PROTOCOL_BOTH_DIRECTIONS, "applayer_mismatch_protocol_both_directions"),
+    (
+        MISMATCH_PROTOCOL_BOTH_DIRECTIONS,
+        "applayer_mismatch_protocol_both_directions",
+    ),
 ];
 pub const MISMATCH_PROTOCOL_BOTH_DIRECTIONS: u8 = 1;
 
@@ -125,7 +128,10 @@ mod tests {
                 let rest = &src[i + 1..];
                 let name = &rest[..rest.find('"').unwrap_or(0)];
                 // Names are snake_case identifiers after the protocol.
-                if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._".contains(&b)) {
+                if name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._".contains(&b))
+                {
                     assert!(table.contains(&name), "{name} is raised but not listed");
                     seen += 1;
                 }

@@ -387,10 +387,7 @@ mod registry_tests {
             r.probe(Transport::Udp, Dir::ToServer, [40000, 5354], q),
             Detected::Proto(AppProto::Dns)
         );
-        let no_http = Registry::new(
-            http::HttpConfig::default(),
-            [false, true, true, true, true],
-        );
+        let no_http = Registry::new(http::HttpConfig::default(), [false, true, true, true, true]);
         assert_eq!(
             no_http.probe(
                 Transport::Tcp,

@@ -373,8 +373,10 @@ impl Engine {
         let mut sport_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
             4] = Default::default();
         #[allow(clippy::type_complexity)]
-        let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
-            (0..crate::app::APP_PROTOS).map(|_| Default::default()).collect();
+        let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> = (0
+            ..crate::app::APP_PROTOS)
+            .map(|_| Default::default())
+            .collect();
         let mut pkt_only_tcp_rules: Vec<PortedRule> = Vec::new();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;

@@ -103,8 +103,7 @@ impl Defrag {
             return None;
         }
         let end = frag.offset + data.len();
-        if t
-            .frags
+        if t.frags
             .iter()
             .any(|(o, d)| frag.offset < o + d.len() && *o < end)
         {

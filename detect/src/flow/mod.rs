@@ -470,7 +470,10 @@ mod tests {
         let mut t = FlowTable::new(0);
         let (p, _) = decode(LINKTYPE_ETHERNET, &frames[0].data);
         let (flow, to_server) = t.track(&p, 1, |_, _| {}).unwrap();
-        assert!(to_server, "the first packet's sender is taken as the client");
+        assert!(
+            to_server,
+            "the first packet's sender is taken as the client"
+        );
         assert_eq!(flow.client.1, 80);
         flow.reverse();
         assert_eq!(flow.server.1, 80);

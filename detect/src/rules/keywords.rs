@@ -689,13 +689,11 @@ impl<'a> Builder<'a> {
                         fail(kw, format!("protocol `{n}` is not parsed by Meerkat"))
                     })?,
                 };
-                self.rule
-                    .header
-                    .push(HeaderMatch::AppLayerProtocol {
-                        proto,
-                        negated,
-                        mode,
-                    });
+                self.rule.header.push(HeaderMatch::AppLayerProtocol {
+                    proto,
+                    negated,
+                    mode,
+                });
             }
             "app-layer-event" => {
                 let name = value_of(kw, v)?;
@@ -712,7 +710,10 @@ impl<'a> Builder<'a> {
             "decode-event" => {
                 let name = value_of(kw, v)?;
                 let ev = crate::decode::DecodeEvent::by_rule_name(name).ok_or_else(|| {
-                    fail(kw, format!("event `{name}` is not raised by Meerkat's decoder"))
+                    fail(
+                        kw,
+                        format!("event `{name}` is not raised by Meerkat's decoder"),
+                    )
                 })?;
                 self.rule.header.push(HeaderMatch::DecodeEvent(ev.bit()));
             }
@@ -888,7 +889,9 @@ impl<'a> Builder<'a> {
             "from_base64" => {
                 let (mut offset, mut bytes, mut mode) = (0u32, 0u32, Base64Mode::Rfc4648);
                 for opt in split_args(v.unwrap_or("")) {
-                    let (name, val) = opt.split_once(' ').map_or((opt, ""), |(n, x)| (n, x.trim()));
+                    let (name, val) = opt
+                        .split_once(' ')
+                        .map_or((opt, ""), |(n, x)| (n, x.trim()));
                     let num = || {
                         parse_u64(val)
                             .and_then(|n| u32::try_from(n).ok())
@@ -917,7 +920,9 @@ impl<'a> Builder<'a> {
             "zlib_deflate" => {
                 let mut max_size = crate::transforms::DEFAULT_ZLIB_MAX;
                 for opt in split_args(v.unwrap_or("")) {
-                    let (name, val) = opt.split_once(' ').map_or((opt, ""), |(n, x)| (n, x.trim()));
+                    let (name, val) = opt
+                        .split_once(' ')
+                        .map_or((opt, ""), |(n, x)| (n, x.trim()));
                     match name {
                         "max-size" => {
                             max_size = parse_u64(val)

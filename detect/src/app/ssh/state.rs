@@ -241,7 +241,16 @@ fn hassh(packet: &[u8], client: bool) -> Option<Hassh> {
     for l in &mut lists {
         *l = name_list(payload, &mut pos)?;
     }
-    let [kex, _hostkey, enc_cs, enc_sc, mac_cs, mac_sc, comp_cs, comp_sc] = lists;
+    let [
+        kex,
+        _hostkey,
+        enc_cs,
+        enc_sc,
+        mac_cs,
+        mac_sc,
+        comp_cs,
+        comp_sc,
+    ] = lists;
     let parts = if client {
         [kex, enc_cs, mac_cs, comp_cs]
     } else {
@@ -383,7 +392,11 @@ mod tests {
 
         let mut out = ParseOutput::default();
         let mut s = SshState::new();
-        s.parse(Dir::ToServer, b"SSH-2.0-x\r\n\xff\xff\xff\xff\x04\x14", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"SSH-2.0-x\r\n\xff\xff\xff\xff\x04\x14",
+            &mut out,
+        );
         assert_eq!(out.anomalies, ["ssh.invalid_record"]);
 
         // A KEXINIT whose name-lists run past its end.
