@@ -157,7 +157,7 @@ pub fn skip_extensions(
                     *events |= DecodeEvent::Ipv6ExthdrUselessFh.bit();
                     continue;
                 }
-                if f.more && (payload.len() - pos) % 8 != 0 {
+                if f.more && !(payload.len() - pos).is_multiple_of(8) {
                     *events |= DecodeEvent::Ipv6FragInvalidLength.bit();
                 }
                 fragment = Some(f);
