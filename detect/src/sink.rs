@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::TokioIo;
 use meerkat_proto::events::event_stream_client::EventStreamClient;
-use meerkat_proto::events::{Event, EventBatch};
+use meerkat_proto::events::{BatchAck, Event, EventBatch};
 use meerkat_ring::{CounterPage, CounterRef};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -351,7 +351,8 @@ impl Client {
     /// the runtime is torn down).
     async fn run(self, mut rx: mpsc::Receiver<Handoff>) -> usize {
         // Each unacknowledged batch with the packet seq of its mark.
-        let mut unacked: VecDeque<(EventBatch, u64)> = VecDeque::new();
+        // Shared with the stream being sent: keeping a batch for resending copies nothing.
+        let mut unacked: VecDeque<(Arc<EventBatch>, u64)> = VecDeque::new();
         let mut next_seq = 1u64;
         let mut input_closed = false;
         let mut backoff = Duration::from_millis(20);
@@ -375,20 +376,19 @@ impl Client {
                     continue;
                 }
             };
-            let mut client = EventStreamClient::new(channel)
-                .max_decoding_message_size(64 << 20)
-                .max_encoding_message_size(64 << 20);
-            let (req_tx, req_rx) = mpsc::channel::<EventBatch>(self.max_unacked + 1);
+            let (req_tx, req_rx) = mpsc::channel::<Arc<EventBatch>>(self.max_unacked + 1);
             for (i, (b, _)) in unacked.iter().enumerate() {
                 let mut b = b.clone();
                 // The last one asks for a flush so that the acks come without delay.
-                b.flush |= i + 1 == unacked.len();
+                if i + 1 == unacked.len() && !b.flush {
+                    Arc::make_mut(&mut b).flush = true;
+                }
                 if req_tx.send(b).await.is_err() {
                     break;
                 }
                 self.stats.resent.fetch_add(1, Ordering::Relaxed);
             }
-            let mut acks = match client.publish(ReceiverStream::new(req_rx)).await {
+            let mut acks = match publish(channel, ReceiverStream::new(req_rx)).await {
                 Ok(r) => r.into_inner(),
                 Err(e) => {
                     tracing::warn!("eve-writer refused the event stream: {e}; retrying");
@@ -442,7 +442,7 @@ impl Client {
                             self.acked(mark, seq);
                             continue;
                         }
-                        let batch = EventBatch {
+                        let batch = Arc::new(EventBatch {
                             producer: self.producer.clone(),
                             epoch: self.epoch,
                             seq: next_seq,
@@ -454,7 +454,7 @@ impl Client {
                                 || asked
                                 || unacked.len() + 1 >= self.max_unacked.div_ceil(2),
                             ring_mark: mark,
-                        };
+                        });
                         next_seq += 1;
                         unacked.push_back((batch.clone(), seq));
                         self.stats.batches_sent.fetch_add(1, Ordering::Relaxed);
@@ -466,6 +466,68 @@ impl Client {
                 }
             }
         }
+    }
+}
+
+/// `EventStream.Publish` over `channel`, sending shared batches (see [`SharedBatchCodec`]);
+/// the generated client would need each batch by value.
+async fn publish(
+    channel: Channel,
+    batches: ReceiverStream<Arc<EventBatch>>,
+) -> Result<tonic::Response<tonic::codec::Streaming<BatchAck>>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel)
+        .max_decoding_message_size(64 << 20)
+        .max_encoding_message_size(64 << 20);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unknown(format!("event stream not ready: {e}")))?;
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+        "/meerkat.events.v1.EventStream/Publish",
+    );
+    let mut req = tonic::Request::new(batches);
+    req.extensions_mut().insert(tonic::GrpcMethod::new(
+        "meerkat.events.v1.EventStream",
+        "Publish",
+    ));
+    grpc.streaming(req, path, SharedBatchCodec).await
+}
+
+/// The `EventStream.Publish` codec with batches sent by reference: the same protobuf
+/// encoding as the generated one, but the client keeps each batch (for resending after
+/// a reconnect) without a deep copy of its events.
+#[derive(Debug, Clone, Copy, Default)]
+struct SharedBatchCodec;
+
+impl tonic::codec::Codec for SharedBatchCodec {
+    type Encode = Arc<EventBatch>;
+    type Decode = BatchAck;
+    type Encoder = SharedBatchEncoder;
+    type Decoder = tonic_prost::ProstDecoder<BatchAck>;
+
+    fn encoder(&mut self) -> SharedBatchEncoder {
+        SharedBatchEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        tonic_prost::ProstDecoder::new(tonic::codec::BufferSettings::default())
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SharedBatchEncoder;
+
+impl tonic::codec::Encoder for SharedBatchEncoder {
+    type Item = Arc<EventBatch>;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: Arc<EventBatch>,
+        buf: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        // The buffer grows as needed; an error here would be a full fixed-size buffer.
+        prost::Message::encode(&*item, buf)
+            .map_err(|e| tonic::Status::internal(format!("cannot encode an event batch: {e}")))
     }
 }
 

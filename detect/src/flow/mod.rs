@@ -415,10 +415,19 @@ impl FlowTable {
 
     /// Ends every flow (worker shutdown), oldest first.
     pub fn drain(&mut self, mut ended: impl FnMut(Flow, EndReason)) {
-        let mut all: Vec<Flow> = self.flows.drain().map(|(_, f)| f).collect();
-        all.sort_by_key(|f| (f.start_ns, f.id));
-        for f in all {
-            ended(f, EndReason::Shutdown);
+        let mut all: Vec<Option<Flow>> = self.flows.drain().map(|(_, f)| Some(f)).collect();
+        // Sort small (start, id, index) entries rather than the flows themselves: a
+        // flow is a few hundred bytes, and a sort moves its elements many times.
+        let mut order: Vec<(u64, u64, usize)> = all
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.as_ref().map(|f| (f.start_ns, f.id, i)))
+            .collect();
+        order.sort_unstable();
+        for (_, _, i) in order {
+            if let Some(f) = all.get_mut(i).and_then(Option::take) {
+                ended(f, EndReason::Shutdown);
+            }
         }
     }
 }

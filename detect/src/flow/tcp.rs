@@ -66,9 +66,12 @@ pub struct Side {
     base_known: bool,
     /// Next in-order stream offset expected.
     next: u64,
-    /// In-order bytes from `data_start` to `next`.
+    /// In-order bytes from `data_start` to `next`; those before `live_start` are
+    /// consumed and dropped lazily (see [`Side::trim`]).
     data: Vec<u8>,
     data_start: u64,
+    /// Start of the bytes still held for a consumer.
+    live_start: u64,
     /// Offset consumed by the app-layer parser.
     pub app_done: u64,
     /// Offset inspected by raw-stream detection.
@@ -113,7 +116,7 @@ impl Side {
 
     /// In-order bytes from `from` (clamped to what is held) up to `to`.
     pub fn bytes(&self, from: u64, to: u64) -> &[u8] {
-        let from = from.max(self.data_start);
+        let from = from.max(self.live_start);
         let to = to.min(self.next);
         if from >= to {
             return &[];
@@ -219,6 +222,7 @@ impl Side {
                 // Consumers skip the missing bytes.
                 self.data.clear();
                 self.data_start = to;
+                self.live_start = to;
                 self.next = to;
                 self.app_done = self.app_done.max(to);
                 self.raw_done = self.raw_done.max(to);
@@ -230,14 +234,20 @@ impl Side {
     /// Drops held bytes that every consumer is done with.
     pub fn trim(&mut self) {
         let done = self.app_done.min(self.raw_done);
-        if done > self.data_start {
+        if done > self.live_start {
             let n = ((done - self.data_start) as usize).min(self.data.len());
-            self.data.drain(..n);
-            self.data_start += n as u64;
+            self.live_start = self.data_start + n as u64;
+            // The consumed prefix is dropped once it is at least as long as what is
+            // still held: each byte is moved at most once on average, where dropping
+            // it at every trim moved the held bytes on every segment.
+            if n >= self.data.len() - n {
+                self.data.drain(..n);
+                self.data_start = self.live_start;
+            }
         }
     }
 
-    /// Bytes held (memory accounting).
+    /// Bytes held (memory accounting; consumed bytes not yet dropped included).
     pub fn held(&self) -> usize {
         self.data.len() + self.ooo_bytes
     }
@@ -457,6 +467,27 @@ mod tests {
         assert_eq!(s.sides[0].acked, 0);
         s.packet(false, ACK, 5001, 1012, b"", 0);
         assert_eq!(s.sides[0].acked, 11);
+    }
+
+    #[test]
+    fn trimmed_bytes_are_gone_and_dropped_lazily() {
+        let mut s = handshake();
+        s.packet(true, ACK, 1001, 5001, b"abcdefgh", 0);
+        let side = &mut s.sides[0];
+        side.app_done = 3;
+        side.raw_done = 5;
+        side.trim();
+        // Consumed by both consumers: not served any more, even if still in memory.
+        assert_eq!(side.bytes(0, 100), b"defgh");
+        assert_eq!(side.held(), 8, "a short consumed prefix waits");
+        side.app_done = 6;
+        side.raw_done = 6;
+        side.trim();
+        assert_eq!(side.bytes(0, 100), b"gh");
+        assert_eq!(side.held(), 2, "dropped once it outgrew the rest");
+        s.packet(true, ACK, 1009, 5001, b"ij", 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"ghij");
+        assert_eq!(s.sides[0].bytes(7, 9), b"hi");
     }
 
     #[test]

@@ -10,28 +10,29 @@ use super::state::DnsTx;
 use crate::app::{Buf, BufferId};
 
 /// The names in a record's rdata (the targets of name-valued types).
-fn rdata_names(r: &Record) -> impl Iterator<Item = &[u8]> {
-    let (a, b): (Option<&[u8]>, Option<&[u8]>) = match (&r.rdata, r.rrtype) {
+fn rdata_names<'a>(m: &'a Message, r: &Record) -> impl Iterator<Item = &'a [u8]> {
+    let (a, b) = match (&r.rdata, r.rrtype) {
         // NS, CNAME, PTR, DNAME: the rdata is one name.
-        (Rdata::Text(t), 2 | 5 | 12 | 39) => (Some(t), None),
-        (Rdata::Mx { exchange, .. }, _) => (Some(exchange), None),
-        (Rdata::Srv { name, .. }, _) => (Some(name), None),
-        (Rdata::Soa { mname, rname, .. }, _) => (Some(mname), Some(rname)),
+        (Rdata::Text(t), 2 | 5 | 12 | 39) => (Some(*t), None),
+        (Rdata::Mx { exchange, .. }, _) => (Some(*exchange), None),
+        (Rdata::Srv { name, .. }, _) => (Some(*name), None),
+        (Rdata::Soa { mname, rname, .. }, _) => (Some(*mname), Some(*rname)),
         _ => (None, None),
     };
-    a.into_iter().chain(b)
+    a.into_iter().chain(b).map(|s| m.text(s))
 }
 
 /// Every name of a message, in wire order: questions, then each answer, authority and
 /// additional record's owner name followed by the names in its rdata.
 fn all_names(m: &Message) -> impl Iterator<Item = &[u8]> {
+    // Answers, authorities and additionals are contiguous, in wire order.
     let records = m
-        .answers
+        .answers()
         .iter()
-        .chain(&m.authorities)
-        .chain(&m.additionals)
-        .flat_map(|r| std::iter::once(r.name.as_slice()).chain(rdata_names(r)));
-    m.questions.iter().map(|q| q.name.as_slice()).chain(records)
+        .chain(m.authorities())
+        .chain(m.additionals())
+        .flat_map(|r| std::iter::once(m.text(r.name)).chain(rdata_names(m, r)));
+    m.questions.iter().map(|q| m.text(q.name)).chain(records)
 }
 
 fn item(b: Option<&[u8]>) -> Buf<'_> {
@@ -51,10 +52,10 @@ enum Field {
 
 fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
     match f {
-        Field::Question => item(m.questions.get(index).map(|q| q.name.as_slice())),
-        Field::Answer => item(m.answers.get(index).map(|r| r.name.as_slice())),
-        Field::Authority => item(m.authorities.get(index).map(|r| r.name.as_slice())),
-        Field::Additional => item(m.additionals.get(index).map(|r| r.name.as_slice())),
+        Field::Question => item(m.questions.get(index).map(|q| m.text(q.name))),
+        Field::Answer => item(m.answers().get(index).map(|r| m.text(r.name))),
+        Field::Authority => item(m.authorities().get(index).map(|r| m.text(r.name))),
+        Field::Additional => item(m.additionals().get(index).map(|r| m.text(r.name))),
         Field::AnyName => item(all_names(m).nth(index)),
         Field::Opcode => {
             // A static table: the buffer borrows from here, not from the message.
@@ -95,32 +96,46 @@ pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::dns::parser::{Header, Question};
+    use crate::app::dns::parser::{Header, Question, Section};
 
-    fn rec(name: &str, rrtype: u16, rdata: Rdata) -> Record {
-        Record {
-            name: name.as_bytes().to_vec(),
-            rrtype,
-            class: 1,
-            ttl: 60,
-            rdata,
-        }
+    /// Rdata whose texts are not yet in a message's arena.
+    enum R {
+        Text(&'static str),
+        Mx(u16, &'static str),
     }
 
-    fn msg(flags: u16, q: &str, answers: Vec<Record>) -> Message {
-        Message {
-            header: Header {
-                flags,
-                ..Header::default()
-            },
-            questions: vec![Question {
-                name: q.as_bytes().to_vec(),
-                rrtype: 1,
-                class: 1,
-            }],
-            answers,
-            ..Message::default()
+    fn msg(flags: u16, q: &str, answers: &[(&str, u16, R)]) -> Message {
+        let mut m = Message::new(Header {
+            flags,
+            ..Header::default()
+        });
+        let name = m.add_text(q.as_bytes());
+        m.push_question(Question {
+            name,
+            rrtype: 1,
+            class: 1,
+        });
+        for (name, rrtype, rdata) in answers {
+            let name = m.add_text(name.as_bytes());
+            let rdata = match rdata {
+                R::Text(t) => Rdata::Text(m.add_text(t.as_bytes())),
+                R::Mx(preference, x) => Rdata::Mx {
+                    preference: *preference,
+                    exchange: m.add_text(x.as_bytes()),
+                },
+            };
+            m.push_record(
+                Section::Answer,
+                Record {
+                    name,
+                    rrtype: *rrtype,
+                    class: 1,
+                    ttl: 60,
+                    rdata,
+                },
+            );
         }
+        m
     }
 
     fn items(tx: &DnsTx, id: BufferId) -> Vec<Vec<u8>> {
@@ -138,7 +153,7 @@ mod tests {
             request: Some(msg(
                 0x2000,
                 "www.example.com",
-                vec![rec("x.oisf.net", 1, Rdata::Text(b"1.2.3.4".to_vec()))],
+                &[("x.oisf.net", 1, R::Text("1.2.3.4"))],
             )),
             ..DnsTx::default()
         };
@@ -156,17 +171,10 @@ mod tests {
         tx.response = Some(msg(
             0x8000,
             "www.example.com",
-            vec![
-                rec("www.example.com", 5, Rdata::Text(b"example.com".to_vec())),
-                rec("example.com", 1, Rdata::Text(b"93.184.216.34".to_vec())),
-                rec(
-                    "example.com",
-                    15,
-                    Rdata::Mx {
-                        preference: 10,
-                        exchange: b"mail.example.com".to_vec(),
-                    },
-                ),
+            &[
+                ("www.example.com", 5, R::Text("example.com")),
+                ("example.com", 1, R::Text("93.184.216.34")),
+                ("example.com", 15, R::Mx(10, "mail.example.com")),
             ],
         ));
         assert_eq!(

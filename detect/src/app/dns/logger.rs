@@ -5,15 +5,16 @@ use meerkat_proto::events::{Dns, DnsAnswer, DnsMx, DnsQuery, DnsSoa, DnsSrv};
 
 use super::parser::{Message, Rdata, Record};
 
-fn answer(r: &Record) -> DnsAnswer {
+fn answer(m: &Message, r: &Record) -> DnsAnswer {
+    let t = |s| m.text(s).to_vec();
     let mut a = DnsAnswer {
-        rrname: r.name.clone(),
+        rrname: t(r.name),
         rrtype: u32::from(r.rrtype),
         ttl: r.ttl,
         ..DnsAnswer::default()
     };
     match &r.rdata {
-        Rdata::Text(t) => a.rdata = t.clone(),
+        Rdata::Text(s) => a.rdata = t(*s),
         Rdata::Soa {
             mname,
             rname,
@@ -24,8 +25,8 @@ fn answer(r: &Record) -> DnsAnswer {
             minimum,
         } => {
             a.soa = Some(DnsSoa {
-                mname: mname.clone(),
-                rname: rname.clone(),
+                mname: t(*mname),
+                rname: t(*rname),
                 serial: *serial,
                 refresh: *refresh,
                 retry: *retry,
@@ -37,10 +38,10 @@ fn answer(r: &Record) -> DnsAnswer {
             preference,
             exchange,
         } => {
-            a.rdata = exchange.clone();
+            a.rdata = t(*exchange);
             a.mx = Some(DnsMx {
                 preference: u32::from(*preference),
-                exchange: exchange.clone(),
+                exchange: t(*exchange),
             });
         }
         Rdata::Srv {
@@ -53,7 +54,7 @@ fn answer(r: &Record) -> DnsAnswer {
                 priority: u32::from(*priority),
                 weight: u32::from(*weight),
                 port: u32::from(*port),
-                name: name.clone(),
+                name: t(*name),
             })
         }
         Rdata::None => {}
@@ -81,17 +82,17 @@ pub fn record(m: &Message) -> Dns {
             .questions
             .iter()
             .map(|q| DnsQuery {
-                rrname: q.name.clone(),
+                rrname: m.text(q.name).to_vec(),
                 rrtype: u32::from(q.rrtype),
             })
             .collect(),
-        answers: m.answers.iter().map(answer).collect(),
-        authorities: m.authorities.iter().map(answer).collect(),
+        answers: m.answers().iter().map(|r| answer(m, r)).collect(),
+        authorities: m.authorities().iter().map(|r| answer(m, r)).collect(),
         additionals: m
-            .additionals
+            .additionals()
             .iter()
             .filter(|r| r.rrtype != 41)
-            .map(answer)
+            .map(|r| answer(m, r))
             .collect(),
     }
 }

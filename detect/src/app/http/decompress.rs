@@ -224,40 +224,38 @@ impl Decoder {
             return false;
         }
         self.raw_in += input.len() as u64;
+        // The first layer reads `input` in place and the last one writes into `out`
+        // (capped at `room`); only the bytes between layers go through the scratch pair.
         let mut cur = std::mem::take(&mut self.scratch[0]);
         let mut next = std::mem::take(&mut self.scratch[1]);
-        cur.clear();
-        cur.extend_from_slice(input);
         let n = self.layers.len();
+        let bomb_limit = self.limits.bomb_limit;
         let mut stop = false;
-        for i in 0..n {
-            next.clear();
+        for (i, layer) in self.layers.iter_mut().enumerate() {
             let last = i + 1 == n;
-            let bomb_limit = self.limits.bomb_limit;
-            let layer = &mut self.layers[i];
             // The bomb check runs inside the inflate loop, so one packet cannot inflate
             // into gigabytes before it stops.
-            let cap = if last { room } else { usize::MAX };
             layer.bomb = (bomb_limit, self.raw_in);
-            let step = layer.process(&cur, fin, &mut next, cap, &mut self.flags);
-            if self.flags.bomb {
+            let src: &[u8] = if i == 0 { input } else { &cur };
+            let step = if last {
+                layer.process(src, fin, out, room, &mut self.flags)
+            } else {
+                next.clear();
+                layer.process(src, fin, &mut next, usize::MAX, &mut self.flags)
+            };
+            if self.flags.bomb || matches!(step, Step::Full) {
                 stop = true;
             }
-            if matches!(step, Step::Full) {
-                stop = true;
+            if last {
+                break;
             }
             std::mem::swap(&mut cur, &mut next);
-            if stop && !last {
-                cur.clear();
+            if stop {
                 break;
             }
         }
-        let take = cur.len().min(room);
-        out.extend_from_slice(&cur[..take]);
-        if take < cur.len() {
-            stop = true;
-        }
         cur.clear();
+        next.clear();
         self.scratch = [cur, next];
         if stop {
             self.stopped = true;

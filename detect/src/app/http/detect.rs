@@ -12,35 +12,75 @@ use super::state::{HttpTx, Message, Progress};
 use crate::app::{Buf, BufferId, Dir};
 
 /// Header-derived buffers, built once when a message's headers are complete.
+///
+/// One buffer holds `http.start`; `http.header` and each `http.request_header` item are
+/// ranges of it (a few allocations per message, not one per header).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct HeaderBuffers {
-    pub normalized: Vec<u8>,
-    pub names: Vec<u8>,
-    pub start: Vec<u8>,
-    pub items: Vec<Vec<u8>>,
+    /// `http.start`: the line, `\r\n`, each `Name: value\r\n`, `\r\n`.
+    start: Vec<u8>,
+    /// Where the headers begin in `start` (after the line and its `\r\n`).
+    headers_at: usize,
+    /// `http.header_names`.
+    names: Vec<u8>,
+    /// Each header's `Name: value` in `start`, as (start, end).
+    items: Vec<(u32, u32)>,
 }
 
 impl HeaderBuffers {
     pub fn build(m: &Message) -> HeaderBuffers {
-        let mut b = HeaderBuffers::default();
+        let headers_len: usize = m
+            .headers
+            .iter()
+            .map(|h| h.name().len() + h.value().len() + 4)
+            .sum();
+        let names_len: usize = m.headers.iter().map(|h| h.name().len() + 2).sum::<usize>() + 4;
+        let mut b = HeaderBuffers {
+            start: Vec::with_capacity(m.line.len() + headers_len + 4),
+            headers_at: m.line.len() + 2,
+            names: Vec::with_capacity(names_len),
+            items: Vec::with_capacity(m.headers.len()),
+        };
         b.names.extend_from_slice(b"\r\n");
         b.start.extend_from_slice(&m.line);
         b.start.extend_from_slice(b"\r\n");
         for h in &m.headers {
-            let mut item = Vec::with_capacity(h.name.len() + 2 + h.value.len());
-            item.extend_from_slice(&h.name);
-            item.extend_from_slice(b": ");
-            item.extend_from_slice(&h.value);
-            b.normalized.extend_from_slice(&item);
-            b.normalized.extend_from_slice(b"\r\n");
-            b.names.extend_from_slice(&h.name);
+            // The header block is bounded (MAX_HEADER_BLOCK), far below 4 GiB.
+            let at = b.start.len() as u32;
+            b.start.extend_from_slice(h.name());
+            b.start.extend_from_slice(b": ");
+            b.start.extend_from_slice(h.value());
+            b.items.push((at, b.start.len() as u32));
+            b.start.extend_from_slice(b"\r\n");
+            b.names.extend_from_slice(h.name());
             b.names.extend_from_slice(b"\r\n");
-            b.items.push(item);
         }
         b.names.extend_from_slice(b"\r\n");
-        b.start.extend_from_slice(&b.normalized);
         b.start.extend_from_slice(b"\r\n");
         b
+    }
+
+    /// `http.header`: every header as `Name: value\r\n`.
+    pub fn normalized(&self) -> &[u8] {
+        self.start
+            .get(self.headers_at..self.start.len().saturating_sub(2))
+            .unwrap_or_default()
+    }
+
+    /// `http.header_names`.
+    pub fn names(&self) -> &[u8] {
+        &self.names
+    }
+
+    /// `http.start`.
+    pub fn start(&self) -> &[u8] {
+        &self.start
+    }
+
+    /// Header `index` as `Name: value`.
+    pub fn item(&self, index: usize) -> Option<&[u8]> {
+        let &(a, b) = self.items.get(index)?;
+        self.start.get(a as usize..b as usize)
     }
 }
 
@@ -119,9 +159,9 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
             },
         }),
         BufferId::HTTP_USER_AGENT => header(req, b"user-agent"),
-        BufferId::HTTP_HEADER_REQ => headers_ready(req, || ready(&req.buffers.normalized)),
+        BufferId::HTTP_HEADER_REQ => headers_ready(req, || ready(req.buffers.normalized())),
         BufferId::HTTP_HEADER_RAW_REQ => headers_ready(req, || ready(&req.headers_raw)),
-        BufferId::HTTP_HEADER_NAMES_REQ => headers_ready(req, || ready(&req.buffers.names)),
+        BufferId::HTTP_HEADER_NAMES_REQ => headers_ready(req, || ready(req.buffers.names())),
         BufferId::HTTP_COOKIE_REQ => header(req, b"cookie"),
         BufferId::HTTP_ACCEPT => header(req, b"accept"),
         BufferId::HTTP_ACCEPT_ENC => header(req, b"accept-encoding"),
@@ -130,34 +170,28 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         BufferId::HTTP_CONTENT_TYPE_REQ => header(req, b"content-type"),
         BufferId::HTTP_CONTENT_LEN_REQ => header(req, b"content-length"),
         BufferId::HTTP_CONNECTION_REQ => header(req, b"connection"),
-        BufferId::HTTP_START_REQ => headers_ready(req, || ready(&req.buffers.start)),
+        BufferId::HTTP_START_REQ => headers_ready(req, || ready(req.buffers.start())),
         BufferId::HTTP_REQUEST_BODY => body(tx, Dir::ToServer),
         BufferId::HTTP_REQUEST_HEADER => headers_ready(req, || {
-            req.buffers
-                .items
-                .get(index)
-                .map_or(Buf::Absent, |v| Buf::Ready(v))
+            req.buffers.item(index).map_or(Buf::Absent, Buf::Ready)
         }),
         BufferId::HTTP_STAT_CODE => after_line(resp, &tx.status_raw),
         BufferId::HTTP_STAT_MSG => after_line(resp, &tx.status_msg),
         BufferId::HTTP_RESPONSE_LINE => after_line(resp, &resp.line),
         BufferId::HTTP_PROTOCOL_RESP => after_line(resp, &resp.protocol),
-        BufferId::HTTP_HEADER_RESP => headers_ready(resp, || ready(&resp.buffers.normalized)),
+        BufferId::HTTP_HEADER_RESP => headers_ready(resp, || ready(resp.buffers.normalized())),
         BufferId::HTTP_HEADER_RAW_RESP => headers_ready(resp, || ready(&resp.headers_raw)),
-        BufferId::HTTP_HEADER_NAMES_RESP => headers_ready(resp, || ready(&resp.buffers.names)),
+        BufferId::HTTP_HEADER_NAMES_RESP => headers_ready(resp, || ready(resp.buffers.names())),
         BufferId::HTTP_COOKIE_RESP => header(resp, b"set-cookie"),
         BufferId::HTTP_CONTENT_TYPE_RESP => header(resp, b"content-type"),
         BufferId::HTTP_CONTENT_LEN_RESP => header(resp, b"content-length"),
         BufferId::HTTP_CONNECTION_RESP => header(resp, b"connection"),
-        BufferId::HTTP_START_RESP => headers_ready(resp, || ready(&resp.buffers.start)),
+        BufferId::HTTP_START_RESP => headers_ready(resp, || ready(resp.buffers.start())),
         BufferId::HTTP_SERVER => header(resp, b"server"),
         BufferId::HTTP_LOCATION => header(resp, b"location"),
         BufferId::HTTP_RESPONSE_BODY => body(tx, Dir::ToClient),
         BufferId::HTTP_RESPONSE_HEADER => headers_ready(resp, || {
-            resp.buffers
-                .items
-                .get(index)
-                .map_or(Buf::Absent, |v| Buf::Ready(v))
+            resp.buffers.item(index).map_or(Buf::Absent, Buf::Ready)
         }),
         _ => Buf::Absent,
     }

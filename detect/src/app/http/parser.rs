@@ -277,8 +277,36 @@ pub fn parse_status(s: &[u8]) -> Option<u16> {
 /// space, surrounding whitespace trimmed).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Header {
-    pub name: Vec<u8>,
-    pub value: Vec<u8>,
+    /// The name then the value: one allocation per header.
+    buf: Vec<u8>,
+    name_len: usize,
+}
+
+impl Header {
+    pub fn new(name: &[u8], value: &[u8]) -> Header {
+        let mut buf = Vec::with_capacity(name.len() + value.len());
+        buf.extend_from_slice(name);
+        buf.extend_from_slice(value);
+        Header {
+            buf,
+            name_len: name.len(),
+        }
+    }
+
+    pub fn name(&self) -> &[u8] {
+        &self.buf[..self.name_len]
+    }
+
+    pub fn value(&self) -> &[u8] {
+        &self.buf[self.name_len..]
+    }
+
+    /// Appends `sep` then `more` to the value (joining a duplicate header).
+    pub fn append_value(&mut self, sep: &[u8], more: &[u8]) {
+        self.buf.reserve(sep.len() + more.len());
+        self.buf.extend_from_slice(sep);
+        self.buf.extend_from_slice(more);
+    }
 }
 
 /// Anomalies met while parsing a header block.
@@ -342,7 +370,8 @@ fn is_continuation(line: &[u8], side: Side) -> bool {
 /// then each logical line is split at its first colon.
 pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> HeaderFlags {
     let mut flags = HeaderFlags::default();
-    let mut logical: Vec<Vec<u8>> = Vec::new();
+    // Lines are borrowed; only a line that other lines fold onto is copied.
+    let mut logical: Vec<std::borrow::Cow<'_, [u8]>> = Vec::with_capacity(lines.len());
     let mut folds = 0usize;
     for &raw in lines {
         if is_continuation(raw, side)
@@ -356,6 +385,7 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
             }
             let v = trim(strip_nul(raw));
             if !v.is_empty() {
+                let prev = prev.to_mut();
                 if !trim(prev).is_empty() && !prev.ends_with(b":") {
                     prev.push(b' ');
                 }
@@ -368,9 +398,11 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
             flags.too_many = true;
             continue;
         }
-        logical.push(raw.to_vec());
+        logical.push(std::borrow::Cow::Borrowed(raw));
     }
+    out.reserve(logical.len());
     for raw in &logical {
+        let raw: &[u8] = raw;
         match memchr::memchr(b':', raw) {
             Some(colon) => {
                 let name = trim(&raw[..colon]);
@@ -387,18 +419,12 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
                     // libhtp: a NUL terminates a request header value.
                     value = trim(&value[..nul]);
                 }
-                out.push(Header {
-                    name: name.to_vec(),
-                    value: value.to_vec(),
-                });
+                out.push(Header::new(name, value));
             }
             None => {
                 // libhtp keeps a line without a colon as a header with an empty name.
                 flags.missing_colon = true;
-                out.push(Header {
-                    name: Vec::new(),
-                    value: trim(raw).to_vec(),
-                });
+                out.push(Header::new(b"", trim(raw)));
             }
         }
     }
@@ -587,9 +613,9 @@ mod tests {
         let mut out = Vec::new();
         let f = parse_headers(&lines, Side::Response, &mut out);
         assert!(f.folding && f.missing_colon);
-        assert_eq!(out[1].value, b"one two");
-        assert_eq!(out[2].name, b"");
-        assert_eq!(out[3].name, b"Transfer-Encoding");
+        assert_eq!(out[1].value(), b"one two");
+        assert_eq!(out[2].name(), b"");
+        assert_eq!(out[3].name(), b"Transfer-Encoding");
         // A name folded away from its colon.
         let mut out = Vec::new();
         parse_headers(
@@ -598,7 +624,7 @@ mod tests {
             &mut out,
         );
         assert_eq!(
-            (&out[0].name[..], &out[0].value[..]),
+            (out[0].name(), out[0].value()),
             (&b"Transfer-Encoding"[..], &b"chunked"[..])
         );
         assert!(name_eq(b"Transfer\0-Encoding", b"transfer-encoding"));
@@ -609,7 +635,7 @@ mod tests {
         // On the request side a NUL ends the value.
         let mut out = Vec::new();
         parse_headers(&[b"A: b\0c"], Side::Request, &mut out);
-        assert_eq!(out[0].value, b"b");
+        assert_eq!(out[0].value(), b"b");
     }
 
     #[test]

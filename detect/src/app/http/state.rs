@@ -102,8 +102,8 @@ impl Message {
     pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
         self.headers
             .iter()
-            .find(|h| parser::name_eq(&h.name, name))
-            .map(|h| h.value.as_slice())
+            .find(|h| parser::name_eq(h.name(), name))
+            .map(|h| h.value())
     }
 
     fn body_done(&self) -> bool {
@@ -703,28 +703,37 @@ impl HttpState {
         if flags.too_many {
             out.anomaly(NAMES[d].too_many_headers);
         }
-        // Join duplicates as libhtp does.
-        let mut merged: Vec<Header> = Vec::with_capacity(raw_headers.len());
+        // Join duplicates as libhtp does, in place: the first `kept` entries are the
+        // merged headers, in order of first appearance.
+        let mut merged = raw_headers;
+        let mut kept = 0usize;
         let mut repeated = false;
-        for h in raw_headers {
-            match merged
-                .iter_mut()
-                .find(|m| !h.name.is_empty() && parser::names_eq(&m.name, &h.name))
-            {
-                Some(m) => {
+        for i in 0..merged.len() {
+            let dup = if merged[i].name().is_empty() {
+                None
+            } else {
+                (0..kept).find(|&j| parser::names_eq(merged[j].name(), merged[i].name()))
+            };
+            match dup {
+                Some(j) => {
                     repeated = true;
-                    if !h.name.eq_ignore_ascii_case(b"content-length") {
-                        m.value.extend_from_slice(b", ");
-                        m.value.extend_from_slice(&h.value);
-                    } else if parser::parse_content_length(&m.value)
-                        != parser::parse_content_length(&h.value)
+                    let h = std::mem::take(&mut merged[i]);
+                    let m = &mut merged[j];
+                    if !h.name().eq_ignore_ascii_case(b"content-length") {
+                        m.append_value(b", ", h.value());
+                    } else if parser::parse_content_length(m.value())
+                        != parser::parse_content_length(h.value())
                     {
                         out.anomaly(NAMES[d].duplicate_cl);
                     }
                 }
-                None => merged.push(h),
+                None => {
+                    merged.swap(kept, i);
+                    kept += 1;
+                }
             }
         }
+        merged.truncate(kept);
         if repeated {
             out.anomaly(NAMES[d].repetition);
         }
@@ -733,7 +742,10 @@ impl HttpState {
         msg.progress = Progress::Body;
 
         let te = msg.header(b"transfer-encoding").map(parser::without_nul);
-        let cl = msg.header(b"content-length").map(<[u8]>::to_vec);
+        // Some(parsed value) when the header is there (None inside: not a valid length).
+        let cl = msg
+            .header(b"content-length")
+            .map(parser::parse_content_length);
         let ce = msg.header(b"content-encoding").map(parser::without_nul);
         let chunked = te
             .as_deref()
@@ -755,7 +767,7 @@ impl HttpState {
                     }
                     St::ChunkSize
                 } else if let Some(cl) = cl {
-                    match parser::parse_content_length(&cl) {
+                    match cl {
                         Some(0) => St::Idle,
                         Some(n) => St::BodyLength(n),
                         None => {
@@ -769,7 +781,8 @@ impl HttpState {
                 }
             }
             Dir::ToClient => {
-                let method = tx.method.clone();
+                let connect = tx.method.eq_ignore_ascii_case(b"CONNECT");
+                let head = tx.method.eq_ignore_ascii_case(b"HEAD");
                 let status = tx.status;
                 if status == Some(100) && te.is_none() && cl.is_none() {
                     // Interim response: the real one follows.
@@ -784,8 +797,7 @@ impl HttpState {
                         return;
                     }
                 }
-                let tunnel = (method.eq_ignore_ascii_case(b"CONNECT")
-                    && status.is_some_and(|s| (200..300).contains(&s)))
+                let tunnel = (connect && status.is_some_and(|s| (200..300).contains(&s)))
                     || (status == Some(101) && te.is_none() && cl.is_none());
                 if tunnel {
                     tx.response.progress = Progress::Complete;
@@ -794,7 +806,7 @@ impl HttpState {
                     self.dirs[1].st = St::Stopped;
                     return;
                 }
-                let no_body = method.eq_ignore_ascii_case(b"HEAD")
+                let no_body = head
                     || (status.is_some_and(|s| (100..200).contains(&s) || s == 204 || s == 304)
                         && te.is_none()
                         && cl.is_none());
@@ -806,7 +818,7 @@ impl HttpState {
                     }
                     St::ChunkSize
                 } else if let Some(cl) = cl {
-                    match parser::parse_content_length(&cl) {
+                    match cl {
                         Some(0) => St::Idle,
                         Some(n) => St::BodyLength(n),
                         None => {
@@ -840,6 +852,14 @@ impl HttpState {
                     out.anomaly("http.too_many_encoding_layers");
                 }
                 msg.decoder = Decoder::new(&layers, cfg.decode);
+            }
+            if let St::BodyLength(n) = next
+                && msg.decoder.is_none()
+            {
+                // The kept body's final size is known: one allocation instead of a
+                // chain of doublings (each copying what was kept so far).
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                msg.body.reserve_exact(n.min(cfg.limit(dir)));
             }
         }
         self.dirs[d].st = match (dir, next) {
