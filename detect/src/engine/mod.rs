@@ -174,8 +174,8 @@ impl DirRules {
 
     fn build(self, ported: bool, algo: mpm::Algo) -> DirGroups {
         DirGroups {
-            to_server: PortGroups::build(&self.to_server, ported, algo),
-            to_client: PortGroups::build(&self.to_client, ported, algo),
+            to_server: PortGroups::build(&self.to_server, ported, MAX_PORT_GROUPS, algo),
+            to_client: PortGroups::build(&self.to_client, ported, MAX_TO_CLIENT_GROUPS, algo),
         }
     }
 }
@@ -185,17 +185,29 @@ static EMPTY_GROUP: PktGroup = PktGroup {
     always: Vec::new(),
 };
 
-/// Most groups of one tree with a prefilter of their own (Suricata's `toserver-groups`
-/// of the `high` profile is 75, `medium` 25): the combinations of port sets with the
-/// most rules get one each, the ports of all other combinations share one group with
-/// the union of their rules. Each group repeats the any-port rules, so this bounds the
-/// memory and the compile time of the prefilters.
+/// Most groups of the to-server tree with a prefilter of their own (as Suricata's
+/// `toserver-groups`): the combinations of port sets with the most rules get one each,
+/// the ports of all other combinations share one group with the union of their rules.
+/// Each group repeats the any-port rules, so this bounds the memory and the compile
+/// time of the prefilters (ET Open: 20 to-server groups of 1,400-1,900 patterns).
 const MAX_PORT_GROUPS: usize = 20;
+
+/// Most groups of the to-client tree (as Suricata's `toclient-groups`, which it keeps
+/// smaller): few rules name a source port, so more groups would mostly repeat the
+/// any-port rules.
+const MAX_TO_CLIENT_GROUPS: usize = 8;
 
 impl PortGroups {
     /// `rules`: (rule id, ports (None = any), fast pattern); `ported`: whether the class
-    /// has ports (otherwise every rule is an any-port rule).
-    fn build(rules: &[PortedRule], ported: bool, algo: mpm::Algo) -> PortGroups {
+    /// has ports (otherwise every rule is an any-port rule); at most `max_groups` groups
+    /// (at least 2: any-port rules only, and one shared by all port sets).
+    fn build(
+        rules: &[PortedRule],
+        ported: bool,
+        max_groups: usize,
+        algo: mpm::Algo,
+    ) -> PortGroups {
+        let max_groups = max_groups.max(2);
         // Distinct port sets and how many rules use each.
         let mut sets: Vec<&[(u16, u16)]> = Vec::new();
         let mut set_rules: Vec<usize> = Vec::new();
@@ -247,7 +259,7 @@ impl PortGroups {
             let mut rest_combos: Vec<usize> = Vec::new();
             for (rank, &c) in order.iter().enumerate() {
                 // Group 0 and the shared group count against the limit.
-                if rank + 2 < MAX_PORT_GROUPS || order.len() + 1 <= MAX_PORT_GROUPS {
+                if rank + 2 < max_groups || order.len() < max_groups {
                     combo_group[c] = group_sets.len() as u16;
                     group_sets.push(combos[c].clone());
                 } else {
@@ -615,18 +627,20 @@ impl Engine {
             return None;
         }
         let (sp, dp) = p.ports();
-        let fwd = rule.src.matches(&ip.src)
-            && rule.dst.matches(&ip.dst)
-            && rule.sport.matches(sp)
-            && rule.dport.matches(dp);
+        // Ports first: a candidate from a port group shared by several port sets (or
+        // from the other flow direction's rules) most often fails on them.
+        let fwd = rule.sport.matches(sp)
+            && rule.dport.matches(dp)
+            && rule.src.matches(&ip.src)
+            && rule.dst.matches(&ip.dst);
         if fwd {
             return Some(false);
         }
         if rule.direction == Direction::Both
-            && rule.src.matches(&ip.dst)
-            && rule.dst.matches(&ip.src)
             && rule.sport.matches(dp)
             && rule.dport.matches(sp)
+            && rule.src.matches(&ip.dst)
+            && rule.dst.matches(&ip.src)
         {
             return Some(true);
         }
@@ -1045,24 +1059,38 @@ impl Engine {
             let start = st.cands.len();
             let mut fin = true;
             for i in 0..crate::app::buffers::MAX_ITEMS {
-                let b = match tx.buffer(*bid, i) {
-                    Buf::Ready(b) => b,
-                    Buf::Partial(b) => {
-                        fin = false;
-                        b
-                    }
+                let (b, partial) = match tx.buffer(*bid, i) {
+                    Buf::Ready(b) => (b, false),
+                    Buf::Partial(b) => (b, true),
                     Buf::NotYet => {
                         fin = false;
                         break;
                     }
                     Buf::Absent => break,
                 };
+                fin &= !partial;
                 if b.is_empty() && transforms.is_empty() {
                     // Nothing to find (a scan call costs more than the check).
                     continue;
                 }
                 if transforms.is_empty() {
-                    m.scan(b, &mut st.mpm, &mut st.cands);
+                    // A growing buffer (a body still arriving; its bytes so far do not
+                    // change) is scanned from where this transaction's last scan of it
+                    // stopped, the candidates of the part before being kept in `td`:
+                    // without this, each packet of a body rescans all of it.
+                    let from = if i == 0 {
+                        match td.resume_at(dir, k as u32, b.len(), m.max_len()) {
+                            Some(at) => at,
+                            None => continue,
+                        }
+                    } else {
+                        0
+                    };
+                    let at = st.cands.len();
+                    m.scan(&b[from..], &mut st.mpm, &mut st.cands);
+                    if i == 0 && (partial || from > 0) {
+                        td.grew(dir, k as u32, b.len(), &st.cands[at..]);
+                    }
                 } else {
                     crate::transforms::apply_all(transforms, b, &mut st.tbuf);
                     m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);

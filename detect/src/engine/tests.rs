@@ -237,7 +237,8 @@ fn run_tcp(e: &Engine, frame: &[u8], to_server: Option<bool>) -> Vec<u64> {
 /// scanned against one group only, and finds what full evaluation finds.
 #[test]
 fn port_groups_per_direction_agree_with_full_evaluation() {
-    let n = MAX_PORT_GROUPS as u16 + 20;
+    let n = 60u16;
+    assert!(usize::from(n) > MAX_PORT_GROUPS && usize::from(n) > MAX_TO_CLIENT_GROUPS);
     let mut rules = String::new();
     for i in 0..n {
         rules.push_str(&format!(
@@ -278,5 +279,97 @@ fn port_groups_per_direction_agree_with_full_evaluation() {
         let got = run_tcp(&fast, &frame, to_server);
         assert_eq!(got, want, "{sp} -> {dp} to_server {to_server:?}");
         assert_eq!(run_tcp(&naive, &frame, to_server), got, "naive, {sp} -> {dp}");
+    }
+}
+
+/// A response whose body arrives in parts.
+#[derive(Debug)]
+struct GrowingBody {
+    body: Vec<u8>,
+    complete: bool,
+}
+
+impl Transaction for GrowingBody {
+    fn id(&self) -> u64 {
+        0
+    }
+    fn complete(&self, dir: Dir) -> bool {
+        dir == Dir::ToServer || self.complete
+    }
+    fn progress(&self, _dir: Dir) -> u8 {
+        u8::from(self.complete)
+    }
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        match (id, index) {
+            (BufferId::HTTP_RESPONSE_BODY, 0) if self.complete => Buf::Ready(&self.body),
+            (BufferId::HTTP_RESPONSE_BODY, 0) => Buf::Partial(&self.body),
+            _ => Buf::Absent,
+        }
+    }
+    fn record(&self) -> Option<crate::app::AppRecord> {
+        None
+    }
+}
+
+/// A growing body is scanned by the prefilter only where it grew (see `resume_at`): a
+/// pattern across the end of the previous scan, and a candidate found in the part
+/// scanned before, still alert — as without the prefilter.
+#[test]
+fn growing_body_scanned_where_it_grew() {
+    let rules = "alert http any any -> any any (flow:to_client; file_data; content:\"needle\"; sid:1;)\n\
+                 alert http any any -> any any (flow:to_client; file_data; content:\"first\"; fast_pattern; content:\"last\"; sid:2;)\n";
+    let frame = tcp(80, 40000, b"");
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    let v = PacketView {
+        pkt: &p,
+        ts_ns: 1,
+        to_server: Some(false),
+        established: true,
+        app_proto: AppProto::Http,
+        payload: None,
+        stream: None,
+        segment: None,
+        stream_bytes: (0, 0),
+        flow_id: 1,
+        first_in_direction: false,
+        pseudo: false,
+    };
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        let mut st = DetectState::default();
+        let mut td = TxDetect::new(0);
+        let mut tx = GrowingBody {
+            body: Vec::new(),
+            complete: false,
+        };
+        let mut steps = Vec::new();
+        for (part, complete) in [
+            (&b"first, then a nee"[..], false),
+            (b"dle and", false),
+            (b"", false),
+            (b" the last", true),
+        ] {
+            tx.body.extend_from_slice(part);
+            tx.complete = complete;
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_tx(
+                &mut st,
+                &v,
+                AppProto::Http,
+                Dir::ToClient,
+                &tx,
+                &mut td,
+                Some(&mut fv),
+                &mut hits,
+            );
+            steps.push(
+                hits.iter()
+                    .map(|h| e.sig(h.sig).rule.sid)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_eq!(steps, vec![vec![], vec![1], vec![], vec![2]], "naive {naive}");
     }
 }
