@@ -86,6 +86,27 @@ fn is_ip_only(rule: &Rule) -> bool {
         && rule.dport.is_any()
 }
 
+/// Segment length from which the packet-only rules whose `dsize` admits only shorter
+/// payloads are left out of the prefilter (see `Engine::pkt_only_tcp_big`).
+const BIG_SEGMENT: usize = 256;
+
+/// The largest payload size (`dsize`) a rule admits; None when unbounded.
+fn max_dsize(rule: &Rule) -> Option<u64> {
+    rule.header
+        .iter()
+        .filter_map(|h| match *h {
+            HeaderMatch::Dsize(c) => Some(match c {
+                NumCmp::Eq(a) | NumCmp::Le(a) => Some(a),
+                NumCmp::Lt(a) => Some(a.saturating_sub(1)),
+                NumCmp::Between(_, b) => Some(b.saturating_sub(1)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .flatten()
+        .min()
+}
+
 /// Transport classes of packet groups.
 const TCP: usize = 0;
 const UDP: usize = 1;
@@ -328,6 +349,10 @@ pub struct Engine {
     /// the stream (which the groups above do not scan) still finds them, as Suricata
     /// inspects a segment's payload for rules that require the packet.
     pkt_only_tcp: DirGroups,
+    /// The same for segments of [`BIG_SEGMENT`] bytes or more: without the rules whose
+    /// `dsize` excludes them (most `dsize` rules look for short payloads, and bulk
+    /// segments are the most bytes).
+    pkt_only_tcp_big: DirGroups,
     app: [AppGroup; 4],
     pub names: Names,
     /// Without prefilter: every rule of the class is a candidate (for the differential
@@ -402,6 +427,7 @@ impl Engine {
         let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> =
             (0..4).map(|_| Default::default()).collect();
         let mut pkt_only_tcp_rules = DirRules::default();
+        let mut pkt_only_tcp_big = DirRules::default();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
             let dir = match rule.flow.to_server {
@@ -479,6 +505,9 @@ impl Engine {
                     && !rule.payload.is_empty()
                 {
                     pkt_only_tcp_rules.add(id, &rule, &fp);
+                    if max_dsize(&rule).is_none_or(|m| m >= BIG_SEGMENT as u64) {
+                        pkt_only_tcp_big.add(id, &rule, &fp);
+                    }
                 }
                 for &c in classes {
                     pkt_rules[c].add(id, &rule, &fp);
@@ -501,6 +530,7 @@ impl Engine {
             e.pkt[c] = rules.build(c == TCP || c == UDP, algo);
         }
         e.pkt_only_tcp = pkt_only_tcp_rules.build(true, algo);
+        e.pkt_only_tcp_big = pkt_only_tcp_big.build(true, algo);
         for (p, dirs) in app_b.into_iter().enumerate() {
             for (d, bufs) in dirs.into_iter().enumerate() {
                 for (bid, t, b) in bufs {
@@ -581,7 +611,11 @@ impl Engine {
     pub fn group_sizes(&self) -> String {
         let mut out = String::new();
         let trees = self.pkt.iter().enumerate().map(|(i, d)| (format!("pkt[{i}]"), d));
-        for (name, d) in trees.chain([("pkt-only-tcp".to_string(), &self.pkt_only_tcp)]) {
+        let pkt_only = [
+            ("pkt-only-tcp".to_string(), &self.pkt_only_tcp),
+            ("pkt-only-tcp-big".to_string(), &self.pkt_only_tcp_big),
+        ];
+        for (name, d) in trees.chain(pkt_only) {
             for (dir, pg) in [("to-server", &d.to_server), ("to-client", &d.to_client)] {
                 let pats = |g: &PktGroup| g.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0);
                 out.push_str(&format!(
@@ -917,7 +951,12 @@ impl Engine {
         }
         if !self.naive {
             if let (Some(seg), TCP) = (v.segment, c) {
-                let g = self.pkt_only_tcp.group(v.to_server, sp, dp);
+                let tree = if seg.len() >= BIG_SEGMENT {
+                    &self.pkt_only_tcp_big
+                } else {
+                    &self.pkt_only_tcp
+                };
+                let g = tree.group(v.to_server, sp, dp);
                 st.cands.extend_from_slice(&g.always);
                 if let Some(m) = &g.mpm {
                     m.scan(seg, &mut st.mpm, &mut st.cands);

@@ -373,3 +373,50 @@ fn growing_body_scanned_where_it_grew() {
         assert_eq!(steps, vec![vec![], vec![1], vec![], vec![2]], "naive {naive}");
     }
 }
+
+/// A segment of `BIG_SEGMENT` bytes or more is scanned without the packet-only rules
+/// whose `dsize` excludes it; shorter segments with all of them; as full evaluation.
+#[test]
+fn big_segments_skip_rules_for_short_payloads() {
+    let rules = "alert tcp-pkt any any -> any any (dsize:<20; content:\"abc\"; sid:1;)\n\
+                 alert tcp any any -> any any (dsize:>200; content:\"abc\"; sid:2;)\n\
+                 alert tcp-pkt any any -> any any (content:\"abc\"; sid:3;)\n\
+                 alert tcp any any -> any any (dsize:300<>400; content:\"abc\"; sid:4;)\n\
+                 alert tcp any any -> any any (dsize:!5; content:\"abc\"; sid:5;)\n";
+    let e = engine(rules);
+    assert_eq!(max_dsize(&e.sig(0).rule), Some(19));
+    assert_eq!(max_dsize(&e.sig(1).rule), None);
+    assert_eq!(max_dsize(&e.sig(3).rule), Some(399));
+    let mut big = vec![b'x'; BIG_SEGMENT + 100];
+    big[7..10].copy_from_slice(b"abc");
+    for (payload, want) in [
+        (&b"..abc.."[..], vec![1, 3, 5]),
+        (&big[..], vec![2, 3, 4, 5]),
+    ] {
+        let frame = tcp(40000, 80, payload);
+        let (p, _) = decode(LINKTYPE_RAW, &frame);
+        for naive in [false, true] {
+            let mut e = engine(rules);
+            e.set_naive(naive);
+            let v = PacketView {
+                pkt: &p,
+                ts_ns: 1,
+                to_server: Some(true),
+                established: true,
+                app_proto: AppProto::Unknown,
+                payload: None,
+                stream: None,
+                segment: Some(p.payload),
+                stream_bytes: (0, 0),
+                flow_id: 1,
+                first_in_direction: false,
+                pseudo: false,
+            };
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
+            let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+            assert_eq!(sids, want, "{} bytes, naive {naive}", payload.len());
+        }
+    }
+}
