@@ -222,12 +222,7 @@ impl PortGroups {
     /// `rules`: (rule id, ports (None = any), fast pattern); `ported`: whether the class
     /// has ports (otherwise every rule is an any-port rule); at most `max_groups` groups
     /// (at least 2: any-port rules only, and one shared by all port sets).
-    fn build(
-        rules: &[PortedRule],
-        ported: bool,
-        max_groups: usize,
-        algo: mpm::Algo,
-    ) -> PortGroups {
+    fn build(rules: &[PortedRule], ported: bool, max_groups: usize, algo: mpm::Algo) -> PortGroups {
         let max_groups = max_groups.max(2);
         // Distinct port sets and how many rules use each.
         let mut sets: Vec<&[(u16, u16)]> = Vec::new();
@@ -610,7 +605,11 @@ impl Engine {
     /// direction (buffers, patterns, always)), for `rules check` and tuning.
     pub fn group_sizes(&self) -> String {
         let mut out = String::new();
-        let trees = self.pkt.iter().enumerate().map(|(i, d)| (format!("pkt[{i}]"), d));
+        let trees = self
+            .pkt
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (format!("pkt[{i}]"), d));
         let pkt_only = [
             ("pkt-only-tcp".to_string(), &self.pkt_only_tcp),
             ("pkt-only-tcp-big".to_string(), &self.pkt_only_tcp_big),

@@ -245,7 +245,12 @@ impl MpmBuilder {
             }
         }
         Some(FpMpm {
-            max_len: self.patterns.iter().map(|p| p.bytes.len()).max().unwrap_or(0),
+            max_len: self
+                .patterns
+                .iter()
+                .map(|p| p.bytes.len())
+                .max()
+                .unwrap_or(0),
             patterns: self.patterns,
             t8: t8.finish(),
             t4: t4.finish(),

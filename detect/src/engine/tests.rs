@@ -278,7 +278,11 @@ fn port_groups_per_direction_agree_with_full_evaluation() {
         let frame = tcp(sp, dp, payload);
         let got = run_tcp(&fast, &frame, to_server);
         assert_eq!(got, want, "{sp} -> {dp} to_server {to_server:?}");
-        assert_eq!(run_tcp(&naive, &frame, to_server), got, "naive, {sp} -> {dp}");
+        assert_eq!(
+            run_tcp(&naive, &frame, to_server),
+            got,
+            "naive, {sp} -> {dp}"
+        );
     }
 }
 
@@ -370,7 +374,11 @@ fn growing_body_scanned_where_it_grew() {
                     .collect::<Vec<_>>(),
             );
         }
-        assert_eq!(steps, vec![vec![], vec![1], vec![], vec![2]], "naive {naive}");
+        assert_eq!(
+            steps,
+            vec![vec![], vec![1], vec![], vec![2]],
+            "naive {naive}"
+        );
     }
 }
 
