@@ -3,11 +3,14 @@
 //!
 //! # Grouping and prefilter
 //!
-//! Rules are grouped by transport (TCP, UDP, ICMP, other) for packet and stream
-//! inspection, and by app-layer protocol and buffer for transaction inspection. Each group
-//! has one multi-pattern prefilter ([`mpm`]) over its rules' fast patterns; scanning a
-//! buffer yields the candidate rules, and only candidates (plus the few rules that have no
-//! fast pattern) are evaluated in full. Candidates are evaluated in load order, so that a
+//! Rules are grouped by transport (TCP, UDP, ICMP, other), flow direction and port for
+//! packet and stream inspection (as Suricata's signature groups: to-server packets by
+//! destination port, to-client packets by source port, each group also holding the
+//! any-port rules, so that a payload is scanned once), and by app-layer protocol and
+//! buffer for transaction inspection. Each group has one multi-pattern prefilter
+//! ([`mpm`]) over its rules' fast patterns; scanning a buffer yields the candidate rules,
+//! and only candidates (plus the few rules that have no fast pattern) are evaluated in
+//! full. Candidates are evaluated in load order, so that a
 //! rule that sets a flowbit is seen by later rules on the same packet, as in Suricata.
 //!
 //! # Payload semantics
