@@ -2,7 +2,8 @@
 //! packets, alerts, events and the CPU time of the packet path; for profiling the worker
 //! alone (`perf`, `valgrind --tool=dhat`):
 //! `cargo run --release -p meerkat-detect --example inproc -- PCAP [RULES...] [--no-app]
-//! [--set KEY=VALUE]...` (e.g. `--set mpm-algo=hs`)
+//! [--set KEY=VALUE]... [--groups]` (e.g. `--set mpm-algo=hs`; `--groups` prints the
+//! prefilter groups)
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 use meerkat_config::Config;
 use meerkat_detect::InProcess;
@@ -12,7 +13,8 @@ use meerkat_detect::rules::{self, RuleContext};
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let no_app = args.iter().any(|a| a == "--no-app");
-    args.retain(|a| a != "--no-app");
+    let groups = args.iter().any(|a| a == "--groups");
+    args.retain(|a| a != "--no-app" && a != "--groups");
     // `--set KEY=VALUE` overrides, as on the command line of `meerkat run`.
     let mut sets = Vec::new();
     while let Some(i) = args.iter().position(|a| a == "--set") {
@@ -37,7 +39,12 @@ fn main() {
     let ctx = RuleContext::from_config(&config).unwrap();
     let loaded = rules::load_files(&files, &ctx).unwrap();
     let algo = meerkat_detect::engine::mpm::Algo::parse(&config.mpm_algo).unwrap_or_default();
+    let t = std::time::Instant::now();
     let engine = Engine::with_algo(loaded.rules, loaded.names, algo);
+    eprintln!("engine built in {:.2} s", t.elapsed().as_secs_f64());
+    if groups {
+        eprintln!("{}", engine.group_sizes().replace("; ", "\n"));
+    }
     // A marker for profilers started with instrumentation off (`valgrind --tool=callgrind
     // --instr-atstart=no`, then `callgrind_control -i on` once this line shows).
     // With INPROC_GATE=FILE, the run waits for FILE to exist, so that instrumentation

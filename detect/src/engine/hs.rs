@@ -82,6 +82,8 @@ pub struct HsDb {
     /// A scratch space big enough for this database, cloned by each worker.
     prototype: NonNull<ffi::hs_scratch_t>,
     owners: Vec<Vec<u32>>,
+    /// Length of the longest pattern.
+    max_len: usize,
 }
 
 // SAFETY: a Hyperscan database is immutable after compilation and may be used by many
@@ -238,11 +240,16 @@ impl HsDb {
             index: NEXT_DB.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             prototype,
             owners: patterns.iter().map(|p| p.2.clone()).collect(),
+            max_len: patterns.iter().map(|p| p.0.len()).max().unwrap_or(0),
         })
     }
 
     pub fn patterns(&self) -> usize {
         self.owners.len()
+    }
+
+    pub fn max_len(&self) -> usize {
+        self.max_len
     }
 
     /// Appends the owners of every pattern found in `hay`.

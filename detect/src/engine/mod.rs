@@ -3,11 +3,14 @@
 //!
 //! # Grouping and prefilter
 //!
-//! Rules are grouped by transport (TCP, UDP, ICMP, other) for packet and stream
-//! inspection, and by app-layer protocol and buffer for transaction inspection. Each group
-//! has one multi-pattern prefilter ([`mpm`]) over its rules' fast patterns; scanning a
-//! buffer yields the candidate rules, and only candidates (plus the few rules that have no
-//! fast pattern) are evaluated in full. Candidates are evaluated in load order, so that a
+//! Rules are grouped by transport (TCP, UDP, ICMP, other), flow direction and port for
+//! packet and stream inspection (as Suricata's signature groups: to-server packets by
+//! destination port, to-client packets by source port, each group also holding the
+//! any-port rules, so that a payload is scanned once), and by app-layer protocol and
+//! buffer for transaction inspection. Each group has one multi-pattern prefilter
+//! ([`mpm`]) over its rules' fast patterns; scanning a buffer yields the candidate rules,
+//! and only candidates (plus the few rules that have no fast pattern) are evaluated in
+//! full. Candidates are evaluated in load order, so that a
 //! rule that sets a flowbit is seen by later rules on the same packet, as in Suricata.
 //!
 //! # Payload semantics
@@ -115,6 +118,27 @@ fn is_pd_only(rule: &Rule) -> bool {
         && rule.tls.is_empty()
 }
 
+/// Segment length from which the packet-only rules whose `dsize` admits only shorter
+/// payloads are left out of the prefilter (see `Engine::pkt_only_tcp_big`).
+const BIG_SEGMENT: usize = 256;
+
+/// The largest payload size (`dsize`) a rule admits; None when unbounded.
+fn max_dsize(rule: &Rule) -> Option<u64> {
+    rule.header
+        .iter()
+        .filter_map(|h| match *h {
+            HeaderMatch::Dsize(c) => Some(match c {
+                NumCmp::Eq(a) | NumCmp::Le(a) => Some(a),
+                NumCmp::Lt(a) => Some(a.saturating_sub(1)),
+                NumCmp::Between(_, b) => Some(b.saturating_sub(1)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .flatten()
+        .min()
+}
+
 /// Transport classes of packet groups.
 const TCP: usize = 0;
 const UDP: usize = 1;
@@ -137,131 +161,198 @@ struct PktGroup {
     always: Vec<u32>,
 }
 
-/// The packet rules of one transport class, grouped by destination port as Suricata's
-/// signature groups are: a packet is matched against the rules whose destination ports
-/// include its own (its port group) and the rules for any port (one shared group): two
-/// prefilter scans, and no pattern repeated across groups.
+/// The packet rules of one transport class for one flow direction, grouped by port as
+/// Suricata's signature groups are: each group holds the rules whose port set includes
+/// the group's ports *and* every rule for any port, so a packet's payload (or stream
+/// chunk) is scanned once, against its own group only. Patterns of any-port rules are
+/// repeated in every group's prefilter; that is what buys the single scan.
 #[derive(Debug, Default)]
 struct PortGroups {
-    /// Rules for any destination port.
-    any: PktGroup,
-    /// One group per distinct combination of port sets (index 0: none).
-    combos: Vec<PktGroup>,
-    /// Destination port -> combo (empty for classes without ports: combo 0).
-    port_combo: Vec<u16>,
+    /// Index 0: the ports no port-specific rule names (any-port rules only).
+    groups: Vec<PktGroup>,
+    /// Port -> group (empty for classes without ports: group 0).
+    port_group: Vec<u16>,
+}
+
+/// The packet groups of a transport class: by destination port for packets to the
+/// server (and packets without a flow), by source port for packets to the client, as
+/// Suricata's toserver/toclient group trees. A rule limited to one flow direction is only
+/// in that direction's tree.
+#[derive(Debug, Default)]
+struct DirGroups {
+    to_server: PortGroups,
+    to_client: PortGroups,
+}
+
+impl DirGroups {
+    /// The group inspecting a packet going `to_server` (None: no flow) from port `sp` to
+    /// port `dp`.
+    #[inline]
+    fn group(&self, to_server: Option<bool>, sp: u16, dp: u16) -> &PktGroup {
+        match to_server {
+            Some(false) => self.to_client.group(sp),
+            _ => self.to_server.group(dp),
+        }
+    }
 }
 
 /// A packet rule for port grouping: (rule id, port ranges (None = any), fast pattern
 /// (bytes, nocase)).
 type PortedRule = (u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>);
 
+/// The packet rules of a class, before grouping: per tree.
+#[derive(Debug, Default)]
+struct DirRules {
+    to_server: Vec<PortedRule>,
+    to_client: Vec<PortedRule>,
+}
+
+impl DirRules {
+    /// Registers a packet rule in the trees it can match in: grouped by its destination
+    /// ports in the to-server tree and by its source ports in the to-client tree (a
+    /// `<>` rule matches either way round: any port).
+    fn add(&mut self, id: u32, rule: &Rule, fp: &Option<(Vec<u8>, bool)>) {
+        let one_way = rule.direction == Direction::ToDst;
+        let f = &rule.flow;
+        // `stateless` rules skip the flow checks (see `flow_opts_match`).
+        if f.stateless || f.to_server != Some(false) {
+            let ports = (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
+            self.to_server.push((id, ports, fp.clone()));
+        }
+        if f.stateless || f.to_server != Some(true) {
+            let ports = (one_way && !rule.sport.is_any()).then(|| rule.sport.ranges().to_vec());
+            self.to_client.push((id, ports, fp.clone()));
+        }
+    }
+
+    fn build(self, ported: bool, algo: mpm::Algo) -> DirGroups {
+        DirGroups {
+            to_server: PortGroups::build(&self.to_server, ported, MAX_PORT_GROUPS, algo),
+            to_client: PortGroups::build(&self.to_client, ported, MAX_TO_CLIENT_GROUPS, algo),
+        }
+    }
+}
+
 static EMPTY_GROUP: PktGroup = PktGroup {
     mpm: None,
     always: Vec::new(),
 };
 
-/// Largest number of distinct port combinations built as separate groups.
-const MAX_COMBOS: usize = 512;
+/// Most groups of the to-server tree with a prefilter of their own (as Suricata's
+/// `toserver-groups`): the combinations of port sets with the most rules get one each,
+/// the ports of all other combinations share one group with the union of their rules.
+/// Each group repeats the any-port rules, so this bounds the memory and the compile
+/// time of the prefilters (ET Open: 20 to-server groups of 1,400-1,900 patterns).
+const MAX_PORT_GROUPS: usize = 20;
+
+/// Most groups of the to-client tree (as Suricata's `toclient-groups`, which it keeps
+/// smaller): few rules name a source port, so more groups would mostly repeat the
+/// any-port rules.
+const MAX_TO_CLIENT_GROUPS: usize = 8;
 
 impl PortGroups {
-    /// `rules`: (rule id, destination ports (None = any), fast pattern).
-    fn build(rules: Vec<PortedRule>, ported: bool, algo: mpm::Algo) -> PortGroups {
-        // Distinct destination port sets.
-        let mut sets: Vec<Vec<(u16, u16)>> = Vec::new();
+    /// `rules`: (rule id, ports (None = any), fast pattern); `ported`: whether the class
+    /// has ports (otherwise every rule is an any-port rule); at most `max_groups` groups
+    /// (at least 2: any-port rules only, and one shared by all port sets).
+    fn build(rules: &[PortedRule], ported: bool, max_groups: usize, algo: mpm::Algo) -> PortGroups {
+        let max_groups = max_groups.max(2);
+        // Distinct port sets and how many rules use each.
+        let mut sets: Vec<&[(u16, u16)]> = Vec::new();
+        let mut set_rules: Vec<usize> = Vec::new();
         let mut rule_set: Vec<Option<usize>> = Vec::with_capacity(rules.len());
-        for (_, ports, _) in &rules {
-            rule_set.push(ports.as_ref().filter(|_| ported).map(|p| {
-                match sets.iter().position(|s| s == p) {
-                    Some(i) => i,
-                    None => {
-                        sets.push(p.clone());
-                        sets.len() - 1
-                    }
-                }
+        for (_, ports, _) in rules {
+            rule_set.push(ports.as_deref().filter(|_| ported).map(|p| {
+                let i = sets.iter().position(|s| *s == p).unwrap_or_else(|| {
+                    sets.push(p);
+                    set_rules.push(0);
+                    sets.len() - 1
+                });
+                set_rules[i] += 1;
+                i
             }));
         }
-        // Per port: the sets containing it; identical lists share a combo.
-        let mut port_combo = Vec::new();
-        let mut combos_sets: Vec<Vec<usize>> = vec![Vec::new()];
+        // Per port: the sets containing it (a combination); ports with the same
+        // combination share a group.
+        let mut port_group = Vec::new();
+        // Per group: the port sets whose rules it holds (sorted).
+        let mut group_sets: Vec<Vec<usize>> = vec![Vec::new()];
         if ported && !sets.is_empty() {
             let mut per_port: Vec<Vec<usize>> = vec![Vec::new(); 65536];
             for (si, set) in sets.iter().enumerate() {
-                for &(lo, hi) in set {
+                for &(lo, hi) in set.iter() {
                     for p in lo..=hi {
                         per_port[usize::from(p)].push(si);
                     }
                 }
             }
-            let mut index: std::collections::HashMap<Vec<usize>, u16> =
+            let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
+            let mut index: std::collections::HashMap<Vec<usize>, usize> =
                 std::collections::HashMap::new();
             index.insert(Vec::new(), 0);
-            port_combo = Vec::with_capacity(65536);
+            let mut port_combo: Vec<usize> = Vec::with_capacity(65536);
             for list in per_port {
-                let next = combos_sets.len();
-                let id = match index.get(&list) {
-                    Some(&id) => id,
-                    None if next < MAX_COMBOS => {
-                        index.insert(list.clone(), next as u16);
-                        combos_sets.push(list);
-                        next as u16
-                    }
-                    // Too many combinations: the port falls back to every set.
-                    None => u16::MAX,
-                };
+                let next = combos.len();
+                let id = *index.entry(list).or_insert_with_key(|l| {
+                    combos.push(l.clone());
+                    next
+                });
                 port_combo.push(id);
             }
-            if port_combo.contains(&u16::MAX) {
-                let all: Vec<usize> = (0..sets.len()).collect();
-                let id = combos_sets.len() as u16;
-                combos_sets.push(all);
-                for c in port_combo.iter_mut().filter(|c| **c == u16::MAX) {
-                    *c = id;
+            // The combinations with the most rules get a group of their own.
+            let weight = |c: usize| combos[c].iter().map(|&s| set_rules[s]).sum::<usize>();
+            let mut order: Vec<usize> = (1..combos.len()).collect();
+            order.sort_by_key(|&c| (std::cmp::Reverse(weight(c)), c));
+            let mut combo_group = vec![0u16; combos.len()];
+            let mut rest: Vec<usize> = Vec::new();
+            let mut rest_combos: Vec<usize> = Vec::new();
+            for (rank, &c) in order.iter().enumerate() {
+                // Group 0 and the shared group count against the limit.
+                if rank + 2 < max_groups || order.len() < max_groups {
+                    combo_group[c] = group_sets.len() as u16;
+                    group_sets.push(combos[c].clone());
+                } else {
+                    rest.extend_from_slice(&combos[c]);
+                    rest_combos.push(c);
                 }
             }
-        }
-        let mut builders: Vec<MpmBuilder> =
-            combos_sets.iter().map(|_| MpmBuilder::new(algo)).collect();
-        let mut always: Vec<Vec<u32>> = vec![Vec::new(); combos_sets.len()];
-        let mut any_b = MpmBuilder::new(algo);
-        let mut any_always = Vec::new();
-        for ((id, _, fp), set) in rules.iter().zip(&rule_set) {
-            let Some(s) = set else {
-                match fp {
-                    Some((bytes, nocase)) => any_b.add(bytes, *nocase, *id),
-                    None => any_always.push(*id),
-                }
-                continue;
-            };
-            for (ci, cs) in combos_sets.iter().enumerate() {
-                if !cs.contains(s) {
-                    continue;
-                }
-                match fp {
-                    Some((bytes, nocase)) => builders[ci].add(bytes, *nocase, *id),
-                    None => always[ci].push(*id),
+            if !rest_combos.is_empty() {
+                rest.sort_unstable();
+                rest.dedup();
+                let id = group_sets.len() as u16;
+                group_sets.push(rest);
+                for c in rest_combos {
+                    combo_group[c] = id;
                 }
             }
+            port_group = port_combo.iter().map(|&c| combo_group[c]).collect();
         }
-        PortGroups {
-            any: PktGroup {
-                mpm: any_b.build(),
-                always: any_always,
-            },
-            combos: builders
-                .into_iter()
-                .zip(always)
-                .map(|(b, a)| PktGroup {
+        let groups = group_sets
+            .iter()
+            .map(|gs| {
+                let mut b = MpmBuilder::new(algo);
+                let mut always = Vec::new();
+                for ((id, _, fp), set) in rules.iter().zip(&rule_set) {
+                    if set.is_some_and(|s| gs.binary_search(&s).is_err()) {
+                        continue;
+                    }
+                    match fp {
+                        Some((bytes, nocase)) => b.add(bytes, *nocase, *id),
+                        None => always.push(*id),
+                    }
+                }
+                PktGroup {
                     mpm: b.build(),
-                    always: a,
-                })
-                .collect(),
-            port_combo,
-        }
+                    always,
+                }
+            })
+            .collect();
+        PortGroups { groups, port_group }
     }
 
+    #[inline]
     fn group(&self, port: u16) -> &PktGroup {
-        let c = self.port_combo.get(usize::from(port)).copied().unwrap_or(0);
-        self.combos.get(usize::from(c)).unwrap_or(&EMPTY_GROUP)
+        let g = self.port_group.get(usize::from(port)).copied().unwrap_or(0);
+        self.groups.get(usize::from(g)).unwrap_or(&EMPTY_GROUP)
     }
 }
 
@@ -278,15 +369,17 @@ struct AppGroup {
 #[derive(Debug, Default)]
 pub struct Engine {
     sigs: Vec<Sig>,
-    /// Packet rules by destination port (and rules for any port).
-    pkt: [PortGroups; 4],
-    /// Packet rules for any destination port but specific source ports, by source port.
-    pkt_sport: [PortGroups; 4],
+    /// Packet rules by transport class, flow direction and port.
+    pkt: [DirGroups; 4],
     /// TCP rules that inspect packets only (`tcp-pkt`, `flow:no_stream`, `dsize`) and
     /// have payload keywords, grouped again so the payload of a segment that went into
     /// the stream (which the groups above do not scan) still finds them, as Suricata
     /// inspects a segment's payload for rules that require the packet.
-    pkt_only_tcp: PortGroups,
+    pkt_only_tcp: DirGroups,
+    /// The same for segments of [`BIG_SEGMENT`] bytes or more: without the rules whose
+    /// `dsize` excludes them (most `dsize` rules look for short payloads, and bulk
+    /// segments are the most bytes).
+    pkt_only_tcp_big: DirGroups,
     app: [AppGroup; crate::app::APP_PROTOS],
     pub names: Names,
     /// Without prefilter: every rule of the class is a candidate (for the differential
@@ -366,18 +459,14 @@ impl Engine {
             names,
             ..Default::default()
         };
-        #[allow(clippy::type_complexity)]
-        let mut pkt_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
-            4] = Default::default();
-        #[allow(clippy::type_complexity)]
-        let mut sport_rules: [Vec<(u32, Option<Vec<(u16, u16)>>, Option<(Vec<u8>, bool)>)>;
-            4] = Default::default();
+        let mut pkt_rules: [DirRules; 4] = Default::default();
         #[allow(clippy::type_complexity)]
         let mut app_b: Vec<[Vec<(BufferId, Vec<Transform>, MpmBuilder)>; 2]> = (0
             ..crate::app::APP_PROTOS)
             .map(|_| Default::default())
             .collect();
-        let mut pkt_only_tcp_rules: Vec<PortedRule> = Vec::new();
+        let mut pkt_only_tcp_rules = DirRules::default();
+        let mut pkt_only_tcp_big = DirRules::default();
         for (i, rule) in rules.into_iter().enumerate() {
             let id = i as u32;
             let dir = match rule.flow.to_server {
@@ -450,28 +539,18 @@ impl Engine {
                     .as_ref()
                     .filter(|fp| fp.list == ListRef::Payload)
                     .map(|fp| (fp.bytes.clone(), fp.nocase));
-                let one_way = rule.direction == Direction::ToDst;
                 if classes.contains(&TCP)
                     && rule.payload_source == PayloadSource::Packet
                     && !rule.payload.is_empty()
                 {
-                    let ports =
-                        (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
-                    pkt_only_tcp_rules.push((id, ports, fp.clone()));
+                    pkt_only_tcp_rules.add(id, &rule, &fp);
+                    if max_dsize(&rule).is_none_or(|m| m >= BIG_SEGMENT as u64) {
+                        pkt_only_tcp_big.add(id, &rule, &fp);
+                    }
                 }
-                if one_way && rule.dport.is_any() && !rule.sport.is_any() {
-                    let ports = Some(rule.sport.ranges().to_vec());
-                    for &c in classes {
-                        sport_rules[c].push((id, ports.clone(), fp.clone()));
-                        e.class_rules[c].push(id);
-                    }
-                } else {
-                    let ports =
-                        (one_way && !rule.dport.is_any()).then(|| rule.dport.ranges().to_vec());
-                    for &c in classes {
-                        pkt_rules[c].push((id, ports.clone(), fp.clone()));
-                        e.class_rules[c].push(id);
-                    }
+                for &c in classes {
+                    pkt_rules[c].add(id, &rule, &fp);
+                    e.class_rules[c].push(id);
                 }
             }
             e.sigs.push(Sig {
@@ -492,12 +571,10 @@ impl Engine {
         }
         e.number_headers();
         for (c, rules) in pkt_rules.into_iter().enumerate() {
-            e.pkt[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
+            e.pkt[c] = rules.build(c == TCP || c == UDP, algo);
         }
-        for (c, rules) in sport_rules.into_iter().enumerate() {
-            e.pkt_sport[c] = PortGroups::build(rules, c == TCP || c == UDP, algo);
-        }
-        e.pkt_only_tcp = PortGroups::build(pkt_only_tcp_rules, true, algo);
+        e.pkt_only_tcp = pkt_only_tcp_rules.build(true, algo);
+        e.pkt_only_tcp_big = pkt_only_tcp_big.build(true, algo);
         for (p, dirs) in app_b.into_iter().enumerate() {
             for (d, bufs) in dirs.into_iter().enumerate() {
                 for (bid, t, b) in bufs {
@@ -577,18 +654,25 @@ impl Engine {
     /// direction (buffers, patterns, always)), for `rules check` and tuning.
     pub fn group_sizes(&self) -> String {
         let mut out = String::new();
-        for (i, pg) in self.pkt.iter().chain(self.pkt_sport.iter()).enumerate() {
-            let max = pg
-                .combos
-                .iter()
-                .map(|g| g.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0))
-                .max();
-            out.push_str(&format!(
-                "pkt[{i}]: {} any-port patterns, {} port groups of at most {} patterns; ",
-                pg.any.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0),
-                pg.combos.len(),
-                max.unwrap_or(0)
-            ));
+        let trees = self
+            .pkt
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (format!("pkt[{i}]"), d));
+        let pkt_only = [
+            ("pkt-only-tcp".to_string(), &self.pkt_only_tcp),
+            ("pkt-only-tcp-big".to_string(), &self.pkt_only_tcp_big),
+        ];
+        for (name, d) in trees.chain(pkt_only) {
+            for (dir, pg) in [("to-server", &d.to_server), ("to-client", &d.to_client)] {
+                let pats = |g: &PktGroup| g.mpm.as_ref().map(|m| m.patterns()).unwrap_or(0);
+                out.push_str(&format!(
+                    "{name} {dir}: {} port groups of {} to {} patterns; ",
+                    pg.groups.len(),
+                    pg.groups.iter().map(pats).min().unwrap_or(0),
+                    pg.groups.iter().map(pats).max().unwrap_or(0),
+                ));
+            }
         }
         for (p, g) in self.app.iter().enumerate() {
             for d in 0..2 {
@@ -625,18 +709,20 @@ impl Engine {
             return None;
         }
         let (sp, dp) = p.ports();
-        let fwd = rule.src.matches(&ip.src)
-            && rule.dst.matches(&ip.dst)
-            && rule.sport.matches(sp)
-            && rule.dport.matches(dp);
+        // Ports first: a candidate from a port group shared by several port sets (or
+        // from the other flow direction's rules) most often fails on them.
+        let fwd = rule.sport.matches(sp)
+            && rule.dport.matches(dp)
+            && rule.src.matches(&ip.src)
+            && rule.dst.matches(&ip.dst);
         if fwd {
             return Some(false);
         }
         if rule.direction == Direction::Both
-            && rule.src.matches(&ip.dst)
-            && rule.dst.matches(&ip.src)
             && rule.sport.matches(dp)
             && rule.dport.matches(sp)
+            && rule.src.matches(&ip.dst)
+            && rule.dst.matches(&ip.src)
         {
             return Some(true);
         }
@@ -922,25 +1008,25 @@ impl Engine {
         }
         let c = class(ip.proto);
         let (sp, dp) = v.pkt.ports();
-        let pg = &self.pkt[c];
         st.cands.clear();
         st.reset_headers();
         if self.naive {
             st.cands.extend_from_slice(&self.class_rules[c]);
         }
-        if let (Some(seg), false, TCP) = (v.segment, self.naive, c) {
-            let po = &self.pkt_only_tcp;
-            for g in [&po.any, po.group(dp)] {
+        if !self.naive {
+            if let (Some(seg), TCP) = (v.segment, c) {
+                let tree = if seg.len() >= BIG_SEGMENT {
+                    &self.pkt_only_tcp_big
+                } else {
+                    &self.pkt_only_tcp
+                };
+                let g = tree.group(v.to_server, sp, dp);
                 st.cands.extend_from_slice(&g.always);
                 if let Some(m) = &g.mpm {
                     m.scan(seg, &mut st.mpm, &mut st.cands);
                 }
             }
-        }
-        for g in [&pg.any, pg.group(dp), self.pkt_sport[c].group(sp)] {
-            if self.naive {
-                break;
-            }
+            let g = self.pkt[c].group(v.to_server, sp, dp);
             st.cands.extend_from_slice(&g.always);
             if let Some(m) = &g.mpm {
                 if let Some(s) = v.stream {
@@ -1079,24 +1165,38 @@ impl Engine {
             let start = st.cands.len();
             let mut fin = true;
             for i in 0..crate::app::buffers::MAX_ITEMS {
-                let b = match tx.buffer(*bid, i) {
-                    Buf::Ready(b) => b,
-                    Buf::Partial(b) => {
-                        fin = false;
-                        b
-                    }
+                let (b, partial) = match tx.buffer(*bid, i) {
+                    Buf::Ready(b) => (b, false),
+                    Buf::Partial(b) => (b, true),
                     Buf::NotYet => {
                         fin = false;
                         break;
                     }
                     Buf::Absent => break,
                 };
+                fin &= !partial;
                 if b.is_empty() && transforms.is_empty() {
                     // Nothing to find (a scan call costs more than the check).
                     continue;
                 }
                 if transforms.is_empty() {
-                    m.scan(b, &mut st.mpm, &mut st.cands);
+                    // A growing buffer (a body still arriving; its bytes so far do not
+                    // change) is scanned from where this transaction's last scan of it
+                    // stopped, the candidates of the part before being kept in `td`:
+                    // without this, each packet of a body rescans all of it.
+                    let from = if i == 0 {
+                        match td.resume_at(dir, k as u32, b.len(), m.max_len()) {
+                            Some(at) => at,
+                            None => continue,
+                        }
+                    } else {
+                        0
+                    };
+                    let at = st.cands.len();
+                    m.scan(&b[from..], &mut st.mpm, &mut st.cands);
+                    if i == 0 && (partial || from > 0) {
+                        td.grew(dir, k as u32, b.len(), &st.cands[at..]);
+                    }
                 } else {
                     crate::transforms::apply_all(transforms, b, &mut st.tbuf);
                     m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);

@@ -245,6 +245,12 @@ impl MpmBuilder {
             }
         }
         Some(FpMpm {
+            max_len: self
+                .patterns
+                .iter()
+                .map(|p| p.bytes.len())
+                .max()
+                .unwrap_or(0),
             patterns: self.patterns,
             t8: t8.finish(),
             t4: t4.finish(),
@@ -327,6 +333,8 @@ impl Built {
 #[derive(Debug)]
 pub struct FpMpm {
     patterns: Vec<Pattern>,
+    /// Length of the longest pattern.
+    max_len: usize,
     /// Patterns of 8 bytes or more, by an 8-byte window.
     t8: Option<Built>,
     /// Patterns of 4 to 7 bytes, by a 4-byte window.
@@ -407,6 +415,16 @@ impl Mpm {
             Mpm::Fingerprint(m) => m.patterns.len(),
             #[cfg(hyperscan)]
             Mpm::Hyperscan(h) => h.patterns(),
+        }
+    }
+
+    /// Length of the longest pattern: a scan resumed that many bytes minus one before
+    /// the end of a previous scan finds every occurrence that the previous scan missed.
+    pub fn max_len(&self) -> usize {
+        match self {
+            Mpm::Fingerprint(m) => m.max_len,
+            #[cfg(hyperscan)]
+            Mpm::Hyperscan(h) => h.max_len(),
         }
     }
 

@@ -349,8 +349,12 @@ pub struct TxDetect {
     /// scanned: a later inspection of the transaction reuses their candidates instead of
     /// scanning the same bytes again.
     pub(crate) scanned: [u64; 2],
-    /// The candidates those final buffers gave.
+    /// The candidates those final buffers gave, and those of the part of a growing
+    /// buffer scanned so far.
     pub(crate) cands: [Vec<u32>; 2],
+    /// Per direction: (prefilter index, bytes scanned) of growing buffers (a body still
+    /// arriving), so that the next inspection scans only what was added.
+    pub(crate) grown: [Vec<(u32, u32)>; 2],
     /// Progress per direction at the last inspection (None = never inspected).
     pub inspected: [Option<u8>; 2],
     /// Whether the transaction's EVE record was written.
@@ -367,6 +371,37 @@ impl TxDetect {
 
     pub fn is_done(&self, dir: Dir, sig: u32) -> bool {
         self.done[dir.index()].binary_search(&sig).is_ok()
+    }
+
+    /// Where a scan of growing buffer `k` of `dir`, now `len` bytes long, resumes for a
+    /// prefilter whose longest pattern is `max_len` bytes: an occurrence not found by the
+    /// scans so far ends after their end. None when nothing was added.
+    pub(crate) fn resume_at(&self, dir: Dir, k: u32, len: usize, max_len: usize) -> Option<usize> {
+        let done = self.grown[dir.index()]
+            .iter()
+            .find(|(i, _)| *i == k)
+            .map_or(0, |&(_, n)| n as usize);
+        if len <= done && done > 0 {
+            return (len < done).then_some(0);
+        }
+        Some(done.saturating_sub(max_len.saturating_sub(1)))
+    }
+
+    /// Remembers that growing buffer `k` of `dir` was scanned up to `len` bytes, with
+    /// `cands` found in its new part.
+    pub(crate) fn grew(&mut self, dir: Dir, k: u32, len: usize, cands: &[u32]) {
+        let d = dir.index();
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
+        match self.grown[d].iter_mut().find(|(i, _)| *i == k) {
+            Some(e) => e.1 = len,
+            None => self.grown[d].push((k, len)),
+        }
+        if !cands.is_empty() {
+            let c = &mut self.cands[d];
+            c.extend_from_slice(cands);
+            c.sort_unstable();
+            c.dedup();
+        }
     }
 
     pub fn mark_done(&mut self, dir: Dir, sig: u32) {

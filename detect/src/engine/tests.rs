@@ -197,3 +197,249 @@ fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
         assert_eq!(sids, vec![1, 2], "naive {naive}");
     }
 }
+
+/// A TCP frame from 10.0.0.1:`sp` to 10.0.0.2:`dp`.
+fn tcp(sp: u16, dp: u16, payload: &[u8]) -> Vec<u8> {
+    let s: IpAddr = "10.0.0.1".parse().unwrap();
+    let d: IpAddr = "10.0.0.2".parse().unwrap();
+    let h = packet::TcpHeader {
+        src_port: sp,
+        dst_port: dp,
+        seq: 1,
+        ack: 1,
+        flags: packet::PSH | packet::ACK,
+        window: 1000,
+    };
+    packet::ip(s, d, 6, 64, 1, &packet::tcp(s, d, &h, payload))
+}
+
+/// Sorted sids alerting on a TCP packet inspected on its own, going `to_server`.
+fn run_tcp(e: &Engine, frame: &[u8], to_server: Option<bool>) -> Vec<u64> {
+    let (p, _) = decode(LINKTYPE_RAW, frame);
+    let v = PacketView {
+        pkt: &p,
+        ts_ns: 1,
+        to_server,
+        established: true,
+        app_proto: AppProto::Unknown,
+        payload: Some(p.payload),
+        stream: None,
+        segment: None,
+        stream_bytes: (0, 0),
+        flow_id: 1,
+        first_in_direction: false,
+        pseudo: false,
+        app_proto_dir: [AppProto::Unknown; 2],
+        proto_detect_done: false,
+        app_events: 0,
+    };
+    let mut hits = Vec::new();
+    let mut fv = FlowVars::default();
+    e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
+    let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+    sids.sort_unstable();
+    sids
+}
+
+/// More port combinations than groups with a prefilter of their own (the rest share
+/// one), rules for one flow direction, source-port rules and `<>` rules: each packet is
+/// scanned against one group only, and finds what full evaluation finds.
+#[test]
+fn port_groups_per_direction_agree_with_full_evaluation() {
+    let n = 60u16;
+    assert!(usize::from(n) > MAX_PORT_GROUPS && usize::from(n) > MAX_TO_CLIENT_GROUPS);
+    let mut rules = String::new();
+    for i in 0..n {
+        rules.push_str(&format!(
+            "alert tcp any any -> any {} (content:\"p{i}x\"; sid:{};)\n\
+             alert tcp any {} -> any any (flow:to_client; content:\"s{i}x\"; sid:{};)\n",
+            2000 + i,
+            100 + u32::from(i),
+            3000 + i,
+            1000 + u32::from(i),
+        ));
+    }
+    rules.push_str(
+        "alert tcp any any -> any any (content:\"anyx\"; sid:1;)\n\
+         alert tcp any 2005 <> any any (content:\"both\"; sid:2;)\n\
+         alert tcp any any -> any [2010,2055] (flow:to_server; content:\"ts\"; sid:3;)\n\
+         alert tcp any any -> any any (flow:to_client; content:\"tc\"; sid:4;)\n\
+         alert tcp any any -> any any (flow:stateless,to_client; content:\"sl\"; sid:5;)\n\
+         alert tcp any any -> any 2055 (dsize:>1; sid:6;)\n",
+    );
+    let fast = engine(&rules);
+    let mut naive = engine(&rules);
+    naive.set_naive(true);
+    let payload = b"anyx both ts tc sl p5x p10x p39x p55x s5x s55x";
+    let cases = [
+        (40000, 2005, Some(true), vec![1, 2, 105, 5]),
+        (40000, 2010, Some(true), vec![1, 3, 110, 5]),
+        (40000, 2055, Some(true), vec![1, 3, 155, 5, 6]),
+        (40000, 2055, None, vec![1, 155, 5, 6]),
+        (2005, 40000, Some(false), vec![1, 2, 4, 5]),
+        (3055, 40000, Some(false), vec![1, 4, 5, 1055]),
+        (3055, 2055, Some(false), vec![1, 4, 5, 6, 155, 1055]),
+        (3005, 2039, Some(true), vec![1, 5, 139]),
+        (1, 1, Some(true), vec![1, 5]),
+    ];
+    for (sp, dp, to_server, mut want) in cases {
+        want.sort_unstable();
+        let frame = tcp(sp, dp, payload);
+        let got = run_tcp(&fast, &frame, to_server);
+        assert_eq!(got, want, "{sp} -> {dp} to_server {to_server:?}");
+        assert_eq!(
+            run_tcp(&naive, &frame, to_server),
+            got,
+            "naive, {sp} -> {dp}"
+        );
+    }
+}
+
+/// A response whose body arrives in parts.
+#[derive(Debug)]
+struct GrowingBody {
+    body: Vec<u8>,
+    complete: bool,
+}
+
+impl Transaction for GrowingBody {
+    fn id(&self) -> u64 {
+        0
+    }
+    fn complete(&self, dir: Dir) -> bool {
+        dir == Dir::ToServer || self.complete
+    }
+    fn progress(&self, _dir: Dir) -> u8 {
+        u8::from(self.complete)
+    }
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        match (id, index) {
+            (BufferId::HTTP_RESPONSE_BODY, 0) if self.complete => Buf::Ready(&self.body),
+            (BufferId::HTTP_RESPONSE_BODY, 0) => Buf::Partial(&self.body),
+            _ => Buf::Absent,
+        }
+    }
+    fn record(&self) -> Option<crate::app::AppRecord> {
+        None
+    }
+}
+
+/// A growing body is scanned by the prefilter only where it grew (see `resume_at`): a
+/// pattern across the end of the previous scan, and a candidate found in the part
+/// scanned before, still alert — as without the prefilter.
+#[test]
+fn growing_body_scanned_where_it_grew() {
+    let rules = "alert http any any -> any any (flow:to_client; file_data; content:\"needle\"; sid:1;)\n\
+                 alert http any any -> any any (flow:to_client; file_data; content:\"first\"; fast_pattern; content:\"last\"; sid:2;)\n";
+    let frame = tcp(80, 40000, b"");
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    let v = PacketView {
+        pkt: &p,
+        ts_ns: 1,
+        to_server: Some(false),
+        established: true,
+        app_proto: AppProto::Http,
+        payload: None,
+        stream: None,
+        segment: None,
+        stream_bytes: (0, 0),
+        flow_id: 1,
+        first_in_direction: false,
+        pseudo: false,
+        app_proto_dir: [AppProto::Unknown; 2],
+        proto_detect_done: false,
+        app_events: 0,
+    };
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        let mut st = DetectState::default();
+        let mut td = TxDetect::new(0);
+        let mut tx = GrowingBody {
+            body: Vec::new(),
+            complete: false,
+        };
+        let mut steps = Vec::new();
+        for (part, complete) in [
+            (&b"first, then a nee"[..], false),
+            (b"dle and", false),
+            (b"", false),
+            (b" the last", true),
+        ] {
+            tx.body.extend_from_slice(part);
+            tx.complete = complete;
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_tx(
+                &mut st,
+                &v,
+                AppProto::Http,
+                Dir::ToClient,
+                &tx,
+                &mut td,
+                Some(&mut fv),
+                &mut hits,
+            );
+            steps.push(
+                hits.iter()
+                    .map(|h| e.sig(h.sig).rule.sid)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_eq!(
+            steps,
+            vec![vec![], vec![1], vec![], vec![2]],
+            "naive {naive}"
+        );
+    }
+}
+
+/// A segment of `BIG_SEGMENT` bytes or more is scanned without the packet-only rules
+/// whose `dsize` excludes it; shorter segments with all of them; as full evaluation.
+#[test]
+fn big_segments_skip_rules_for_short_payloads() {
+    let rules = "alert tcp-pkt any any -> any any (dsize:<20; content:\"abc\"; sid:1;)\n\
+                 alert tcp any any -> any any (dsize:>200; content:\"abc\"; sid:2;)\n\
+                 alert tcp-pkt any any -> any any (content:\"abc\"; sid:3;)\n\
+                 alert tcp any any -> any any (dsize:300<>400; content:\"abc\"; sid:4;)\n\
+                 alert tcp any any -> any any (dsize:!5; content:\"abc\"; sid:5;)\n";
+    let e = engine(rules);
+    assert_eq!(max_dsize(&e.sig(0).rule), Some(19));
+    assert_eq!(max_dsize(&e.sig(1).rule), None);
+    assert_eq!(max_dsize(&e.sig(3).rule), Some(399));
+    let mut big = vec![b'x'; BIG_SEGMENT + 100];
+    big[7..10].copy_from_slice(b"abc");
+    for (payload, want) in [
+        (&b"..abc.."[..], vec![1, 3, 5]),
+        (&big[..], vec![2, 3, 4, 5]),
+    ] {
+        let frame = tcp(40000, 80, payload);
+        let (p, _) = decode(LINKTYPE_RAW, &frame);
+        for naive in [false, true] {
+            let mut e = engine(rules);
+            e.set_naive(naive);
+            let v = PacketView {
+                pkt: &p,
+                ts_ns: 1,
+                to_server: Some(true),
+                established: true,
+                app_proto: AppProto::Unknown,
+                payload: None,
+                stream: None,
+                segment: Some(p.payload),
+                stream_bytes: (0, 0),
+                flow_id: 1,
+                first_in_direction: false,
+                pseudo: false,
+                app_proto_dir: [AppProto::Unknown; 2],
+                proto_detect_done: false,
+                app_events: 0,
+            };
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
+            let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+            assert_eq!(sids, want, "{} bytes, naive {naive}", payload.len());
+        }
+    }
+}
