@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use meerkat_proto::control::control_client::ControlClient;
 use meerkat_proto::control::{
-    AddPcapRequest, FlushEveRequest, InterfaceStatsRequest, ListInterfacesRequest,
+    AddPcapRequest, Counter, FlushEveRequest, InterfaceStatsRequest, ListInterfacesRequest,
     ReloadRulesReply, ReloadRulesRequest, RestartWorkerRequest, ShutdownRequest, StatsRequest,
     StatusRequest,
 };
@@ -196,6 +196,23 @@ fn reload_json(r: &ReloadRulesReply) -> Value {
         "duration_ms": r.duration_ms,
         "swap_ms": r.swap_ms,
     })
+}
+
+/// Counters as one JSON object, name → value.
+fn counters_json(counters: &[Counter]) -> Value {
+    Value::Object(
+        counters
+            .iter()
+            .map(|c| (c.name.clone(), json!(c.value)))
+            .collect(),
+    )
+}
+
+/// Counters one per line, indented under their role or interface.
+fn print_counters(counters: &[Counter]) {
+    for c in counters {
+        println!("  {:<40} {}", c.name, c.value);
+    }
 }
 
 fn ms(v: u64) -> String {
@@ -417,19 +434,17 @@ async fn command(c: &mut Client, cmd: &CtlCommand, json: bool) -> Outcome {
             if json {
                 let mut roles = serde_json::Map::new();
                 for rc in &r.roles {
-                    let mut m = serde_json::Map::new();
-                    for ct in &rc.counters {
-                        m.insert(ct.name.clone(), json!(ct.value));
-                    }
-                    roles.insert(rc.role.clone(), json!({"pid": rc.pid, "counters": m}));
+                    let counters = counters_json(&rc.counters);
+                    roles.insert(
+                        rc.role.clone(),
+                        json!({"pid": rc.pid, "counters": counters}),
+                    );
                 }
                 println!("{}", Value::Object(roles));
             } else {
                 for rc in &r.roles {
                     println!("{} (pid {})", rc.role, rc.pid);
-                    for ct in &rc.counters {
-                        println!("  {:<40} {}", ct.name, ct.value);
-                    }
+                    print_counters(&rc.counters);
                 }
             }
         }
@@ -549,16 +564,11 @@ async fn command(c: &mut Client, cmd: &CtlCommand, json: bool) -> Outcome {
                 .map_err(fail)?
                 .into_inner();
             if json {
-                let mut m = serde_json::Map::new();
-                for ct in &r.counters {
-                    m.insert(ct.name.clone(), json!(ct.value));
-                }
-                println!("{}", json!({"name": r.name, "counters": m}));
+                let counters = counters_json(&r.counters);
+                println!("{}", json!({"name": r.name, "counters": counters}));
             } else {
                 println!("{}", r.name);
-                for ct in &r.counters {
-                    println!("  {:<40} {}", ct.name, ct.value);
-                }
+                print_counters(&r.counters);
             }
         }
     }

@@ -101,19 +101,24 @@ fn start(d: &Path, control: &[String]) -> (Running, String) {
         "--workers".to_string(),
         "1".to_string(),
         "--set".to_string(),
-        "supervisor.keep-running=yes".to_string(),
-        "--set".to_string(),
         format!("control.listen={addr}"),
     ];
     for c in control {
         extra.extend(["--set".to_string(), c.clone()]);
     }
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let r = Running::start(d, &rules, &[], &extra);
-    wait_until("the stack to serve on its Unix socket", 60, || {
-        r.ctl(&["health"]).status.success()
-    });
+    let r = Running::serving(d, &rules, &extra);
     (r, addr)
+}
+
+/// `meerkat ctl shutdown` over TCP with the authentication `auth`; the stack must exit 0.
+fn shut_down_over_tcp(r: Running, addr: &str, auth: &[&str]) {
+    let mut args = auth.to_vec();
+    args.push("shutdown");
+    let bye = tcp_ctl(addr, &args);
+    assert!(bye.status.success(), "{}", stderr(&bye));
+    let (out, _) = r.wait(60);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
@@ -241,13 +246,7 @@ fn tls_with_a_bearer_token() {
     );
     assert!(r.ctl(&["health"]).status.success());
 
-    let bye = tcp_ctl(
-        &addr,
-        &["--tls-ca", &ca, "--token-file", &token, "shutdown"],
-    );
-    assert!(bye.status.success(), "{}", stderr(&bye));
-    let (out, _) = r.wait(60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    shut_down_over_tcp(r, &addr, &["--tls-ca", &ca, "--token-file", &token]);
 }
 
 #[test]
@@ -329,21 +328,11 @@ fn mutual_tls_needs_a_client_certificate_of_the_ca() {
     assert!(ok.status.success(), "{}", stderr(&ok));
     let v: serde_json::Value = serde_json::from_str(&stdout(&ok)).unwrap();
     assert_eq!(v["state"], "idle");
-    let bye = tcp_ctl(
+    shut_down_over_tcp(
+        r,
         &addr,
-        &[
-            "--tls-ca",
-            &ca,
-            "--tls-cert",
-            &cert,
-            "--tls-key",
-            &key,
-            "shutdown",
-        ],
+        &["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &key],
     );
-    assert!(bye.status.success(), "{}", stderr(&bye));
-    let (out, _) = r.wait(60);
-    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]

@@ -289,67 +289,25 @@ fn input_and_config_errors_are_one_clear_line() {
     assert_clean_error(&out, "/nonexistent/x.rules");
 
     std::fs::write(d.join("not-a-dir"), b"").unwrap();
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "-r",
-            p,
-            "-S",
-            r,
-            "-l",
-            d.join("not-a-dir/sub").to_str().unwrap(),
-        ],
-    );
-    assert_clean_error(&out, "not-a-dir");
-
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "-r",
-            p,
-            "-S",
-            r,
-            "-l",
-            l,
-            "--set",
-            "stream.midstreem=yes",
-        ],
-    );
-    assert_clean_error(&out, "unknown config key: stream.midstreem");
-
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "-r",
-            p,
-            "-S",
-            r,
-            "-l",
-            l,
-            "--set",
-            "stream.midstream=perhaps",
-        ],
-    );
-    assert_clean_error(&out, "midstream");
-
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "-c",
+    let bad_log_dir = d.join("not-a-dir/sub");
+    // (arguments after `run -r PCAP -S RULES`, what the error must name)
+    let cases: [(&[&str], &str); 4] = [
+        (&["-l", bad_log_dir.to_str().unwrap()], "not-a-dir"),
+        (
+            &["-l", l, "--set", "stream.midstreem=yes"],
+            "unknown config key: stream.midstreem",
+        ),
+        (&["-l", l, "--set", "stream.midstream=perhaps"], "midstream"),
+        (
+            &["-l", l, "-c", "/nonexistent/meerkat.yaml"],
             "/nonexistent/meerkat.yaml",
-            "-r",
-            p,
-            "-S",
-            r,
-            "-l",
-            l,
-        ],
-    );
-    assert_clean_error(&out, "/nonexistent/meerkat.yaml");
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["run", "-r", p, "-S", r];
+        args.extend_from_slice(extra);
+        assert_clean_error(&run_in(d, &args), needle);
+    }
 
     let out = run_in(d, &["run", "-S", r, "-l", l]);
     assert_clean_error(&out, "-r");

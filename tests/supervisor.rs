@@ -281,24 +281,18 @@ fn a_crash_loop_stops_the_stack_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let rules = rules_file(d, "r.rules", MARKER_RULE);
-    let r = Running::start(
+    let r = Running::serving(
         d,
         &rules,
-        &[],
         &[
             "--workers",
             "1",
-            "--set",
-            "supervisor.keep-running=yes",
             "--set",
             "supervisor.max-restarts=1",
             "--set",
             "supervisor.restart-backoff-ms=10",
         ],
     );
-    wait_until("the stack to serve", 60, || {
-        r.ctl(&["health"]).status.success()
-    });
     let first = r.pid("detect-0");
     signal(first, libc::SIGKILL);
     wait_until("a new detect-0", 60, || {
@@ -386,22 +380,16 @@ fn ctl_drives_a_running_stack() {
         .collect();
     let broken = rules_file(d, "broken.rules", &format!("{MARKER_RULE}{many}"));
     let metrics_port = free_port();
-    let r = Running::start(
+    let r = Running::serving(
         d,
         &rules,
-        &[],
         &[
             "--workers",
             "2",
             "--set",
-            "supervisor.keep-running=yes",
-            "--set",
             &format!("control.metrics-listen=127.0.0.1:{metrics_port}"),
         ],
     );
-    wait_until("the stack to serve", 60, || {
-        r.ctl(&["health"]).status.success()
-    });
     let mode = std::fs::metadata(&r.socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "control socket mode {mode:o}");
 
@@ -554,15 +542,7 @@ fn reloading_20_times_under_traffic_drops_nothing() {
     let rules = rules_file(d, "r.rules", MARKER_RULE);
     let both = rules_file(d, "both.rules", &format!("{MARKER_RULE}{LATE_RULE}"));
     let broken = rules_file(d, "broken.rules", &format!("{MARKER_RULE}{BROKEN_RULE}"));
-    let r = Running::start(
-        d,
-        &rules,
-        &[],
-        &["--workers", "2", "--set", "supervisor.keep-running=yes"],
-    );
-    wait_until("the stack to serve", 60, || {
-        r.ctl(&["health"]).status.success()
-    });
+    let r = Running::serving(d, &rules, &["--workers", "2"]);
     r.ctl_json(&["add-pcap", pcap.to_str().unwrap()]);
     let mut applied = 0;
     for i in 0..20 {
@@ -618,24 +598,18 @@ fn tcp_control_needs_the_bearer_token() {
     std::fs::write(&wrong, "not-the-token-of-the-test\n").unwrap();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let r = Running::start(
+    let r = Running::serving(
         d,
         &rules,
-        &[],
         &[
             "--workers",
             "1",
-            "--set",
-            "supervisor.keep-running=yes",
             "--set",
             &format!("control.listen={addr}"),
             "--set",
             &format!("control.token-file={}", token.display()),
         ],
     );
-    wait_until("the stack to serve", 60, || {
-        r.ctl(&["health"]).status.success()
-    });
     let tcp = |extra: &[&str]| {
         meerkat()
             .args(["ctl", "--connect", &addr])

@@ -157,9 +157,12 @@ fn preallocate(path: &Path) {
     }
 }
 
-/// The rings and the counter page of a live run, set up before the source is opened and
-/// privileges are dropped.
-fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
+/// One fresh ring per worker and capture's counter page, in the runtime directory; a
+/// live run also commits the rings' memory up front (`preallocate`).
+fn create_rings(
+    config: &Config,
+    preallocate_rings: bool,
+) -> Result<(Vec<Producer>, CounterPage), CaptureError> {
     let runtime = config
         .runtime_dir
         .as_deref()
@@ -170,10 +173,19 @@ fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), 
     for w in 0..workers {
         let path = ring_path(runtime, w);
         meerkat_ring::create(&path, ring_size)?;
-        preallocate(&path);
+        if preallocate_rings {
+            preallocate(&path);
+        }
         producers.push(Producer::attach(&path)?);
     }
     let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    Ok((producers, page))
+}
+
+/// The rings and the counter page of a live run, set up before the source is opened and
+/// privileges are dropped.
+fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
+    let (producers, page) = create_rings(config, true)?;
     let counters = LiveCounters::new(&page);
     Ok((Fanout::new(producers, &page), counters, page))
 }
@@ -363,19 +375,8 @@ pub fn run_offline_with(
     stop: &AtomicBool,
     opts: OfflineOptions,
 ) -> Result<Summary, CaptureError> {
-    let runtime = config
-        .runtime_dir
-        .as_deref()
-        .ok_or(CaptureError::NoRuntimeDir)?;
     let workers = config.workers();
-    let ring_size = config.capture.ring_size.bytes() as usize;
-    let mut producers = Vec::with_capacity(workers);
-    for w in 0..workers {
-        let path = ring_path(runtime, w);
-        meerkat_ring::create(&path, ring_size)?;
-        producers.push(Producer::attach(&path)?);
-    }
-    let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    let (mut producers, page) = create_rings(config, false)?;
     let counters = Counters::new(page, workers);
     let dir_mode = pcapdir::applies(config, inputs);
     let skip: Vec<u64> = if opts.resume && !dir_mode {

@@ -18,14 +18,13 @@
 //! a reader sees each counter's value at some recent moment (not a consistent snapshot of
 //! all of them, which counters never need).
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
-use crate::RingError;
+use crate::{RingError, Staged, io_err, stage};
 
 /// File magic.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"MKCNTR01");
@@ -35,13 +34,6 @@ pub const VERSION: u32 = 1;
 pub const MAX_NAME: usize = 56;
 const HEADER: usize = 64;
 const SLOT: usize = 64;
-
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> RingError + '_ {
-    move |source| RingError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 struct Shared {
     map: MmapMut,
@@ -114,22 +106,8 @@ impl CounterPage {
     /// Names longer than [`MAX_NAME`] bytes are truncated.
     pub fn create(path: &Path, names: &[String]) -> Result<CounterPage, RingError> {
         let io = io_err(path);
-        let tmp = {
-            let mut n = path.as_os_str().to_owned();
-            n.push(format!(".tmp.{}", std::process::id()));
-            PathBuf::from(n)
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(&io)?;
         let len = HEADER + SLOT * names.len().max(1);
-        file.set_len(len as u64).map_err(&io)?;
-        // SAFETY: a fresh file of `len` bytes that only we know about yet.
-        let mut map = unsafe { MmapOptions::new().len(len).map_mut(&file) }.map_err(&io)?;
+        let Staged { tmp, mut map } = stage(path, len)?;
         let mut kept = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
             let mut end = name.len().min(MAX_NAME);

@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 use memmap2::{MmapMut, MmapOptions};
 
 use crate::futex;
+use crate::{Staged, io_err, stage};
 
 /// File magic: the first 8 bytes of a ring file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"MKRING01");
@@ -260,10 +261,7 @@ unsafe impl Send for Mapping {}
 
 impl Mapping {
     fn open(path: &Path) -> Result<Mapping, RingError> {
-        let io = |source| RingError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io = io_err(path);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -273,10 +271,7 @@ impl Mapping {
     }
 
     fn from_file(file: &File, path: &Path) -> Result<Mapping, RingError> {
-        let io = |source| RingError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io = io_err(path);
         let len = file.metadata().map_err(io)?.len() as usize;
         if len < HEADER_SIZE + MIN_CAPACITY {
             return Err(RingError::NotARing {
@@ -348,43 +343,24 @@ pub fn create(path: &Path, capacity: usize) -> Result<bool, RingError> {
         Mapping::open(path)?;
         return Ok(false);
     }
-    let io = |source| RingError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let tmp = {
-        let mut name = path.as_os_str().to_owned();
-        name.push(format!(".tmp.{}", std::process::id()));
-        PathBuf::from(name)
-    };
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(io)?;
-    let result = (|| {
-        file.set_len((HEADER_SIZE + capacity) as u64).map_err(io)?;
-        // SAFETY: a fresh file of the right size that only we know about.
-        let mut map = unsafe { MmapOptions::new().map_mut(&file) }.map_err(io)?;
-        let base = map.as_mut_ptr();
-        // SAFETY: the mapping is page aligned and larger than the header; nobody else maps
-        // the temporary file yet, and the header is zeroed (fresh file).
-        let meta = unsafe { &mut *(base as *mut MetaLine) };
-        meta.version = VERSION;
-        meta.header_size = HEADER_SIZE as u32;
-        meta.capacity = capacity as u64;
-        meta.created_ns = now_ns();
-        meta.magic.store(MAGIC, Ordering::Release);
-        match std::fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(io(e)),
-        }
-    })();
+    let io = io_err(path);
+    let Staged { tmp, mut map } = stage(path, HEADER_SIZE + capacity)?;
+    let base = map.as_mut_ptr();
+    // SAFETY: the mapping is page aligned and larger than the header; nobody else maps
+    // the temporary file yet, and the header is zeroed (fresh file).
+    let meta = unsafe { &mut *(base as *mut MetaLine) };
+    meta.version = VERSION;
+    meta.header_size = HEADER_SIZE as u32;
+    meta.capacity = capacity as u64;
+    meta.created_ns = now_ns();
+    meta.magic.store(MAGIC, Ordering::Release);
+    let linked = std::fs::hard_link(&tmp, path);
     let _ = std::fs::remove_file(&tmp);
-    let created = result?;
+    let created = match linked {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(io(e)),
+    };
     if !created {
         Mapping::open(path)?;
     }

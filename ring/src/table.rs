@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use memmap2::{MmapMut, MmapOptions};
 
-use crate::RingError;
+use crate::{RingError, Staged, io_err, stage};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"MKTABL01");
 pub const VERSION: u32 = 1;
@@ -79,27 +79,10 @@ impl SharedTable {
     /// Maps the table at `path`, creating it (atomically, like rings) with `slots` slots
     /// if it does not exist.
     pub fn open_or_create(path: &Path, slots: usize) -> Result<SharedTable, RingError> {
-        let io = |source| RingError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io = io_err(path);
         let slots = slots.max(PROBE);
         if !path.exists() {
-            let tmp = {
-                let mut n = path.as_os_str().to_owned();
-                n.push(format!(".tmp.{}", std::process::id()));
-                PathBuf::from(n)
-            };
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)
-                .map_err(io)?;
-            file.set_len((HEADER + slots * SLOT) as u64).map_err(io)?;
-            // SAFETY: a fresh file only we know about.
-            let mut map = unsafe { MmapOptions::new().map_mut(&file) }.map_err(io)?;
+            let Staged { tmp, mut map } = stage(path, HEADER + slots * SLOT)?;
             map[8..12].copy_from_slice(&VERSION.to_ne_bytes());
             map[12..16].copy_from_slice(&(slots as u32).to_ne_bytes());
             // SAFETY: offset 0 is 8-aligned in a page-aligned mapping.

@@ -58,6 +58,18 @@ impl Running {
         }
     }
 
+    /// A stack with no input that keeps running until shut down (`supervisor.keep-running`),
+    /// returned once its control API answers `health`.
+    pub fn serving(dir: &Path, rules: &Path, extra: &[&str]) -> Running {
+        let mut args = vec!["--set", "supervisor.keep-running=yes"];
+        args.extend_from_slice(extra);
+        let r = Running::start(dir, rules, &[], &args);
+        wait_until("the stack to serve", 60, || {
+            r.ctl(&["health"]).status.success()
+        });
+        r
+    }
+
     pub fn ctl(&self, args: &[&str]) -> Output {
         meerkat()
             .args(["ctl", "--socket", self.socket.to_str().unwrap()])

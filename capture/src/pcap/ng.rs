@@ -97,6 +97,31 @@ fn parse_idb(body: &[u8], be: bool) -> Iface {
     iface
 }
 
+/// Looks at a block's first 12 bytes before reading it: a section header block starts a
+/// new section (its byte order; interfaces are per section), any other block needs one.
+fn enter_block(st: &mut State, head: &[u8], offset: u64) -> Result<(), PcapError> {
+    if u32_at(head, 0, false) == BLOCK_SHB {
+        st.be = match u32_at(head, 8, false) {
+            0x1a2b_3c4d => false,
+            0x4d3c_2b1a => true,
+            other => {
+                return Err(PcapError::Corrupt {
+                    offset,
+                    reason: format!("bad byte-order magic {other:#010x}"),
+                });
+            }
+        };
+        st.in_section = true;
+        st.ifaces.clear();
+    } else if !st.in_section {
+        return Err(PcapError::Corrupt {
+            offset,
+            reason: "first block is not a section header".to_string(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn next<'a, R: Read>(
     st: &mut State,
     input: &'a mut Input<R>,
@@ -111,25 +136,7 @@ pub(crate) fn next<'a, R: Read>(
             return Err(PcapError::Truncated { offset });
         }
         let head = input.peek(12);
-        if u32_at(head, 0, false) == BLOCK_SHB {
-            st.be = match u32_at(head, 8, false) {
-                0x1a2b_3c4d => false,
-                0x4d3c_2b1a => true,
-                other => {
-                    return Err(PcapError::Corrupt {
-                        offset,
-                        reason: format!("bad byte-order magic {other:#010x}"),
-                    });
-                }
-            };
-            st.in_section = true;
-            st.ifaces.clear();
-        } else if !st.in_section {
-            return Err(PcapError::Corrupt {
-                offset,
-                reason: "first block is not a section header".to_string(),
-            });
-        }
+        enter_block(st, head, offset)?;
         let be = st.be;
         let btype = u32_at(head, 0, be);
         let blen = u32_at(head, 4, be) as usize;
@@ -227,25 +234,7 @@ pub(crate) fn skip_to<R: Read>(
             return Err(PcapError::Truncated { offset });
         }
         let head = input.peek(12);
-        if u32_at(head, 0, false) == BLOCK_SHB {
-            st.be = match u32_at(head, 8, false) {
-                0x1a2b_3c4d => false,
-                0x4d3c_2b1a => true,
-                other => {
-                    return Err(PcapError::Corrupt {
-                        offset,
-                        reason: format!("bad byte-order magic {other:#010x}"),
-                    });
-                }
-            };
-            st.in_section = true;
-            st.ifaces.clear();
-        } else if !st.in_section {
-            return Err(PcapError::Corrupt {
-                offset,
-                reason: "first block is not a section header".to_string(),
-            });
-        }
+        enter_block(st, head, offset)?;
         let btype = u32_at(head, 0, st.be);
         let blen = u32_at(head, 4, st.be) as usize;
         if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_CAPLEN + 64 {

@@ -85,6 +85,11 @@ fn value_of<'v>(kw: &str, v: Option<&'v str>) -> Result<&'v str, Fail> {
         .ok_or_else(|| fail(kw, "needs a value"))
 }
 
+/// A number that fits `T` (`parse_u64`'s forms: decimal, `0x` hex, size suffixes).
+fn parse_int<T: TryFrom<u64>>(s: &str) -> Option<T> {
+    parse_u64(s).and_then(|x| T::try_from(x).ok())
+}
+
 fn parse_u64(s: &str) -> Option<u64> {
     let s = s.trim();
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -571,14 +576,11 @@ impl<'a> Builder<'a> {
                     Some(r) => (true, r),
                     None => (false, val),
                 };
-                let value = parse_u64(n)
-                    .and_then(|x| u8::try_from(x).ok())
-                    .ok_or_else(|| fail(kw, "expected 0-255"))?;
+                let value = parse_int::<u8>(n).ok_or_else(|| fail(kw, "expected 0-255"))?;
                 self.rule.header.push(HeaderMatch::Tos { value, negated });
             }
             "id" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u32::try_from(x).ok())
+                let n = parse_int::<u32>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected a number"))?;
                 self.rule.header.push(HeaderMatch::IpId(n));
             }
@@ -612,8 +614,7 @@ impl<'a> Builder<'a> {
                 self.rule.header.push(HeaderMatch::FragOffset { cmp });
             }
             "seq" | "ack" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u32::try_from(x).ok())
+                let n = parse_int::<u32>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected a 32-bit number"))?;
                 self.rule.header.push(if kw == "seq" {
                     HeaderMatch::Seq(n)
@@ -627,16 +628,13 @@ impl<'a> Builder<'a> {
                     Some(r) => (true, r),
                     None => (false, val),
                 };
-                let value = parse_u64(n)
-                    .and_then(|x| u16::try_from(x).ok())
-                    .ok_or_else(|| fail(kw, "expected 0-65535"))?;
+                let value = parse_int::<u16>(n).ok_or_else(|| fail(kw, "expected 0-65535"))?;
                 self.rule
                     .header
                     .push(HeaderMatch::Window { value, negated });
             }
             "icmp_id" | "icmp_seq" => {
-                let n = parse_u64(value_of(kw, v)?)
-                    .and_then(|x| u16::try_from(x).ok())
+                let n = parse_int::<u16>(value_of(kw, v)?)
                     .ok_or_else(|| fail(kw, "expected 0-65535"))?;
                 self.rule.header.push(if kw == "icmp_id" {
                     HeaderMatch::IcmpId(n)
@@ -1380,10 +1378,7 @@ impl<'a> Builder<'a> {
         let mut track = None;
         let mut expire_s = 0;
         for r in rest {
-            let (n, val) = r
-                .split_once(' ')
-                .map(|(n, v)| (n.trim(), v.trim()))
-                .unwrap_or((r, ""));
+            let (n, val) = option_pair(r);
             match n {
                 "track" => {
                     track = Some(match val {
@@ -1567,25 +1562,28 @@ fn parse_track(s: &str) -> Option<Track> {
     })
 }
 
-fn parse_threshold(kw: &str, v: &str) -> Result<Threshold, Fail> {
-    let mut kind = None;
+/// An option `name value` of a comma-separated keyword value (`track by_src`), trimmed;
+/// a bare `name` has an empty value.
+fn option_pair(a: &str) -> (&str, &str) {
+    a.split_once(' ')
+        .map(|(n, v)| (n.trim(), v.trim()))
+        .unwrap_or((a, ""))
+}
+
+/// The `track`, `count` and `seconds` options that `threshold` and `detection_filter`
+/// share, all required; `own` takes the keyword's other options (name, value) and says
+/// whether it knew the name.
+fn parse_rate_args(
+    kw: &str,
+    v: &str,
+    mut own: impl FnMut(&str, &str) -> Result<bool, Fail>,
+) -> Result<(Track, u32, u32), Fail> {
     let mut track = None;
     let mut count = None;
     let mut seconds = None;
     for a in split_args(v) {
-        let (n, val) = a
-            .split_once(' ')
-            .map(|(n, v)| (n.trim(), v.trim()))
-            .unwrap_or((a, ""));
+        let (n, val) = option_pair(a);
         match n {
-            "type" => {
-                kind = Some(match val {
-                    "limit" => ThresholdKind::Limit,
-                    "threshold" => ThresholdKind::Threshold,
-                    "both" => ThresholdKind::Both,
-                    other => return Err(fail(kw, format!("unknown type `{other}`"))),
-                })
-            }
             "track" => {
                 track = Some(
                     parse_track(val).ok_or_else(|| fail(kw, format!("unknown track `{val}`")))?,
@@ -1593,49 +1591,59 @@ fn parse_threshold(kw: &str, v: &str) -> Result<Threshold, Fail> {
             }
             "count" => count = Some(val.parse().map_err(|_| fail(kw, "bad count"))?),
             "seconds" => seconds = Some(val.parse().map_err(|_| fail(kw, "bad seconds"))?),
-            other => return Err(fail(kw, format!("unknown option `{other}`"))),
+            other => {
+                if !own(other, val)? {
+                    return Err(fail(kw, format!("unknown option `{other}`")));
+                }
+            }
         }
     }
+    Ok((
+        track.ok_or_else(|| fail(kw, "needs track"))?,
+        count.ok_or_else(|| fail(kw, "needs count"))?,
+        seconds.ok_or_else(|| fail(kw, "needs seconds"))?,
+    ))
+}
+
+fn parse_threshold(kw: &str, v: &str) -> Result<Threshold, Fail> {
+    let mut kind = None;
+    let (track, count, seconds) = parse_rate_args(kw, v, |n, val| {
+        if n != "type" {
+            return Ok(false);
+        }
+        kind = Some(match val {
+            "limit" => ThresholdKind::Limit,
+            "threshold" => ThresholdKind::Threshold,
+            "both" => ThresholdKind::Both,
+            other => return Err(fail(kw, format!("unknown type `{other}`"))),
+        });
+        Ok(true)
+    })?;
     Ok(Threshold {
         kind: kind.ok_or_else(|| fail(kw, "needs type"))?,
-        track: track.ok_or_else(|| fail(kw, "needs track"))?,
-        count: count.ok_or_else(|| fail(kw, "needs count"))?,
-        seconds: seconds.ok_or_else(|| fail(kw, "needs seconds"))?,
+        track,
+        count,
+        seconds,
     })
 }
 
 fn parse_detection_filter(kw: &str, v: &str) -> Result<DetectionFilter, Fail> {
-    let mut track = None;
-    let mut count = None;
-    let mut seconds = None;
     let mut unique = None;
-    for a in split_args(v) {
-        let (n, val) = a
-            .split_once(' ')
-            .map(|(n, v)| (n.trim(), v.trim()))
-            .unwrap_or((a, ""));
-        match n {
-            "track" => {
-                track = Some(
-                    parse_track(val).ok_or_else(|| fail(kw, format!("unknown track `{val}`")))?,
-                )
-            }
-            "count" => count = Some(val.parse().map_err(|_| fail(kw, "bad count"))?),
-            "seconds" => seconds = Some(val.parse().map_err(|_| fail(kw, "bad seconds"))?),
-            "unique_on" => {
-                unique = Some(match val {
-                    "src_port" => true,
-                    "dst_port" => false,
-                    other => return Err(fail(kw, format!("unknown unique_on `{other}`"))),
-                })
-            }
-            other => return Err(fail(kw, format!("unknown option `{other}`"))),
+    let (track, count, seconds) = parse_rate_args(kw, v, |n, val| {
+        if n != "unique_on" {
+            return Ok(false);
         }
-    }
+        unique = Some(match val {
+            "src_port" => true,
+            "dst_port" => false,
+            other => return Err(fail(kw, format!("unknown unique_on `{other}`"))),
+        });
+        Ok(true)
+    })?;
     Ok(DetectionFilter {
-        track: track.ok_or_else(|| fail(kw, "needs track"))?,
-        count: count.ok_or_else(|| fail(kw, "needs count"))?,
-        seconds: seconds.ok_or_else(|| fail(kw, "needs seconds"))?,
+        track,
+        count,
+        seconds,
         unique_on_src_port: unique,
     })
 }
