@@ -299,8 +299,14 @@ impl WindowReader {
         };
         let mut buf = Vec::new();
         let mut parts = std::thread::scope(|s| {
+            // A thread the OS refuses (a thread limit) leaves its share to the others.
             let helpers: Vec<_> = (1..threads)
-                .map(|_| s.spawn(|| work(&mut Vec::new())))
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .name("scan-read".to_string())
+                        .spawn_scoped(s, || work(&mut Vec::new()))
+                        .ok()
+                })
                 .collect();
             let mut parts = vec![work(&mut buf)];
             parts.extend(helpers.into_iter().filter_map(|h| h.join().ok()));
