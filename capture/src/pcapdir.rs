@@ -39,7 +39,8 @@
 //! span the kill point start fresh on the restart; an output rotated or replaced between
 //! the crash and the restart is left alone (a warning says so); `delete-when-done` deletes
 //! a file only once it is committed as done; the registry survives the death of any
-//! process, not a power cut (its appends are not fsync'ed, nor is eve.json).
+//! process, not a power cut (its appends are not fsync'ed, nor is eve.json, by choice:
+//! see the scanner's `registry` module).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;

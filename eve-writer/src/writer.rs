@@ -176,6 +176,9 @@ struct Producer {
     taken: u64,
     duplicates: u64,
     state_slot: usize,
+    /// Slot of the producer name's resume mark in the state page (`None`: a name too
+    /// long for the page, whose marks are kept in memory only).
+    mark_slot: Option<usize>,
 }
 
 /// An acknowledgement waiting for its bytes.
@@ -187,6 +190,9 @@ struct PendingAck {
     producer: usize,
     /// The batch's seq to record as done (0 for a duplicate).
     done: u64,
+    /// The batch's ring mark, to record as the producer's resume mark once its bytes
+    /// are delivered (0: none).
+    mark: u64,
     /// (target, offset its delivered bytes must reach).
     until: Vec<(usize, u64)>,
 }
@@ -217,7 +223,10 @@ pub struct Writer {
     /// Per output, the target chosen for the current batch.
     chosen: Vec<Option<usize>>,
     blocked: Vec<usize>,
-    /// Per producer name: (lowest epoch still accepted, highest ring mark taken).
+    /// Per producer name: (lowest epoch still accepted, highest ring mark taken). Loaded
+    /// from the state page at start (where the marks of delivered batches and the fences
+    /// are kept), so that a restarted writer still knows where a producer's replacement
+    /// resumes.
     marks: HashMap<String, (u64, u64)>,
 }
 
@@ -283,6 +292,9 @@ impl Writer {
             let i = w.producer_idx(&producer, epoch);
             w.producers[i].taken = done;
         }
+        for (producer, fence, mark) in w.state.marks() {
+            w.marks.insert(producer, (fence, mark));
+        }
         let now = Instant::now();
         for eve in config.eve_logs() {
             let opts = render_options(eve);
@@ -341,11 +353,13 @@ impl Writer {
             return i;
         }
         let slot = self.state.slot(name, epoch);
+        let mark_slot = self.mark_slot(name);
         self.producers.push(Producer {
             epoch,
             taken: 0,
             duplicates: 0,
             state_slot: slot,
+            mark_slot,
         });
         let i = self.producers.len() - 1;
         self.producer_index
@@ -395,8 +409,17 @@ impl Writer {
         idx
     }
 
+    /// The state page's mark slot of `name` (none for a name longer than the page
+    /// holds: two such names could share a slot, and one be told the other's mark).
+    fn mark_slot(&mut self, name: &str) -> Option<usize> {
+        (name.len() <= crate::state::NAME).then(|| self.state.mark_slot(name))
+    }
+
     /// Where a (re)starting producer resumes (see [`Msg::Resume`]).
     fn resume(&mut self, producer: String, epoch: u64) -> u64 {
+        if let Some(slot) = self.mark_slot(&producer) {
+            self.state.set_fence(slot, epoch);
+        }
         let e = self.marks.entry(producer).or_insert((0, 0));
         e.0 = e.0.max(epoch);
         e.1
@@ -444,6 +467,7 @@ impl Writer {
                 ack,
                 producer: pi,
                 done: 0,
+                mark: batch.ring_mark,
                 until: Vec::new(),
             });
         } else {
@@ -518,6 +542,7 @@ impl Writer {
                 ack,
                 producer: pi,
                 done: batch.seq,
+                mark: batch.ring_mark,
                 until,
             });
         }
@@ -541,9 +566,16 @@ impl Writer {
                     .all(|&(t, u)| self.targets[t].delivered() >= u);
             if done {
                 if let Some(p) = self.pending.remove(i) {
+                    let producer = &self.producers[p.producer];
                     if p.done > 0 {
-                        self.state
-                            .set_done(self.producers[p.producer].state_slot, p.done);
+                        self.state.set_done(producer.state_slot, p.done);
+                    }
+                    // The bytes are handed to the OS: a restarted writer may tell the
+                    // producer's replacement to resume after this batch's records.
+                    if p.mark > 0
+                        && let Some(slot) = producer.mark_slot
+                    {
+                        self.state.set_mark(slot, p.mark);
                     }
                     let _ = p.tx.send(p.ack);
                 }
@@ -836,6 +868,96 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    fn marked(producer: &str, epoch: u64, seq: u64, mark: u64) -> EventBatch {
+        let mut b = batch(producer, epoch, seq, 0, 3, true);
+        b.ring_mark = mark;
+        b
+    }
+
+    fn resume(tx: &Sender<Msg>, producer: &str, epoch: u64) -> u64 {
+        let (reply, rx) = oneshot::channel();
+        tx.send(Msg::Resume {
+            producer: producer.to_string(),
+            epoch,
+            reply,
+        })
+        .unwrap();
+        rx.blocking_recv().unwrap()
+    }
+
+    /// Issue 8's limit: the writer and a worker both die. The replacement worker (a new
+    /// epoch, its seqs from 1 again) asks the restarted writer where to resume its ring;
+    /// told 0, it would produce again the events of the records the dead pair had
+    /// written, and the writer would write them twice. The marks of delivered batches
+    /// and the fences are in the state page, so the restarted writer answers as the old
+    /// one would have.
+    #[test]
+    fn a_restarted_writer_still_knows_where_a_replacement_worker_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path(), &["stats.enabled=no"]);
+        let eve = dir.path().join("eve.json");
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        assert_eq!(resume(&tx, "detect-0", 100), 0);
+        for (seq, mark) in [(1, 4096), (2, 8192)] {
+            let ack = send(&tx, marked("detect-0", 100, seq, mark))
+                .blocking_recv()
+                .unwrap();
+            assert_eq!(ack.seq, seq);
+        }
+        // Another producer's marks are its own.
+        send(&tx, marked("detect-1", 300, 1, 512))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(lines(&eve).len(), 9);
+        // Recorded at the acknowledgements, not at a shutdown (a kill -9 has none):
+        // another mapping of the page sees them while the writer still runs.
+        let page = crate::state::StatePage::open(&dir.path().join("eve-writer.state")).unwrap();
+        let mut m = page.marks();
+        m.sort();
+        assert_eq!(
+            m,
+            vec![
+                ("detect-0".to_string(), 100, 8192),
+                ("detect-1".to_string(), 0, 512)
+            ]
+        );
+        drop(page);
+        drop(tx);
+        h.join().unwrap();
+
+        // Restarted: detect-0 died too; its replacement resumes after ring byte 8192.
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        assert_eq!(resume(&tx, "detect-0", 200), 8192);
+        assert_eq!(resume(&tx, "detect-1", 301), 512);
+        assert_eq!(resume(&tx, "detect-9", 1), 0);
+        // A late batch of the dead incarnation is fenced, not written.
+        let late = send(&tx, marked("detect-0", 100, 3, 12_288))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!((late.seq, late.duplicates), (3, 0));
+        let next = send(&tx, marked("detect-0", 200, 1, 12_288))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(next.seq, 1);
+        assert_eq!(lines(&eve).len(), 12, "only the new incarnation's batch");
+        drop(tx);
+        h.join().unwrap();
+
+        // And again: the fence (epoch 200) and the new mark were kept too.
+        let (tx, h) = spawn(Writer::new(&cfg, dir.path()).unwrap()).unwrap();
+        send(&tx, marked("detect-0", 100, 4, 16_384))
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(lines(&eve).len(), 12, "epoch 100 is still fenced");
+        assert_eq!(resume(&tx, "detect-0", 201), 12_288);
+        let (ctx, crx) = oneshot::channel();
+        tx.send(Msg::Counters(ctx)).unwrap();
+        let c: HashMap<String, u64> = crx.blocking_recv().unwrap().into_iter().collect();
+        assert_eq!(c["eve.fenced_batches"], 1);
+        tx.send(Msg::Shutdown).unwrap();
+        h.join().unwrap();
     }
 
     #[test]

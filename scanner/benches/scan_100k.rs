@@ -2,7 +2,9 @@
 //! made once under `$MEERKAT_BENCH_DIR` or the temp dir and reused), one glob. Prints, for
 //! native and fingerprint identity, the median of several runs of a cold scan (a new
 //! scanner) and of a steady scan (nothing changed), interleaved so that both see the same
-//! machine; the memory a scanner holds for them (resident-set growth of a fresh process
+//! machine, as wall time and as the process's CPU time (which other processes on a
+//! shared machine do not inflate; a fingerprint scan's reading threads add theirs), and
+//! the fingerprint scan also on one thread; the memory a scanner holds for them (resident-set growth of a fresh process
 //! over its first scan); and the registry's cost for that many entries.
 //!
 //! `cargo bench -p meerkat-scanner --bench scan_100k` (`MEERKAT_BENCH_FILES=N` and
@@ -63,9 +65,27 @@ fn make_dir(n: usize) -> PathBuf {
 }
 
 fn scanner(dir: &Path, identity: Identity) -> Scanner {
+    scanner_threads(dir, identity, 0)
+}
+
+fn scanner_threads(dir: &Path, identity: Identity, threads: usize) -> Scanner {
     let mut cfg = ScanConfig::new(vec![format!("{}/*.pcap", dir.display())]);
     cfg.identity = identity;
+    cfg.read_threads = threads;
     Scanner::new(cfg).unwrap()
+}
+
+/// CPU time of the whole process (every thread) so far: what a scan costs whatever else
+/// runs on the machine.
+fn cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which lives on this stack frame.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn rss_kib() -> u64 {
@@ -113,37 +133,54 @@ fn main() {
     let n = env_usize("MEERKAT_BENCH_FILES", 100_000);
     let runs = env_usize("MEERKAT_BENCH_RUNS", 5);
     let dir = make_dir(n);
-    let ids = [Identity::Native, Identity::Fingerprint];
-    let mut cold: [Vec<Duration>; 2] = Default::default();
-    let mut steady: [Vec<Duration>; 2] = Default::default();
+    // (identity, window-reading threads: 0 = one per CPU)
+    let configs = [
+        (Identity::Native, 0),
+        (Identity::Fingerprint, 0),
+        (Identity::Fingerprint, 1),
+    ];
+    let mut cold: [Vec<(Duration, Duration)>; 3] = Default::default();
+    let mut steady: [Vec<(Duration, Duration)>; 3] = Default::default();
     for _ in 0..runs {
-        for (k, id) in ids.into_iter().enumerate() {
-            let mut s = scanner(&dir, id);
-            let t = Instant::now();
+        for (k, &(id, threads)) in configs.iter().enumerate() {
+            let mut s = scanner_threads(&dir, id, threads);
+            let (t, c) = (Instant::now(), cpu());
             let r = s.scan();
-            cold[k].push(t.elapsed());
+            cold[k].push((t.elapsed(), cpu() - c));
             assert_eq!(r.files, n);
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu());
             let r = s.scan();
-            steady[k].push(t.elapsed());
+            steady[k].push((t.elapsed(), cpu() - c));
             assert!(r.changes.is_empty() && r.opened == 0);
         }
     }
-    println!("\n{n} files, median of {runs} runs (interleaved):");
-    let (nc, fc) = (median(cold[0].clone()), median(cold[1].clone()));
-    let (ns, fs) = (median(steady[0].clone()), median(steady[1].clone()));
-    println!(
-        "  cold:   native {:9.1} ms   fingerprint {:9.1} ms   ratio {:.2}",
-        ms(nc),
-        ms(fc),
-        fc.as_secs_f64() / nc.as_secs_f64()
-    );
-    println!(
-        "  steady: native {:9.1} ms   fingerprint {:9.1} ms   ratio {:.2}",
-        ms(ns),
-        ms(fs),
-        fs.as_secs_f64() / ns.as_secs_f64()
-    );
+    let wall = |v: &[(Duration, Duration)]| median(v.iter().map(|x| x.0).collect());
+    let cpu_of = |v: &[(Duration, Duration)]| median(v.iter().map(|x| x.1).collect());
+    println!("\n{n} files, median of {runs} runs (interleaved), wall time (process CPU time):");
+    let row = |label: &str, v: &[Vec<(Duration, Duration)>; 3]| {
+        let (nw, nc) = (wall(&v[0]), cpu_of(&v[0]));
+        let (fw, fc) = (wall(&v[1]), cpu_of(&v[1]));
+        let (f1w, f1c) = (wall(&v[2]), cpu_of(&v[2]));
+        let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+        println!(
+            "  {label}: native {:8.2} ms ({:8.2})   fingerprint {:8.2} ms ({:8.2})   \
+             ratio {:.2} ({:.2})   fingerprint on one thread {:8.2} ms ({:8.2}) ratio {:.2} ({:.2})",
+            ms(nw),
+            ms(nc),
+            ms(fw),
+            ms(fc),
+            r(fw, nw),
+            r(fc, nc),
+            ms(f1w),
+            ms(f1c),
+            r(f1w, nw),
+            r(f1c, nc)
+        );
+    };
+    row("cold  ", &cold);
+    row("steady", &steady);
+    let (nc, fc) = (wall(&cold[0]), wall(&cold[1]));
+    let (ns, fs) = (wall(&steady[0]), wall(&steady[1]));
     println!(
         "  per file: cold native {:.2} us, cold fingerprint {:.2} us, steady {:.2} / {:.2} us",
         nc.as_secs_f64() * 1e6 / n as f64,

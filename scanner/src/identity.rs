@@ -6,7 +6,9 @@
 //!   to another filesystem.
 //! - [`Identity::Fingerprint`]: a hash of the bytes in `[offset, offset + length)`. It
 //!   survives copies between filesystems and is not fooled by inode reuse, but it costs an
-//!   `open` + `pread` per file the first time the file is seen. The default window (the
+//!   `open` + `fstat` + `pread` + `close` per file the first time the file is seen
+//!   (against one `stat` for native); [`WindowReader::read_all`] shares many such reads
+//!   out between threads, so that a first scan of a large directory uses every CPU. The default window (the
 //!   first 4 KiB) reaches past pcap's 24-byte global header and pcapng's section and
 //!   interface blocks, which are identical in every file one sensor writes.
 //!
@@ -27,6 +29,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
@@ -180,31 +183,62 @@ impl Window {
     }
 }
 
-/// Opens files and reads their windows, reusing one buffer.
+/// Opens files and reads their windows, reusing its buffers; many files at once on
+/// several threads.
 #[derive(Debug)]
 pub struct WindowReader {
     pub window: Window,
     buf: Vec<u8>,
     /// Open with O_NOATIME (reading a fingerprint should not change a file's atime);
     /// cleared when the kernel refuses it (files of another owner).
-    noatime: bool,
+    noatime: AtomicBool,
+    /// Threads [`WindowReader::read_all`] uses (1: the caller's only).
+    threads: usize,
 }
 
+/// A file to read with [`WindowReader::read_all`]: its directory (open) and its name in
+/// it, or its path when there is no directory.
+pub type Job<'a> = (Option<&'a File>, &'a Path);
+
+/// What [`WindowReader::read_all`] gives for one file: the open file's stat and the
+/// window's fingerprint.
+pub type JobResult = io::Result<(Stat, Fingerprint)>;
+
+/// Files each thread takes at a time in [`WindowReader::read_all`].
+const CHUNK: usize = 16;
+/// Fewer files than this are read on the calling thread only (a thread costs tens of
+/// microseconds to start; a window read costs a few).
+const PARALLEL_MIN: usize = 128;
+/// Most threads [`WindowReader::read_all`] uses whatever the machine has: reading a
+/// window is a few system calls, and the kernel's own locks (the directory's dentries)
+/// stop paying back beyond a few.
+pub const MAX_READ_THREADS: usize = 4;
+
 impl WindowReader {
-    pub fn new(window: Window) -> WindowReader {
+    /// A reader of `window` using up to `threads` threads for many files (0: one per
+    /// CPU, at most [`MAX_READ_THREADS`]).
+    pub fn new(window: Window, threads: usize) -> WindowReader {
+        let threads = match threads {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_READ_THREADS),
+            n => n,
+        };
         WindowReader {
             window,
             buf: Vec::new(),
-            noatime: true,
+            noatime: AtomicBool::new(true),
+            threads,
         }
     }
 
     /// Opens `name` relative to the open directory `dir` (one path component for the
     /// kernel to look up), or `name` as a path when there is no directory.
-    pub fn open(&mut self, dir: Option<&File>, name: &Path) -> io::Result<File> {
+    pub fn open(&self, dir: Option<&File>, name: &Path) -> io::Result<File> {
         let base = OFlag::O_RDONLY | OFlag::O_CLOEXEC;
         loop {
-            let flags = if self.noatime {
+            let noatime = self.noatime.load(Ordering::Relaxed);
+            let flags = if noatime {
                 base | OFlag::O_NOATIME
             } else {
                 base
@@ -216,7 +250,7 @@ impl WindowReader {
             match r {
                 Ok(f) => return Ok(f),
                 // Not the owner: O_NOATIME is refused; stop asking.
-                Err(Errno::EPERM) if self.noatime => self.noatime = false,
+                Err(Errno::EPERM) if noatime => self.noatime.store(false, Ordering::Relaxed),
                 Err(e) => return Err(io::Error::from(e)),
             }
         }
@@ -227,6 +261,66 @@ impl WindowReader {
         let stat = Stat::from_metadata(&file.metadata()?);
         let r = self.window.read(file, &mut self.buf, prefixes)?;
         Ok((stat, r))
+    }
+
+    /// Opens, stats and reads the window of one file into `buf`.
+    fn read_job(&self, (dir, name): Job<'_>, buf: &mut Vec<u8>) -> JobResult {
+        let file = self.open(dir, name)?;
+        let stat = Stat::from_metadata(&file.metadata()?);
+        let r = self.window.read(&file, buf, &[])?;
+        Ok((stat, r.fingerprint))
+    }
+
+    /// Reads the windows of `jobs`, results in the same order. Many files are shared out
+    /// between threads (each opens, stats, reads and hashes its files: the work is all
+    /// in system calls on separate files, which run in parallel); a few are read on the
+    /// calling thread.
+    pub fn read_all(&mut self, jobs: &[Job<'_>]) -> Vec<JobResult> {
+        let threads = self.threads.min(jobs.len() / (PARALLEL_MIN / 2)).max(1);
+        if threads == 1 || jobs.len() < PARALLEL_MIN {
+            let mut buf = std::mem::take(&mut self.buf);
+            let out = jobs.iter().map(|&j| self.read_job(j, &mut buf)).collect();
+            self.buf = buf;
+            return out;
+        }
+        let next = AtomicUsize::new(0);
+        let this = &*self;
+        let work = |buf: &mut Vec<u8>| {
+            let mut done = Vec::with_capacity(jobs.len() / threads + CHUNK);
+            loop {
+                let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+                if start >= jobs.len() {
+                    return done;
+                }
+                for (i, &job) in jobs.iter().enumerate().skip(start).take(CHUNK) {
+                    done.push((i, this.read_job(job, buf)));
+                }
+            }
+        };
+        let mut buf = Vec::new();
+        let mut parts = std::thread::scope(|s| {
+            // A thread the OS refuses (a thread limit) leaves its share to the others.
+            let helpers: Vec<_> = (1..threads)
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .name("scan-read".to_string())
+                        .spawn_scoped(s, || work(&mut Vec::new()))
+                        .ok()
+                })
+                .collect();
+            let mut parts = vec![work(&mut buf)];
+            parts.extend(helpers.into_iter().filter_map(|h| h.join().ok()));
+            parts
+        });
+        self.buf = buf;
+        let mut out: Vec<Option<JobResult>> = Vec::new();
+        out.resize_with(jobs.len(), || None);
+        for (i, r) in parts.iter_mut().flat_map(|p| p.drain(..)) {
+            out[i] = Some(r);
+        }
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(io::Error::other("window reader thread died"))))
+            .collect()
     }
 }
 
@@ -292,6 +386,7 @@ pub(crate) mod opt_hex128 {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::PathBuf;
 
     fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
         let dir = tempfile::tempdir().unwrap();
@@ -340,6 +435,55 @@ mod tests {
         let (_d3, other) = file_with(b"jello world, and then some");
         let o = w.read(&other, &mut buf, &[5]).unwrap();
         assert_ne!(o.prefixes[0], Some(s.fingerprint.hash));
+    }
+
+    #[test]
+    fn read_all_on_threads_gives_each_file_its_own_result_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3 * PARALLEL_MIN;
+        let mut paths = Vec::new();
+        for i in 0..n {
+            let p = dir.path().join(format!("f{i}"));
+            // Every file different, some shorter than the window.
+            let len = if i % 7 == 0 { 100 + i } else { 5000 + i };
+            std::fs::write(&p, vec![(i % 251) as u8; len]).unwrap();
+            paths.push(p);
+        }
+        paths[5] = dir.path().join("missing");
+        let d = File::open(dir.path()).unwrap();
+        let names: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| p.file_name().unwrap().into())
+            .collect();
+        let jobs: Vec<Job<'_>> = names.iter().map(|n| (Some(&d), n.as_path())).collect();
+        let mut seq = WindowReader::new(Window::default(), 1);
+        let mut par = WindowReader::new(Window::default(), 3);
+        let one = seq.read_all(&jobs);
+        let many = par.read_all(&jobs);
+        assert_eq!(one.len(), n);
+        assert_eq!(many.len(), n);
+        let mut buf = Vec::new();
+        for (i, (a, b)) in one.iter().zip(&many).enumerate() {
+            if i == 5 {
+                assert_eq!(a.as_ref().unwrap_err().kind(), io::ErrorKind::NotFound);
+                assert_eq!(b.as_ref().unwrap_err().kind(), io::ErrorKind::NotFound);
+                continue;
+            }
+            let (sa, fa) = a.as_ref().unwrap();
+            let (sb, fb) = b.as_ref().unwrap();
+            assert_eq!((sa, fa), (sb, fb), "file {i}");
+            let f = File::open(&paths[i]).unwrap();
+            let want = Window::default()
+                .read(&f, &mut buf, &[])
+                .unwrap()
+                .fingerprint;
+            assert_eq!(*fa, want, "file {i}");
+            assert_eq!(sa.size, std::fs::metadata(&paths[i]).unwrap().len());
+        }
+        // By path, without a directory.
+        let jobs: Vec<Job<'_>> = paths.iter().map(|p| (None, p.as_path())).collect();
+        let by_path = par.read_all(&jobs);
+        assert_eq!(by_path[9].as_ref().unwrap().1, one[9].as_ref().unwrap().1);
     }
 
     #[test]

@@ -37,7 +37,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::glob::{Excludes, Glob, GlobError};
-use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader};
+use crate::identity::{
+    Fingerprint, Identity, Job, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader,
+};
 use crate::walk::{Unreadable, Walker};
 
 /// A file found, with its stat.
@@ -67,6 +69,9 @@ pub struct ScanConfig {
     pub window: Window,
     /// How long a deleted file's identity is remembered.
     pub forget_after: Duration,
+    /// Threads that read the fingerprint windows of many new files at once (0: one per
+    /// CPU, at most [`crate::identity::MAX_READ_THREADS`]; 1: the scanning thread only).
+    pub read_threads: usize,
 }
 
 impl ScanConfig {
@@ -78,6 +83,7 @@ impl ScanConfig {
             identity: Identity::Fingerprint,
             window: Window::default(),
             forget_after: DEFAULT_FORGET_AFTER,
+            read_threads: 0,
         }
     }
 }
@@ -218,7 +224,7 @@ impl Scanner {
             by_fp: FpIndex::default(),
             next_id: 1,
             generation: 0,
-            reader: WindowReader::new(cfg.window),
+            reader: WindowReader::new(cfg.window, cfg.read_threads),
             trust_d_ino: true,
         })
     }
@@ -300,14 +306,36 @@ impl Scanner {
         self.generation += 1;
         let generation = self.generation;
         let fp_mode = self.identity == Identity::Fingerprint;
-        // In fingerprint mode a file of an unknown inode will be opened: stat it then.
-        let walk = {
+        // In fingerprint mode a file of an unknown inode will be opened: stat it then,
+        // through the open descriptor (which describes exactly the bytes read).
+        let lazy = fp_mode && self.trust_d_ino;
+        let mut walk = {
             let by_inode = &self.by_inode;
-            let lazy = fp_mode && self.trust_d_ino;
-            let reader = lazy.then_some(&mut self.reader);
             self.walker
-                .walk(&|hint| !lazy || by_inode.contains_key(&hint), reader)
+                .walk(&|hint| !lazy || by_inode.contains_key(&hint), lazy)
         };
+        if lazy {
+            // Every file not stat'ed is new: read the windows, relative to the open
+            // directories, many at once.
+            let todo: Vec<usize> = (0..walk.found.len())
+                .filter(|&i| walk.found[i].stat.is_none())
+                .collect();
+            let jobs: Vec<Job<'_>> = todo
+                .iter()
+                .map(|&i| {
+                    let f = &walk.found[i];
+                    match (f.dir, f.path.file_name()) {
+                        (Some(d), Some(name)) => (Some(&walk.dirs[d]), Path::new(name)),
+                        _ => (None, f.path.as_path()),
+                    }
+                })
+                .collect();
+            let results = self.reader.read_all(&jobs);
+            drop(jobs);
+            for (i, r) in todo.into_iter().zip(results) {
+                walk.found[i].window = Some(r);
+            }
+        }
         let mut unreadable = walk.unreadable;
         let mut changes = Vec::new();
         let mut pending = Vec::new();
@@ -333,8 +361,8 @@ impl Scanner {
 
         // Read the windows of changed and new files (all of them for fingerprints; in
         // native mode those whose inode has a known fingerprint to compare with). New
-        // files were read by the walk, right after their directory entry (opened relative
-        // to the directory, stat'ed through the open descriptor).
+        // files were read just after the walk, many at once (opened relative to their
+        // directory, stat'ed through the open descriptor).
         let mut todo = Vec::with_capacity(pending.len());
         let mut reads = Vec::new();
         let mut opened = 0;

@@ -7,7 +7,9 @@
 //! not descended (they could loop).
 //!
 //! A file's `stat` is taken only when the caller wants it (see [`Walker::walk`]); the
-//! directory entry's inode number comes free with the listing.
+//! directory entry's inode number comes free with the listing. A caller that will open
+//! the other files (to read their fingerprint windows) gets their directories kept open
+//! ([`Walk::dirs`]), so that each open looks up one path component.
 //!
 //! Every failure other than "not found" is reported as [`Unreadable`], with whether it
 //! hides a whole subtree (a directory that cannot be listed): the scanner must not take
@@ -19,7 +21,7 @@ use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::glob::{Excludes, Glob};
-use crate::identity::{Fingerprint, Stat, WindowReader};
+use crate::identity::{Fingerprint, Stat};
 
 /// A regular file found by a walk.
 #[derive(Debug)]
@@ -30,8 +32,12 @@ pub struct Found {
     pub hint: (u64, u64),
     /// Its stat, when the caller asked for one (see [`Walker::walk`]).
     pub stat: Option<Stat>,
-    /// When the caller did not want a stat but gave a reader: the file was opened and
-    /// its window read (with the open file's stat).
+    /// When the caller did not want a stat and asked for open directories: the index in
+    /// [`Walk::dirs`] of the file's directory (`None` when it could not be opened: open
+    /// the file by its path).
+    pub dir: Option<usize>,
+    /// Filled in by the caller that opens the file and reads its window (with the open
+    /// file's stat).
     pub window: Option<io::Result<(Stat, Fingerprint)>>,
 }
 
@@ -68,6 +74,8 @@ pub struct Walker {
 pub struct Walk {
     pub found: Vec<Found>,
     pub unreadable: Vec<Unreadable>,
+    /// Open directories of the files not stat'ed (see [`Found::dir`]).
+    pub dirs: Vec<fs::File>,
 }
 
 impl Walker {
@@ -86,13 +94,9 @@ impl Walker {
     /// fingerprint) stats the open file instead, which saves a system call and describes
     /// exactly the bytes it reads.
     ///
-    /// With a `reader`, a file that is not to be stat'ed is opened relative to its open
-    /// directory and its window read right away ([`Found::window`]).
-    pub fn walk(
-        &self,
-        want_stat: &dyn Fn((u64, u64)) -> bool,
-        mut reader: Option<&mut WindowReader>,
-    ) -> Walk {
+    /// With `open_dirs`, the directory of each file that is not to be stat'ed is kept
+    /// open in [`Walk::dirs`], for the caller to open the file relative to it.
+    pub fn walk(&self, want_stat: &dyn Fn((u64, u64)) -> bool, open_dirs: bool) -> Walk {
         let mut w = Walk::default();
         for input in &self.inputs {
             let path = input.base();
@@ -101,7 +105,7 @@ impl Walker {
                     let mut ctx = Ctx {
                         pattern: (!input.is_literal()).then_some(input),
                         want_stat,
-                        reader: reader.as_deref_mut(),
+                        open_dirs,
                     };
                     self.list(path, m.dev(), &mut PathBuf::new(), &mut ctx, &mut w);
                 }
@@ -111,6 +115,7 @@ impl Walker {
                         path: path.to_path_buf(),
                         hint: stat.inode(),
                         stat: Some(stat),
+                        dir: None,
                         window: None,
                     })
                 }
@@ -147,8 +152,8 @@ impl Walker {
                 return;
             }
         };
-        // Opened on the first file to read, for relative opens.
-        let mut dir_file: Option<io::Result<fs::File>> = None;
+        // Opened on the first file to read, for relative opens: its index in `w.dirs`.
+        let mut dir_file: Option<Option<usize>> = None;
         for entry in rd {
             let entry = match entry {
                 Ok(e) => e,
@@ -171,7 +176,7 @@ impl Walker {
         &self,
         entry: &DirEntry,
         dir: &Path,
-        dir_file: &mut Option<io::Result<fs::File>>,
+        dir_file: &mut Option<Option<usize>>,
         dev: u64,
         rel: &mut PathBuf,
         ctx: &mut Ctx<'_>,
@@ -210,26 +215,24 @@ impl Walker {
         {
             let hint = (dev, entry.ino());
             if ft.is_file() && !(ctx.want_stat)(hint) {
-                let window = ctx.reader.as_deref_mut().and_then(|r| {
-                    let d = dir_file.get_or_insert_with(|| fs::File::open(dir)).as_ref();
-                    let opened = match d {
-                        Ok(d) => r.open(Some(d), Path::new(&name)),
-                        Err(_) => r.open(None, &path),
-                    };
-                    match opened.and_then(|f| r.read(&f, &[])) {
-                        Ok((stat, read)) => Some(Ok((stat, read.fingerprint))),
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                        Err(e) => Some(Err(e)),
-                    }
+                let dir = if ctx.open_dirs {
+                    *dir_file.get_or_insert_with(|| {
+                        // A read-only handle on the directory, for openat.
+                        fs::File::open(dir).ok().map(|d| {
+                            w.dirs.push(d);
+                            w.dirs.len() - 1
+                        })
+                    })
+                } else {
+                    None
+                };
+                w.found.push(Found {
+                    path,
+                    hint,
+                    stat: None,
+                    dir,
+                    window: None,
                 });
-                if ctx.reader.is_none() || window.is_some() {
-                    w.found.push(Found {
-                        path,
-                        hint,
-                        stat: None,
-                        window,
-                    });
-                }
             } else {
                 // A link is followed to its target; a plain file is stat'ed relative to the
                 // open directory (no path walk).
@@ -245,6 +248,7 @@ impl Walker {
                             path,
                             hint: stat.inode(),
                             stat: Some(stat),
+                            dir: None,
                             window: None,
                         })
                     }
@@ -262,7 +266,7 @@ impl Walker {
 struct Ctx<'a> {
     pattern: Option<&'a Glob>,
     want_stat: &'a dyn Fn((u64, u64)) -> bool,
-    reader: Option<&'a mut WindowReader>,
+    open_dirs: bool,
 }
 
 fn unreadable(w: &mut Walk, path: PathBuf, error: io::Error, subtree: bool) {
@@ -317,9 +321,9 @@ mod tests {
     fn directory_flat_and_recursive() {
         let d = tree();
         let root = d.path().display().to_string();
-        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true, None);
+        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true, false);
         assert_eq!(names(&flat, d.path()), ["a.pcap", "b.pcapng"]);
-        let deep = walker(&[root], true).walk(&|_| true, None);
+        let deep = walker(&[root], true).walk(&|_| true, false);
         assert_eq!(
             names(&deep, d.path()),
             ["a.pcap", "b.pcapng", "sub/d.pcap", "sub/deeper/e.pcap"]
@@ -331,12 +335,12 @@ mod tests {
     fn patterns_and_explicit_files() {
         let d = tree();
         let root = d.path().display().to_string();
-        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true, None);
+        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true, false);
         assert_eq!(
             names(&w, d.path()),
             ["a.pcap", "sub/d.pcap", "sub/deeper/e.pcap"]
         );
-        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true, None);
+        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true, false);
         assert_eq!(names(&w, d.path()), ["sub/d.pcap"]);
         // A file named explicitly is taken even if an exclude would match it; overlapping
         // inputs list it once.
@@ -348,9 +352,9 @@ mod tests {
             ],
             false,
         )
-        .walk(&|_| true, None);
+        .walk(&|_| true, false);
         assert_eq!(names(&w, d.path()), [".hidden.pcap", "a.pcap"]);
-        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true, None);
+        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true, false);
         assert!(missing.found.is_empty() && missing.unreadable.is_empty());
     }
 
@@ -360,7 +364,7 @@ mod tests {
         std::os::unix::fs::symlink(d.path().join("a.pcap"), d.path().join("link.pcap")).unwrap();
         std::os::unix::fs::symlink(d.path(), d.path().join("sub/loop")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", d.path().join("dangling.pcap")).unwrap();
-        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true, None);
+        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true, false);
         assert_eq!(
             names(&w, d.path()),
             [
@@ -379,7 +383,7 @@ mod tests {
             .unwrap();
         assert_eq!(a.stat.unwrap().inode(), l.stat.unwrap().inode());
         // Without stat, the directory entry's inode is the file's.
-        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false, None);
+        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false, false);
         let a2 = w.found.iter().find(|f| f.path.ends_with("a.pcap")).unwrap();
         assert_eq!(a2.stat, None);
         assert_eq!(a2.hint, a.stat.unwrap().inode());
