@@ -75,6 +75,17 @@ pub struct Sig {
     hdr: u32,
 }
 
+/// No flow state checks besides `flowbits:set` (no flowint, xbits or TLS property
+/// checks): shared by Suricata's IP-only and protocol-detection-only rule tests.
+fn only_sets_flowbits(rule: &Rule) -> bool {
+    rule.flowbits
+        .iter()
+        .all(|c| matches!(c, FlowbitCmd::Set(_)))
+        && rule.flowints.is_empty()
+        && rule.xbits.is_empty()
+        && rule.tls.is_empty()
+}
+
 /// Suricata's IP-only rule test.
 fn is_ip_only(rule: &Rule) -> bool {
     rule.app_proto.is_none()
@@ -84,13 +95,7 @@ fn is_ip_only(rule: &Rule) -> bool {
         && rule.header.is_empty()
         && rule.flow == crate::rules::FlowOpts::default()
         && rule.payload_source == PayloadSource::Any
-        && rule
-            .flowbits
-            .iter()
-            .all(|c| matches!(c, FlowbitCmd::Set(_)))
-        && rule.flowints.is_empty()
-        && rule.xbits.is_empty()
-        && rule.tls.is_empty()
+        && only_sets_flowbits(rule)
         && rule.sport.is_any()
         && rule.dport.is_any()
 }
@@ -109,13 +114,7 @@ fn is_pd_only(rule: &Rule) -> bool {
         && rule.flow.established.is_none()
         && !rule.flow.stateless
         && rule.flow.frag.is_none()
-        && rule
-            .flowbits
-            .iter()
-            .all(|c| matches!(c, FlowbitCmd::Set(_)))
-        && rule.flowints.is_empty()
-        && rule.xbits.is_empty()
-        && rule.tls.is_empty()
+        && only_sets_flowbits(rule)
 }
 
 /// Segment length from which the packet-only rules whose `dsize` admits only shorter

@@ -1473,18 +1473,11 @@ impl<'a> Builder<'a> {
         let [cmd, name, rest @ ..] = &args[..] else {
             return Err(fail(kw, "expected command,name,track <type>[,expire <s>]"));
         };
-        let op = match *cmd {
-            "set" => XbitOp::Set,
-            "unset" => XbitOp::Unset,
-            "toggle" => XbitOp::Toggle,
-            "isset" => XbitOp::IsSet,
-            "isnotset" => XbitOp::IsNotSet,
-            "noalert" => {
-                self.rule.noalert = true;
-                return Ok(());
-            }
-            other => return Err(fail(kw, format!("unknown command `{other}`"))),
-        };
+        if *cmd == "noalert" {
+            self.rule.noalert = true;
+            return Ok(());
+        }
+        let op = xbit_op(kw, cmd)?;
         let mut track = None;
         let mut expire_s = 0;
         for r in rest {
@@ -1523,14 +1516,7 @@ impl<'a> Builder<'a> {
         let [cmd, name, rest @ ..] = &args[..] else {
             return Err(fail(kw, "expected command,name[,src|dst][,expire <s>]"));
         };
-        let op = match *cmd {
-            "set" => XbitOp::Set,
-            "unset" => XbitOp::Unset,
-            "toggle" => XbitOp::Toggle,
-            "isset" => XbitOp::IsSet,
-            "isnotset" => XbitOp::IsNotSet,
-            other => return Err(fail(kw, format!("unknown command `{other}`"))),
-        };
+        let op = xbit_op(kw, cmd)?;
         let mut track = XbitTrack::IpSrc;
         let mut expire_s = 0;
         for r in rest {
@@ -1699,6 +1685,18 @@ fn proto_number(name: &str) -> Option<u64> {
         "ipv6-icmp" | "icmpv6" => 58,
         "sctp" => 132,
         _ => return None,
+    })
+}
+
+/// The command of `xbits`/`hostbits`.
+fn xbit_op(kw: &str, cmd: &str) -> Result<XbitOp, Fail> {
+    Ok(match cmd {
+        "set" => XbitOp::Set,
+        "unset" => XbitOp::Unset,
+        "toggle" => XbitOp::Toggle,
+        "isset" => XbitOp::IsSet,
+        "isnotset" => XbitOp::IsNotSet,
+        other => return Err(fail(kw, format!("unknown command `{other}`"))),
     })
 }
 
