@@ -206,6 +206,17 @@ fn killed_run_with(
     alert_keys(&events)
 }
 
+/// Packets of the kill tests' pcap (every tenth carries the marker).
+const MARKER_PACKETS: u64 = 60_000;
+
+/// The kill tests' pcap and rules in `d`, and the alerts of an undisturbed run of them.
+fn marker_run(d: &Path) -> (PathBuf, PathBuf, BTreeMap<(u64, String, u64), u32>) {
+    let pcap = write_pcap(&d.join("in.pcap"), MARKER_PACKETS, "MARKER");
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let expected = baseline(d, &pcap, &rules);
+    (pcap, rules, expected)
+}
+
 fn lost(
     expected: &BTreeMap<(u64, String, u64), u32>,
     got: &BTreeMap<(u64, String, u64), u32>,
@@ -217,11 +228,8 @@ fn lost(
 fn kill_9_of_a_worker_and_of_capture_loses_and_repeats_no_alert() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let n = 60_000;
-    let pcap = write_pcap(&d.join("in.pcap"), n, "MARKER");
-    let rules = rules_file(d, "r.rules", MARKER_RULE);
-    let expected = baseline(d, &pcap, &rules);
-    assert_eq!(expected.len() as u64, n / 10);
+    let (pcap, rules, expected) = marker_run(d);
+    assert_eq!(expected.len() as u64, MARKER_PACKETS / 10);
     assert!(expected.values().all(|c| *c == 1));
     let got = killed_run(d, "killed", &pcap, &rules, &["detect-0", "capture"]);
     assert_eq!(lost(&expected, &got), 0, "alerts lost");
@@ -239,10 +247,7 @@ fn kill_9_of_a_worker_and_of_capture_loses_and_repeats_no_alert() {
 fn kill_9_of_the_eve_writer_loses_no_alert() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let n = 60_000;
-    let pcap = write_pcap(&d.join("in.pcap"), n, "MARKER");
-    let rules = rules_file(d, "r.rules", MARKER_RULE);
-    let expected = baseline(d, &pcap, &rules);
+    let (pcap, rules, expected) = marker_run(d);
     let got = killed_run(d, "killed", &pcap, &rules, &["eve-writer"]);
     assert_eq!(lost(&expected, &got), 0, "alerts lost");
     // The writer records a batch as taken once its bytes are handed to the OS; a kill
@@ -258,10 +263,7 @@ fn kill_9_of_the_eve_writer_loses_no_alert() {
 fn kill_9_of_the_eve_writer_and_a_worker_together_loses_no_alert() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let n = 60_000;
-    let pcap = write_pcap(&d.join("in.pcap"), n, "MARKER");
-    let rules = rules_file(d, "r.rules", MARKER_RULE);
-    let expected = baseline(d, &pcap, &rules);
+    let (pcap, rules, expected) = marker_run(d);
     let got = killed_run_with(
         d,
         "killed",
