@@ -24,6 +24,28 @@ fn icmp(t: u8) -> Vec<u8> {
 }
 
 /// Sids that alert on one packet, flow state carried in `vars`.
+/// A view of a packet `p` on an established flow (id 1, time 1) with its payload as
+/// the packet payload; tests override the fields they are about.
+fn view<'a>(p: &'a Packet<'a>, to_server: Option<bool>) -> PacketView<'a> {
+    PacketView {
+        pkt: p,
+        ts_ns: 1,
+        to_server,
+        established: true,
+        app_proto: AppProto::Unknown,
+        payload: Some(p.payload),
+        stream: None,
+        segment: None,
+        stream_bytes: (0, 0),
+        flow_id: 1,
+        first_in_direction: false,
+        pseudo: false,
+        app_proto_dir: [AppProto::Unknown; 2],
+        proto_detect_done: false,
+        app_events: 0,
+    }
+}
+
 fn run(
     e: &Engine,
     st: &mut DetectState,
@@ -34,21 +56,10 @@ fn run(
     let (p, ev) = decode(LINKTYPE_RAW, frame);
     assert!(ev.is_none());
     let v = PacketView {
-        pkt: &p,
         ts_ns,
-        to_server: Some(true),
         established: false,
-        app_proto: AppProto::Unknown,
-        payload: Some(p.payload),
-        stream: None,
-        segment: None,
-        stream_bytes: (0, 0),
-        flow_id: 1,
         first_in_direction: true,
-        pseudo: false,
-        app_proto_dir: [AppProto::Unknown; 2],
-        proto_detect_done: false,
-        app_events: 0,
+        ..view(&p, Some(true))
     };
     let mut hits = Vec::new();
     e.inspect_packet(st, &v, Some(vars), &mut hits);
@@ -174,21 +185,10 @@ fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
         let mut st = DetectState::default();
         let mut fv = FlowVars::default();
         let v = PacketView {
-            pkt: &p,
-            ts_ns: 1,
-            to_server: Some(true),
-            established: true,
-            app_proto: AppProto::Unknown,
             payload: None,
-            stream: None,
             segment: Some(p.payload),
             stream_bytes: (20, 0),
-            flow_id: 1,
-            first_in_direction: false,
-            pseudo: false,
-            app_proto_dir: [AppProto::Unknown; 2],
-            proto_detect_done: false,
-            app_events: 0,
+            ..view(&p, Some(true))
         };
         let mut hits = Vec::new();
         e.inspect_packet(&mut st, &v, Some(&mut fv), &mut hits);
@@ -216,23 +216,7 @@ fn tcp(sp: u16, dp: u16, payload: &[u8]) -> Vec<u8> {
 /// Sorted sids alerting on a TCP packet inspected on its own, going `to_server`.
 fn run_tcp(e: &Engine, frame: &[u8], to_server: Option<bool>) -> Vec<u64> {
     let (p, _) = decode(LINKTYPE_RAW, frame);
-    let v = PacketView {
-        pkt: &p,
-        ts_ns: 1,
-        to_server,
-        established: true,
-        app_proto: AppProto::Unknown,
-        payload: Some(p.payload),
-        stream: None,
-        segment: None,
-        stream_bytes: (0, 0),
-        flow_id: 1,
-        first_in_direction: false,
-        pseudo: false,
-        app_proto_dir: [AppProto::Unknown; 2],
-        proto_detect_done: false,
-        app_events: 0,
-    };
+    let v = view(&p, to_server);
     let mut hits = Vec::new();
     let mut fv = FlowVars::default();
     e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
@@ -334,21 +318,9 @@ fn growing_body_scanned_where_it_grew() {
     let frame = tcp(80, 40000, b"");
     let (p, _) = decode(LINKTYPE_RAW, &frame);
     let v = PacketView {
-        pkt: &p,
-        ts_ns: 1,
-        to_server: Some(false),
-        established: true,
         app_proto: AppProto::Http,
         payload: None,
-        stream: None,
-        segment: None,
-        stream_bytes: (0, 0),
-        flow_id: 1,
-        first_in_direction: false,
-        pseudo: false,
-        app_proto_dir: [AppProto::Unknown; 2],
-        proto_detect_done: false,
-        app_events: 0,
+        ..view(&p, Some(false))
     };
     for naive in [false, true] {
         let mut e = engine(rules);
@@ -419,21 +391,9 @@ fn big_segments_skip_rules_for_short_payloads() {
             let mut e = engine(rules);
             e.set_naive(naive);
             let v = PacketView {
-                pkt: &p,
-                ts_ns: 1,
-                to_server: Some(true),
-                established: true,
-                app_proto: AppProto::Unknown,
                 payload: None,
-                stream: None,
                 segment: Some(p.payload),
-                stream_bytes: (0, 0),
-                flow_id: 1,
-                first_in_direction: false,
-                pseudo: false,
-                app_proto_dir: [AppProto::Unknown; 2],
-                proto_detect_done: false,
-                app_events: 0,
+                ..view(&p, Some(true))
             };
             let mut hits = Vec::new();
             let mut fv = FlowVars::default();

@@ -774,13 +774,7 @@ impl<'a> Builder<'a> {
 
     fn content(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
         let raw = value_of(kw, v)?;
-        let (negated, raw) = match raw.strip_prefix('!') {
-            Some(rest) => (true, rest.trim()),
-            None => (false, raw),
-        };
-        if !(raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"')) {
-            return Err(fail(kw, "the value must be quoted"));
-        }
+        let (negated, raw) = negatable_quoted(kw, raw)?;
         let pattern = super::decode_content(&parse::unquote(raw)).map_err(|e| fail(kw, e))?;
         if pattern.len() > MAX_CONTENT {
             return Err(fail(kw, "longer than 65535 bytes"));
@@ -809,13 +803,7 @@ impl<'a> Builder<'a> {
         let def = app::buffers::sticky(buffer).ok_or_else(|| fail(kw, "no such buffer"))?;
         self.require_app(kw, def.proto)?;
         let raw = value_of(kw, v)?;
-        let (negated, raw) = match raw.strip_prefix('!') {
-            Some(rest) => (true, rest.trim()),
-            None => (false, raw),
-        };
-        if !(raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"')) {
-            return Err(fail(kw, "the value must be quoted"));
-        }
+        let (negated, raw) = negatable_quoted(kw, raw)?;
         let mut pattern = parse::unquote(raw).into_bytes();
         if pattern.is_empty() || pattern.len() > MAX_CONTENT {
             return Err(fail(kw, "needs 1 to 65535 bytes"));
@@ -1709,6 +1697,18 @@ fn parse_track(s: &str) -> Option<Track> {
         "by_flow" => Track::ByFlow,
         _ => return None,
     })
+}
+
+/// A content-like value `"..."` or `!"..."`: (negated, the quoted text with its quotes).
+fn negatable_quoted<'a>(kw: &str, raw: &'a str) -> Result<(bool, &'a str), Fail> {
+    let (negated, raw) = match raw.strip_prefix('!') {
+        Some(rest) => (true, rest.trim()),
+        None => (false, raw),
+    };
+    if !(raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"')) {
+        return Err(fail(kw, "the value must be quoted"));
+    }
+    Ok((negated, raw))
 }
 
 /// An option `name value` of a comma-separated keyword value (`track by_src`), trimmed;
