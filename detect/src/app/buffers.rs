@@ -41,6 +41,8 @@ impl BufferId {
     pub const HTTP_REQUEST_BODY: BufferId = BufferId(21);
     /// `http.request_header`: one item per header, `Name: value`.
     pub const HTTP_REQUEST_HEADER: BufferId = BufferId(22);
+    /// `file.name` of the request's file (a request body): the URI path.
+    pub const HTTP_FILE_NAME_REQ: BufferId = BufferId(23);
     // HTTP response side.
     pub const HTTP_STAT_CODE: BufferId = BufferId(40);
     pub const HTTP_STAT_MSG: BufferId = BufferId(41);
@@ -60,6 +62,9 @@ impl BufferId {
     pub const HTTP_RESPONSE_BODY: BufferId = BufferId(54);
     /// `http.response_header`: one item per header, `Name: value`.
     pub const HTTP_RESPONSE_HEADER: BufferId = BufferId(55);
+    /// `file.name` of the response's file (a response body): the Content-Disposition
+    /// `filename=`, else the URI path.
+    pub const HTTP_FILE_NAME_RESP: BufferId = BufferId(56);
     // DNS.
     /// `dns.query`: one item per question name.
     pub const DNS_QUERY: BufferId = BufferId(80);
@@ -448,6 +453,17 @@ pub const BUFFERS: &[BufferDef] = &[
         Http,
         Some(B::HTTP_REQUEST_BODY),
         Some(B::HTTP_RESPONSE_BODY),
+        false,
+    ),
+    // file.name: the name of the file an HTTP body carries, in the rule's direction
+    // (Suricata's HTTP/1 file naming; multipart uploads are not split into files).
+    def(
+        "file.name",
+        &[],
+        None,
+        Http,
+        Some(B::HTTP_FILE_NAME_REQ),
+        Some(B::HTTP_FILE_NAME_RESP),
         false,
     ),
     def(

@@ -321,7 +321,13 @@ fn isdataat(d: &IsDataAt, buf: &[u8], s: &Scratch) -> bool {
 
 /// Reads the number described by `r` at `at`; None when out of bounds or not a number.
 fn read_number(r: &ByteRead, buf: &[u8], at: i64) -> Option<u64> {
-    let n = usize::from(r.nbytes);
+    read_field(r, usize::from(r.nbytes), buf, at).map(|(v, _)| v)
+}
+
+/// Reads an `n`-byte number as `r` describes it at `at`: the value and how many bytes
+/// it took (for a string, the characters strtoull consumed: spaces and digits).
+fn read_field(r: &ByteRead, n: usize, buf: &[u8], at: i64) -> Option<(u64, usize)> {
+    let mut used = n;
     if at < 0 {
         return None;
     }
@@ -354,6 +360,7 @@ fn read_number(r: &ByteRead, buf: &[u8], at: i64) -> Option<u64> {
             if digits.is_empty() {
                 return None;
             }
+            used = text.len() - t.len() + digits.len();
             u64::from_str_radix(&digits, radix).ok()?
         }
     };
@@ -363,7 +370,7 @@ fn read_number(r: &ByteRead, buf: &[u8], at: i64) -> Option<u64> {
             v >>= mask.trailing_zeros();
         }
     }
-    Some(v)
+    Some((v, used))
 }
 
 fn read_at(r: &ByteRead, s: &Scratch) -> i64 {
@@ -388,27 +395,55 @@ fn byte_test(t: &ByteTest, buf: &[u8], s: &Scratch) -> bool {
     r != t.negated
 }
 
+/// Suricata's byte_jump: reads the count (fixed, or from a variable: at most 8 binary or
+/// 23 string bytes, 0 allowed), then moves the cursor to `value * multiplier` (aligned
+/// to 4 with `align`) plus `post_offset`, counted from after the field, the buffer start
+/// (`from_beginning`) or its end (`from_end`). A target before the buffer start is
+/// clamped to it; a target at or past the end does not match.
 fn byte_jump(j: &ByteJump, buf: &[u8], s: &mut Scratch) -> bool {
+    if buf.is_empty() {
+        return false;
+    }
+    let n = match j.nbytes_var {
+        None => usize::from(j.read.nbytes),
+        Some(var) => {
+            let n = s.value(Value::Var(var));
+            let max = if j.read.base == NumBase::Binary {
+                8
+            } else {
+                23
+            };
+            if !(0..=max).contains(&n) {
+                return false;
+            }
+            n as usize
+        }
+    };
     let at = read_at(&j.read, s);
-    let Some(v) = read_number(&j.read, buf, at) else {
+    if j.read.relative && at >= buf.len() as i64 {
+        return false;
+    }
+    let Some((v, used)) = read_field(&j.read, n, buf, at) else {
         return false;
     };
-    let mut v = v.saturating_mul(u64::from(j.multiplier)) as i64;
+    let mut v = v
+        .saturating_mul(u64::from(j.multiplier))
+        .min(i64::MAX as u64) as i64;
     if j.align && v % 4 != 0 {
-        v += 4 - v % 4;
+        v = v.saturating_add(4 - v % 4);
     }
-    let base = if j.from_end {
-        buf.len() as i64
+    let v = v.saturating_add(j.post_offset);
+    let target = if j.from_end {
+        (buf.len() as i64).saturating_add(v)
     } else if j.from_beginning {
-        0
+        v
     } else {
-        at + i64::from(j.read.nbytes)
+        (at + used as i64).saturating_add(v)
     };
-    let target = base + v + j.post_offset;
-    if target < 0 || target > buf.len() as i64 {
+    if target >= buf.len() as i64 {
         return false;
     }
-    s.cursor = target as usize;
+    s.cursor = target.max(0) as usize;
     true
 }
 
@@ -525,6 +560,53 @@ mod tests {
     }
 
     #[test]
+    fn byte_jump_suricata_semantics() {
+        let buf = b"ab\x0a\x95\x00\x20NSLOxyz";
+        // Zero bytes read: a jump by post_offset alone, from after the content.
+        assert!(m(
+            r#"content:"|0A 95 00 20|"; byte_jump:0,0,relative,post_offset -4; content:"|0A|"; within:1;"#,
+            buf
+        ));
+        // A target before the buffer start is clamped to it.
+        assert!(m(
+            r#"content:"|0A 95 00 20|"; byte_jump:0,0,relative,post_offset -10; content:"ab"; within:2;"#,
+            buf
+        ));
+        assert!(!m(
+            r#"content:"|0A 95 00 20|"; byte_jump:0,0,relative,post_offset -10; content:"NSLO"; within:4;"#,
+            buf
+        ));
+        // Relative with nothing left after the cursor: no match.
+        assert!(!m(r#"content:"xyz"; byte_jump:0,0,relative;"#, buf));
+        // from_end counts back from the end of the buffer.
+        assert!(m(
+            r#"byte_jump:0,0,from_end,post_offset -3; content:"xyz"; within:3;"#,
+            buf
+        ));
+        // from_beginning counts from the start.
+        assert!(m(
+            r#"byte_jump:1,2,from_beginning; content:"|20|"; within:1;"#,
+            b"\x00\x00\x05\x00\x00\x20"
+        ));
+        // A string count: the characters strtoull consumed move the cursor.
+        assert!(m(
+            r#"byte_jump:3,0,string,dec; content:"X"; within:1;"#,
+            b"1 Xzz"
+        ));
+        // The count from a byte_extract variable.
+        let pkt = b"\x00\x00\x00\x02\x00\x03ABCD";
+        assert!(m(
+            r#"content:"|00 00 00|"; byte_extract:1,0,n,relative; byte_jump:n,0,relative; content:"D"; within:1;"#,
+            pkt
+        ));
+        // A variable count outside 0..=8 (binary) does not match.
+        assert!(!m(
+            r#"byte_extract:1,0,n; byte_jump:n,0;"#,
+            b"\x09\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"
+        ));
+    }
+
+    #[test]
     fn absolute_positions() {
         assert!(m(r#"content:"abc";"#, b"xxabcxx"));
         assert!(m(r#"content:"abc"; depth:5;"#, b"xxabcxx"));
@@ -622,6 +704,9 @@ mod tests {
             !m(r#"byte_test:4,=,1,10;"#, buf),
             "out of bounds is no match"
         );
+        // A jump to the very end of the buffer does not match (Suricata).
+        assert!(!m(r#"byte_jump:2,0,post_offset 1;"#, buf));
+        assert!(m(r#"byte_jump:2,0,post_offset 0;"#, buf));
         assert!(m(
             r#"byte_math:bytes 2, offset 0, oper +, rvalue 1, result x; byte_test:1,=,x,2;"#,
             b"\x00\x03\x04"

@@ -32,8 +32,9 @@ use std::net::IpAddr;
 use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
 use crate::decode::{L4, Packet};
 use crate::rules::{
-    Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HeaderMatch, IntOperand, ListRef, Names,
-    NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, TlsCheck, Transform, XbitOp,
+    Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
+    ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, TlsCheck, Transform,
+    VlanLayer, XbitOp,
 };
 use matcher::List;
 use mpm::{Mpm, MpmBuilder};
@@ -57,6 +58,9 @@ pub struct Sig {
     payload: List,
     buffers: Vec<BufList>,
     base64: Option<List>,
+    /// Packet-header buffer matches (`ipv6.hdr; content:...`), checked on every packet
+    /// the rule's header matches.
+    hdr_lists: Vec<(HdrBuffer, List)>,
     /// The direction the rule inspects transactions in, if it says.
     dir: Option<Dir>,
     /// Whether the rule is evaluated on transactions (sticky buffers, TLS checks).
@@ -91,6 +95,7 @@ fn is_ip_only(rule: &Rule) -> bool {
     rule.app_proto.is_none()
         && rule.payload.is_empty()
         && rule.buffers.is_empty()
+        && rule.hdr_buffers.is_empty()
         && rule.base64_data.is_none()
         && rule.header.is_empty()
         && rule.flow == crate::rules::FlowOpts::default()
@@ -110,6 +115,7 @@ fn is_pd_only(rule: &Rule) -> bool {
             .all(|h| matches!(h, HeaderMatch::AppLayerProtocol { .. }))
         && rule.payload.is_empty()
         && rule.buffers.is_empty()
+        && rule.hdr_buffers.is_empty()
         && rule.base64_data.is_none()
         && rule.flow.established.is_none()
         && !rule.flow.stateless
@@ -561,6 +567,11 @@ impl Engine {
                     .any(|h| matches!(h, HeaderMatch::DecodeEvent(_))),
                 payload: List::compile(&rule.payload.items),
                 base64: rule.base64_data.as_ref().map(|l| List::compile(&l.items)),
+                hdr_lists: rule
+                    .hdr_buffers
+                    .iter()
+                    .map(|h| (h.buf, List::compile(&h.list.items)))
+                    .collect(),
                 buffers,
                 dir,
                 app,
@@ -842,6 +853,7 @@ impl Engine {
             }
             HeaderMatch::DecodeEvent(bit) => p.events & bit != 0,
             HeaderMatch::AppLayerEvent(bit) => v.app_events & bit != 0,
+            HeaderMatch::VlanId { cmp, layer } => vlan_id_matches(p.vlans(), cmp, layer),
         })
     }
 
@@ -1061,6 +1073,11 @@ impl Engine {
                 continue;
             }
             if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                continue;
+            }
+            if !sig.hdr_lists.iter().all(|(b, l)| {
+                hdr_buffer(v.pkt, *b).is_some_and(|buf| matcher::matches(l, buf, &mut st.scratch))
+            }) {
                 continue;
             }
             if !Self::state_conditions(rule, vars.as_deref(), st, v) {
@@ -1439,6 +1456,45 @@ fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<
         | TlsCheck::CertValid
         | TlsCheck::AppEvent(_)
         | TlsCheck::DnsOpcode(_) => None,
+    }
+}
+
+/// The bytes of a packet-header buffer; None when the packet has no such header (or
+/// it is cut short).
+fn hdr_buffer<'a>(p: &Packet<'a>, b: HdrBuffer) -> Option<&'a [u8]> {
+    let (start, len) = match (b, p.ip, p.l4) {
+        (HdrBuffer::Ipv4, Some(ip), _) if ip.version == 4 => (ip.offset, ip.header_len),
+        (HdrBuffer::Ipv6, Some(ip), _) if ip.version == 6 => (ip.offset, ip.header_len),
+        (
+            HdrBuffer::Tcp,
+            _,
+            L4::Tcp {
+                offset, header_len, ..
+            },
+        ) => (offset, header_len),
+        (HdrBuffer::Udp, _, L4::Udp { offset, .. }) => (offset, 8),
+        _ => return None,
+    };
+    p.frame.get(start..start.checked_add(len)?)
+}
+
+/// `vlan.id` on the packet's VLAN tags (outermost first); no tags, no match.
+fn vlan_id_matches(vlans: &[u16], cmp: NumCmp, layer: VlanLayer) -> bool {
+    if vlans.is_empty() {
+        return false;
+    }
+    let test = |id: &u16| cmp.test(u64::from(*id));
+    match layer {
+        VlanLayer::Any => vlans.iter().any(test),
+        VlanLayer::All => vlans.iter().all(test),
+        VlanLayer::Index(i) => {
+            let idx = if i >= 0 {
+                Some(i as usize)
+            } else {
+                vlans.len().checked_sub(usize::from(i.unsigned_abs()))
+            };
+            idx.and_then(|i| vlans.get(i)).is_some_and(test)
+        }
     }
 }
 

@@ -403,3 +403,147 @@ fn big_segments_skip_rules_for_short_payloads() {
         }
     }
 }
+
+/// Sids alerting on one decoded frame of link type `link`, prefiltered and naive.
+fn sids_on(rules: &str, link: u16, frame: &[u8]) -> Vec<u64> {
+    let (p, ev) = decode(link, frame);
+    assert!(ev.is_none());
+    let mut out = Vec::new();
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        let mut hits = Vec::new();
+        let mut fv = FlowVars::default();
+        let v = view(&p, Some(true));
+        e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
+        let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+        if naive {
+            assert_eq!(sids, out, "prefiltered and naive disagree");
+        }
+        out = sids;
+    }
+    out
+}
+
+#[test]
+fn vlan_id_layers() {
+    let rules = "alert ip any any -> any any (vlan.id:200; sid:1;)\n\
+                 alert ip any any -> any any (vlan.id:300,1; sid:2;)\n\
+                 alert ip any any -> any any (vlan.id:300,-1; sid:3;)\n\
+                 alert ip any any -> any any (vlan.id:200,-2; sid:4;)\n\
+                 alert ip any any -> any any (vlan.id:>100,all; sid:5;)\n\
+                 alert ip any any -> any any (vlan.id:>250,all; sid:6;)\n\
+                 alert ip any any -> any any (vlan.id:!500,all; sid:7;)\n\
+                 alert ip any any -> any any (vlan.id:200,2; sid:8;)\n\
+                 alert ip any any -> any any (vlan.id:200,-3; sid:9;)\n\
+                 alert ip any any -> any any (vlan.id:!200; sid:10;)\n";
+    // Two tags, 200 outside, 300 inside.
+    let inner = udp(b"x");
+    let mut tagged = Vec::new();
+    tagged.extend_from_slice(&300u16.to_be_bytes());
+    tagged.extend_from_slice(&0x0800u16.to_be_bytes());
+    tagged.extend_from_slice(&inner);
+    let frame = packet::ethernet_vlan([2; 6], [4; 6], 200, 0x8100, &tagged);
+    assert_eq!(
+        sids_on(rules, crate::decode::LINKTYPE_ETHERNET, &frame),
+        vec![1, 2, 3, 4, 5, 7, 10]
+    );
+    // No tags: no vlan.id rule matches, not even the negated ones.
+    let plain = packet::ethernet([2; 6], [4; 6], 0x0800, &inner);
+    assert!(sids_on(rules, crate::decode::LINKTYPE_ETHERNET, &plain).is_empty());
+}
+
+#[test]
+fn packet_header_buffers() {
+    let rules = "alert ip any any -> any any (ipv4.hdr; content:\"|45|\"; startswith; sid:1;)\n\
+                 alert ip any any -> any any (ipv6.hdr; content:\"|60|\"; startswith; sid:2;)\n\
+                 alert udp any any -> any any (udp.hdr; content:\"|03 e8 00 35|\"; startswith; sid:3;)\n\
+                 alert ip any any -> any any (tcp.hdr; content:\"|00|\"; sid:4;)\n\
+                 alert ip any any -> any any (ipv4.hdr; content:\"|40|\"; offset:8; depth:1; content:\"x\"; sid:5;)\n\
+                 alert ip any any -> any any (ipv4.hdr; bsize:20; sid:6;)\n";
+    let l = load_str(rules, &tests_ctx());
+    // bsize is a sticky-buffer keyword of app-layer buffers only.
+    assert_eq!(l.problems.len(), 1, "{:?}", l.problems);
+    let rules: String = rules.lines().take(5).map(|r| format!("{r}\n")).collect();
+    // IPv4 + UDP to port 53, TTL 64, payload "x".
+    assert_eq!(sids_on(&rules, LINKTYPE_RAW, &udp(b"x")), vec![1, 3, 5]);
+    let s = [0u8; 16];
+    let mut d = [0u8; 16];
+    d[15] = 1;
+    let sa: IpAddr = std::net::Ipv6Addr::from(s).into();
+    let da: IpAddr = std::net::Ipv6Addr::from(d).into();
+    let v6 = packet::ipv6(s, d, 17, 64, &packet::udp(sa, da, 1000, 53, b"y"));
+    assert_eq!(sids_on(&rules, LINKTYPE_RAW, &v6), vec![2, 3]);
+}
+
+/// A transaction whose response carries a file named `name` (no request file).
+#[derive(Debug)]
+struct NamedFile(&'static [u8]);
+
+impl Transaction for NamedFile {
+    fn id(&self) -> u64 {
+        0
+    }
+    fn complete(&self, _dir: Dir) -> bool {
+        true
+    }
+    fn progress(&self, _dir: Dir) -> u8 {
+        1
+    }
+    fn buffer(&self, id: BufferId, _index: usize) -> Buf<'_> {
+        match id {
+            BufferId::HTTP_FILE_NAME_RESP => Buf::Ready(self.0),
+            _ => Buf::Absent,
+        }
+    }
+    fn record(&self) -> Option<crate::app::AppRecord> {
+        None
+    }
+}
+
+/// `filename` is a case-insensitive content on `file.name`, `fileext` one on its end
+/// after a dot; negated forms need a file; a direction without a file never matches.
+#[test]
+fn filename_and_fileext() {
+    let rules = "alert tcp any any -> any any (filename:\"R.PDF\"; sid:1;)\n\
+                 alert tcp any any -> any any (filename:!\"s.pdf\"; sid:2;)\n\
+                 alert tcp any any -> any any (filename:!\"r.pdf\"; sid:3;)\n\
+                 alert tcp any any -> any any (fileext:\"pDf\"; sid:4;)\n\
+                 alert tcp any any -> any any (fileext:\"df\"; sid:5;)\n\
+                 alert tcp any any -> any any (fileext:!\"doc\"; sid:6;)\n\
+                 alert tcp any any -> any any (filename:\"regit\"; fileext:\"pdf\"; sid:7;)\n\
+                 alert http any any -> any any (file.name; content:\"/~regit/\"; startswith; sid:8;)\n\
+                 alert tcp any any -> any any (fileext:\"pdf\"; filename:\"x\"; sid:9;)\n";
+    let frame = tcp(80, 40000, b"");
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    let tx = NamedFile(b"/~regit/r.pdf");
+    for (dir, want) in [
+        (Dir::ToClient, vec![1, 2, 4, 6, 7, 8]),
+        (Dir::ToServer, vec![]),
+    ] {
+        for naive in [false, true] {
+            let mut e = engine(rules);
+            e.set_naive(naive);
+            let v = PacketView {
+                app_proto: AppProto::Http,
+                payload: None,
+                ..view(&p, Some(dir == Dir::ToServer))
+            };
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_tx(
+                &mut DetectState::default(),
+                &v,
+                AppProto::Http,
+                dir,
+                &tx,
+                &mut TxDetect::new(0),
+                Some(&mut fv),
+                &mut hits,
+            );
+            let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+            sids.sort_unstable();
+            assert_eq!(sids, want, "{dir:?} naive {naive}");
+        }
+    }
+}

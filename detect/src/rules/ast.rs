@@ -208,6 +208,8 @@ pub struct ByteJump {
     pub from_beginning: bool,
     pub from_end: bool,
     pub post_offset: i64,
+    /// The byte count comes from this byte_extract variable (`read.nbytes` is unused).
+    pub nbytes_var: Option<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,6 +345,37 @@ pub struct BufferList {
     pub list: MatchList,
 }
 
+/// A packet-header sticky buffer (`ipv4.hdr`, `ipv6.hdr`, `tcp.hdr`, `udp.hdr`): the
+/// raw bytes of that header of the packet, options included (IPv6: the fixed header
+/// and its extension headers), as Suricata's buffers of those names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HdrBuffer {
+    Ipv4,
+    Ipv6,
+    Tcp,
+    Udp,
+}
+
+impl HdrBuffer {
+    /// The buffer a sticky-buffer keyword selects.
+    pub fn from_keyword(kw: &str) -> Option<HdrBuffer> {
+        Some(match kw {
+            "ipv4.hdr" => HdrBuffer::Ipv4,
+            "ipv6.hdr" => HdrBuffer::Ipv6,
+            "tcp.hdr" => HdrBuffer::Tcp,
+            "udp.hdr" => HdrBuffer::Udp,
+            _ => return None,
+        })
+    }
+}
+
+/// Matches on a packet-header buffer.
+#[derive(Debug, Clone)]
+pub struct HdrBufferList {
+    pub buf: HdrBuffer,
+    pub list: MatchList,
+}
+
 /// `flow` options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowOpts {
@@ -402,6 +435,24 @@ pub enum HeaderMatch {
     /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
     /// (a bit of [`crate::app::events::PACKET_EVENTS`]).
     AppLayerEvent(u8),
+    /// `vlan.id:[op]id[,layer]` (Suricata 8): the VLAN id at a layer, any layer or all
+    /// layers; a packet without VLAN tags never matches.
+    VlanId {
+        cmp: NumCmp,
+        layer: VlanLayer,
+    },
+}
+
+/// Which VLAN layer `vlan.id` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VlanLayer {
+    /// One of the layers (the default, or `any`).
+    Any,
+    /// Every layer (`all`).
+    All,
+    /// The layer at this index, outermost first; negative counts from the innermost
+    /// (`-1` is the last tag).
+    Index(i8),
 }
 
 /// Which protocol `app-layer-protocol` compares (its optional second argument).
@@ -701,6 +752,8 @@ pub struct Rule {
     pub header: Vec<HeaderMatch>,
     pub payload: MatchList,
     pub buffers: Vec<BufferList>,
+    /// Packet-header buffer matches (`ipv6.hdr; content:...`).
+    pub hdr_buffers: Vec<HdrBufferList>,
     /// `base64_data` matches (on what `base64_decode` decoded).
     pub base64_data: Option<MatchList>,
     pub flowbits: Vec<FlowbitCmd>,

@@ -56,6 +56,8 @@ const MAX_CONTENT: usize = 65535;
 enum Cur {
     Payload,
     Buffer(usize),
+    /// A packet-header buffer (index in `Rule::hdr_buffers`).
+    Header(usize),
     Base64,
 }
 
@@ -196,6 +198,16 @@ impl<'a> Builder<'a> {
             .or(self.class_priority)
             .unwrap_or(super::classification::DEFAULT_PRIORITY);
         self.rule.vars = self.vars.len() as u8;
+        // Header buffers are checked on the packet path only; an app-layer rule is
+        // evaluated on transactions, where they would be ignored.
+        if !self.rule.hdr_buffers.is_empty()
+            && (self.rule.app_proto.is_some() || !self.rule.tls.is_empty())
+        {
+            return Err((
+                None,
+                "packet header buffers cannot be combined with app-layer matches".to_string(),
+            ));
+        }
         if let Some(h) = self.header_app
             && self.rule.app_proto != Some(h)
         {
@@ -208,6 +220,7 @@ impl<'a> Builder<'a> {
         match c {
             Cur::Payload => &mut self.rule.payload,
             Cur::Buffer(i) => &mut self.rule.buffers[i].list,
+            Cur::Header(i) => &mut self.rule.hdr_buffers[i].list,
             Cur::Base64 => self.rule.base64_data.get_or_insert_with(MatchList::default),
         }
     }
@@ -475,6 +488,20 @@ impl<'a> Builder<'a> {
                 }
             }
             "pkt_data" => self.cur = Cur::Payload,
+            "ipv4.hdr" | "ipv6.hdr" | "tcp.hdr" | "udp.hdr" => {
+                let buf = HdrBuffer::from_keyword(kw).ok_or_else(|| fail(kw, "unknown buffer"))?;
+                let i = match self.rule.hdr_buffers.iter().position(|h| h.buf == buf) {
+                    Some(i) => i,
+                    None => {
+                        self.rule.hdr_buffers.push(HdrBufferList {
+                            buf,
+                            list: MatchList::default(),
+                        });
+                        self.rule.hdr_buffers.len() - 1
+                    }
+                };
+                self.cur = Cur::Header(i);
+            }
             "base64_data" => {
                 if !self.has_base64_decode() {
                     return Err(fail(kw, "needs a base64_decode before it"));
@@ -553,6 +580,7 @@ impl<'a> Builder<'a> {
             "ttl" => self.header_num(kw, v, HeaderMatch::Ttl)?,
             "itype" => self.header_num(kw, v, HeaderMatch::IType)?,
             "icode" => self.header_num(kw, v, HeaderMatch::ICode)?,
+            "vlan.id" => self.vlan_id(kw, v)?,
             "dsize" => {
                 self.header_num(kw, v, HeaderMatch::Dsize)?;
                 // dsize is about packets: such rules inspect packets, not the stream.
@@ -727,6 +755,10 @@ impl<'a> Builder<'a> {
             "tls.version" | "ssl_version" | "ssl_state" => self.tls_keyword(kw, v)?,
             // Legacy TLS keywords: a case-sensitive inclusion match on the certificate
             // field (`tls.fingerprint` ignores case, fingerprints being hex), `!` negates.
+            // Suricata: `filename:"x"` is `file.name; content:"x"; nocase;` and
+            // `fileext:"x"` is `file.name; content:".x"; nocase; endswith;`.
+            "filename" => self.legacy_buffer_content(kw, v, "file.name", true)?,
+            "fileext" => self.fileext(kw, v)?,
             "tls.subject" => self.legacy_buffer_content(kw, v, "tls.cert_subject", false)?,
             "tls.issuerdn" => self.legacy_buffer_content(kw, v, "tls.cert_issuer", false)?,
             "tls.fingerprint" => self.legacy_buffer_content(kw, v, "tls.cert_fingerprint", true)?,
@@ -822,6 +854,18 @@ impl<'a> Builder<'a> {
         self.legacy_lists.push(self.rule.buffers.len() - 1);
         // Content modifiers cannot apply to it (Suricata: "can't use nocase").
         self.last_content = None;
+        Ok(())
+    }
+
+    /// `fileext:"pdf"`: the file name ends with `.pdf`, any case.
+    fn fileext(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
+        self.legacy_buffer_content(kw, v, "file.name", true)?;
+        let list = self.rule.buffers.last_mut().map(|b| &mut b.list.items);
+        let Some([Match::Content(c)]) = list.map(|l| &mut l[..]) else {
+            return Err(fail(kw, "no file name content"));
+        };
+        c.pattern.insert(0, b'.');
+        c.endswith = true;
         Ok(())
     }
 
@@ -1125,11 +1169,17 @@ impl<'a> Builder<'a> {
             }
             i += 1;
         }
+        // byte_jump reads zero bytes when told to (a jump by post_offset alone), or a
+        // count taken from a variable (checked when the rule runs); Suricata accepts both.
+        let min = if kw == "byte_jump" { 0 } else { 1 };
         if read.base != NumBase::Binary && read.nbytes > 20 {
             return Err(fail(kw, "string numbers are at most 20 bytes"));
         }
-        if read.base == NumBase::Binary && !(1..=8).contains(&read.nbytes) {
-            return Err(fail(kw, "binary numbers are 1 to 8 bytes"));
+        if read.base == NumBase::Binary && !(min..=8).contains(&read.nbytes) {
+            return Err(fail(
+                kw,
+                format!("binary numbers are {min} to 8 bytes, not {}", read.nbytes),
+            ));
         }
         Ok(rest)
     }
@@ -1186,7 +1236,14 @@ impl<'a> Builder<'a> {
         if args.len() < 2 {
             return Err(fail(kw, "expected bytes,offset[,options]"));
         }
-        let nbytes: u8 = args[0].parse().map_err(|_| fail(kw, "bad byte count"))?;
+        // The count may be a byte_extract variable (Suricata 7).
+        let (nbytes, nbytes_var) = match args[0].parse::<u8>() {
+            Ok(n) => (n, None),
+            Err(_) => match self.var_or_const(kw, args[0]) {
+                Ok(Value::Var(i)) => (0, Some(i)),
+                _ => return Err(fail(kw, format!("bad byte count `{}`", args[0]))),
+            },
+        };
         let offset = self.var_or_const(kw, args[1])?;
         let mut read = ByteRead {
             nbytes,
@@ -1204,6 +1261,7 @@ impl<'a> Builder<'a> {
             from_beginning: false,
             from_end: false,
             post_offset: 0,
+            nbytes_var,
         };
         for (n, a) in rest {
             match (n.as_str(), a.as_str()) {
@@ -1218,6 +1276,9 @@ impl<'a> Builder<'a> {
                 }
                 (n, _) => return Err(fail(kw, format!("unknown option `{n}`"))),
             }
+        }
+        if j.from_beginning && j.from_end {
+            return Err(fail(kw, "from_beginning and from_end exclude each other"));
         }
         self.push_maybe_relative(Match::ByteJump(j));
         Ok(())
@@ -1345,6 +1406,47 @@ impl<'a> Builder<'a> {
             }
         }
         self.push(Match::Base64Decode(d));
+        Ok(())
+    }
+
+    /// `vlan.id:[op]id[,layer]`: layer is 0 to 2, -3 to -1, `any` or `all`
+    /// (Suricata's three VLAN layers); ids are 0 to 4095.
+    fn vlan_id(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
+        let val = value_of(kw, v)?;
+        let (id, layer) = match val.split_once(',') {
+            Some((a, b)) => (a, Some(b.trim())),
+            None => (val, None),
+        };
+        let cmp = parse_num_cmp(id).ok_or_else(|| fail(kw, format!("bad id `{}`", id.trim())))?;
+        let max = match cmp {
+            NumCmp::Eq(n)
+            | NumCmp::Ne(n)
+            | NumCmp::Lt(n)
+            | NumCmp::Le(n)
+            | NumCmp::Gt(n)
+            | NumCmp::Ge(n) => n,
+            NumCmp::Between(_, b) | NumCmp::NotBetween(_, b) => b,
+            NumCmp::MaskEq(..) | NumCmp::MaskNe(..) => {
+                return Err(fail(kw, "bitmask comparisons are not supported"));
+            }
+        };
+        if max > 4095 {
+            return Err(fail(kw, format!("id {max} is outside 0 to 4095")));
+        }
+        let layer = match layer {
+            None | Some("any") => VlanLayer::Any,
+            Some("all") => VlanLayer::All,
+            Some(l) => match l.parse::<i8>() {
+                Ok(i) if (-3..=2).contains(&i) => VlanLayer::Index(i),
+                _ => {
+                    return Err(fail(
+                        kw,
+                        format!("bad layer `{l}` (0 to 2, -3 to -1, any, all)"),
+                    ));
+                }
+            },
+        };
+        self.rule.header.push(HeaderMatch::VlanId { cmp, layer });
         Ok(())
     }
 
@@ -1882,6 +1984,111 @@ mod tests {
         assert_eq!(parse_num_cmp("x"), None);
         assert!(NumCmp::Between(7, 20).test(8));
         assert!(!NumCmp::Between(7, 20).test(7));
+    }
+
+    /// The problem reason of a one-rule set, None when it loads.
+    fn problem(opts: &str) -> Option<String> {
+        let text = format!("alert tcp any any -> any any ({opts} sid:1;)");
+        let l = crate::rules::load_str(&text, &crate::rules::tests_ctx());
+        l.problems.first().map(|p| p.reason.clone())
+    }
+
+    #[test]
+    fn byte_jump_counts() {
+        assert_eq!(problem("byte_jump:0,0,relative,post_offset -8;"), None);
+        assert_eq!(problem("byte_extract:1,0,n; byte_jump:n,0;"), None);
+        assert!(problem("byte_jump:9,0;").unwrap().contains("0 to 8 bytes"));
+        assert!(
+            problem("byte_jump:m,0;")
+                .unwrap()
+                .contains("bad byte count")
+        );
+        assert!(
+            problem("byte_test:0,=,1,0;")
+                .unwrap()
+                .contains("1 to 8 bytes")
+        );
+        assert!(
+            problem("byte_jump:1,0,from_beginning,from_end;")
+                .unwrap()
+                .contains("exclude")
+        );
+        let l = crate::rules::load_str(
+            "alert tcp any any -> any any (byte_extract:1,0,n; byte_jump:n,0,relative,post_offset -8; sid:1;)",
+            &crate::rules::tests_ctx(),
+        );
+        let Match::ByteJump(j) = &l.rules[0].payload.items[1] else {
+            panic!("not a byte_jump: {:?}", l.rules[0].payload.items);
+        };
+        assert_eq!((j.nbytes_var, j.post_offset), (Some(0), -8));
+    }
+
+    #[test]
+    fn vlan_id_parse() {
+        let l = crate::rules::load_str(
+            "alert ip any any -> any any (vlan.id:0x12C,1; sid:1;)\n\
+             alert ip any any -> any any (vlan.id:>=200; sid:2;)\n\
+             alert ip any any -> any any (vlan.id:!500,all; sid:3;)\n\
+             alert ip any any -> any any (vlan.id:100-600,-1; sid:4;)\n",
+            &crate::rules::tests_ctx(),
+        );
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        let got: Vec<_> = l.rules.iter().map(|r| r.header[0].clone()).collect();
+        assert_eq!(
+            got,
+            vec![
+                HeaderMatch::VlanId {
+                    cmp: NumCmp::Eq(300),
+                    layer: VlanLayer::Index(1)
+                },
+                HeaderMatch::VlanId {
+                    cmp: NumCmp::Ge(200),
+                    layer: VlanLayer::Any
+                },
+                HeaderMatch::VlanId {
+                    cmp: NumCmp::Ne(500),
+                    layer: VlanLayer::All
+                },
+                HeaderMatch::VlanId {
+                    cmp: NumCmp::Between(100, 600),
+                    layer: VlanLayer::Index(-1)
+                },
+            ]
+        );
+        assert!(
+            problem("vlan.id:5000;")
+                .unwrap()
+                .contains("outside 0 to 4095")
+        );
+        assert!(problem("vlan.id:5,3;").unwrap().contains("bad layer"));
+        assert!(problem("vlan.id:x;").unwrap().contains("bad id"));
+    }
+
+    #[test]
+    fn header_buffers_parse() {
+        let l = crate::rules::load_str(
+            r#"alert ip any any -> any any (ipv6.hdr; content:"|11 00|"; offset:40; endswith; pkt_data; content:"x"; sid:1;)"#,
+            &crate::rules::tests_ctx(),
+        );
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        let r = &l.rules[0];
+        assert_eq!(r.hdr_buffers.len(), 1);
+        assert_eq!(r.hdr_buffers[0].buf, HdrBuffer::Ipv6);
+        assert_eq!(r.hdr_buffers[0].list.items.len(), 1);
+        assert_eq!(r.payload.items.len(), 1);
+        // The prefilter never searches a header buffer's content.
+        assert_eq!(r.fast.as_ref().map(|f| f.list), Some(ListRef::Payload));
+        assert!(
+            problem(r#"tcp.hdr; to_lowercase; content:"a";"#)
+                .unwrap()
+                .contains("transforms need a sticky buffer")
+        );
+        assert!(
+            problem(r#"tcp.hdr; content:"a"; http.uri; content:"b";"#)
+                .unwrap()
+                .contains("packet header buffers")
+        );
+        assert!(problem(r#"icmpv4.hdr; content:"a";"#).is_some());
     }
 
     #[test]

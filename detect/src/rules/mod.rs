@@ -222,6 +222,7 @@ fn build(
         header: Vec::new(),
         payload: MatchList::default(),
         buffers: Vec::new(),
+        hdr_buffers: Vec::new(),
         base64_data: None,
         flowbits: Vec::new(),
         flowints: Vec::new(),
@@ -264,8 +265,17 @@ fn check_lists(rule: &Rule) -> Result<(), Fail> {
             ));
         }
     }
+    for h in &rule.hdr_buffers {
+        if h.list.is_empty() {
+            return Err((
+                None,
+                "selects a header buffer but matches nothing in it".to_string(),
+            ));
+        }
+    }
     let lists = std::iter::once(&rule.payload)
         .chain(rule.buffers.iter().map(|b| &b.list))
+        .chain(rule.hdr_buffers.iter().map(|h| &h.list))
         .chain(rule.base64_data.iter());
     for l in lists {
         for m in &l.items {
@@ -295,6 +305,7 @@ fn check_lists(rule: &Rule) -> Result<(), Fail> {
 fn l_count_fast(rule: &Rule) -> usize {
     std::iter::once(&rule.payload)
         .chain(rule.buffers.iter().map(|b| &b.list))
+        .chain(rule.hdr_buffers.iter().map(|h| &h.list))
         .flat_map(|l| l.items.iter())
         .filter(|m| matches!(m, Match::Content(c) if c.fast_pattern))
         .count()

@@ -131,6 +131,53 @@ fn body(tx: &HttpTx, dir: Dir) -> Buf<'_> {
     }
 }
 
+/// The name of the file the body in `dir` carries, as Suricata names HTTP/1 files: a
+/// response's from its Content-Disposition `filename=` parameter, else (and always for
+/// a request) the normalised URI path. A file exists once body bytes arrived; a
+/// message without body bytes has none.
+fn file_name(tx: &HttpTx, dir: Dir) -> Buf<'_> {
+    let m = tx.message(dir);
+    if m.progress < Progress::Body {
+        return Buf::NotYet;
+    }
+    if !m.has_body || m.body.is_empty() {
+        return if m.progress == Progress::Complete || !m.has_body {
+            Buf::Absent
+        } else {
+            Buf::NotYet
+        };
+    }
+    if dir == Dir::ToClient
+        && let Some(name) = m
+            .header(b"content-disposition")
+            .and_then(disposition_filename)
+    {
+        return Buf::Ready(name);
+    }
+    match tx.uri_norm.get(..tx.uri_path_len) {
+        Some(path) if !path.is_empty() && !tx.request_missing => Buf::Ready(path),
+        _ => Buf::Absent,
+    }
+}
+
+/// The `filename=` parameter of a Content-Disposition value, unquoted; None when
+/// absent or empty.
+pub(crate) fn disposition_filename(v: &[u8]) -> Option<&[u8]> {
+    const KEY: &[u8] = b"filename=";
+    let at = v
+        .windows(KEY.len())
+        .position(|w| w.eq_ignore_ascii_case(KEY))?;
+    let rest = &v[at + KEY.len()..];
+    let name = match rest.strip_prefix(b"\"") {
+        Some(q) => &q[..q.iter().position(|&b| b == b'"').unwrap_or(q.len())],
+        None => {
+            let end = rest.iter().position(|&b| b == b';').unwrap_or(rest.len());
+            rest[..end].trim_ascii()
+        }
+    };
+    (!name.is_empty()).then_some(name)
+}
+
 /// Buffer `id` item `index` of `tx`.
 pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
     let req = &tx.request;
@@ -172,6 +219,8 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         BufferId::HTTP_CONNECTION_REQ => header(req, b"connection"),
         BufferId::HTTP_START_REQ => headers_ready(req, || ready(req.buffers.start())),
         BufferId::HTTP_REQUEST_BODY => body(tx, Dir::ToServer),
+        BufferId::HTTP_FILE_NAME_REQ => file_name(tx, Dir::ToServer),
+        BufferId::HTTP_FILE_NAME_RESP => file_name(tx, Dir::ToClient),
         BufferId::HTTP_REQUEST_HEADER => headers_ready(req, || {
             req.buffers.item(index).map_or(Buf::Absent, Buf::Ready)
         }),

@@ -121,6 +121,8 @@ pub struct HttpTx {
     pub uri_raw: Vec<u8>,
     /// `http.uri`, normalised (see [`uri`]).
     pub uri_norm: Vec<u8>,
+    /// Length of the path part of `uri_norm` (no query or fragment).
+    pub uri_path_len: usize,
     /// Status code text as written, and its value when it is a valid code.
     pub status_raw: Vec<u8>,
     pub status: Option<u16>,
@@ -504,7 +506,7 @@ impl HttpState {
                 };
                 tx.method = rl.method.to_vec();
                 tx.uri_raw = rl.uri.to_vec();
-                tx.uri_norm = uri::normalize(rl.uri);
+                (tx.uri_norm, tx.uri_path_len) = uri::normalize_with_path(rl.uri);
                 let parts = uri::split(rl.uri);
                 if let Some(h) = parts.host {
                     tx.host = Some(h.to_ascii_lowercase());

@@ -338,3 +338,74 @@ fn request_without_end_of_headers() {
     assert_eq!(t.progress(Dir::ToServer), 5);
     assert_eq!(ready(t.buffer(B::HTTP_USER_AGENT, 0)), b"Mozilla/1.0");
 }
+
+#[test]
+fn file_names() {
+    let reqs = b"POST /up/a%20b.txt?x=1 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /dl/r.pdf?v=2 HTTP/1.1\r\n\r\nGET /x HTTP/1.1\r\n\r\nGET /empty HTTP/1.1\r\n\r\n";
+    let resps = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n%PDFHTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"Report 1.DOC\"\r\nContent-Length: 1\r\n\r\nzHTTP/1.1 204 No Content\r\n\r\n";
+    for step in [1, 9, 4096] {
+        let mut s = state();
+        feed(&mut s, Dir::ToServer, reqs, step);
+        feed(&mut s, Dir::ToClient, resps, step);
+        assert_eq!(s.tx_count(), 4);
+        // A request body is a file named after the URI path (decoded, no query).
+        assert_eq!(
+            ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_REQ, 0)),
+            b"/up/a b.txt"
+        );
+        assert_eq!(
+            ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            b"/up/a b.txt"
+        );
+        // No request body, no request file.
+        assert_eq!(tx(&s, 1).buffer(B::HTTP_FILE_NAME_REQ, 0), Buf::Absent);
+        assert_eq!(
+            ready(tx(&s, 1).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            b"/dl/r.pdf"
+        );
+        // Content-Disposition names the response's file.
+        assert_eq!(
+            ready(tx(&s, 2).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            b"Report 1.DOC"
+        );
+        // A response without a body carries no file.
+        assert_eq!(tx(&s, 3).buffer(B::HTTP_FILE_NAME_RESP, 0), Buf::Absent);
+    }
+}
+
+#[test]
+fn file_name_waits_for_body_bytes() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET /f.bin HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n",
+        100,
+    );
+    assert_eq!(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0), Buf::NotYet);
+    feed(&mut s, Dir::ToClient, b"ab", 100);
+    assert_eq!(
+        ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+        b"/f.bin"
+    );
+}
+
+#[test]
+fn content_disposition_filename() {
+    use super::detect::disposition_filename as f;
+    assert_eq!(
+        f(b"attachment; filename=\"a b.pdf\""),
+        Some(&b"a b.pdf"[..])
+    );
+    assert_eq!(
+        f(b"attachment; FILENAME=x.exe; size=3"),
+        Some(&b"x.exe"[..])
+    );
+    assert_eq!(f(b"inline"), None);
+    assert_eq!(f(b"attachment; filename=\"\""), None);
+    assert_eq!(
+        f(b"attachment; filename=\"unterminated"),
+        Some(&b"unterminated"[..])
+    );
+}

@@ -194,6 +194,12 @@ fn remove_dots(p: &[u8], out: &mut Vec<u8>) {
 
 /// The normalised URI (`http.uri`) of a request-target.
 pub fn normalize(uri: &[u8]) -> Vec<u8> {
+    normalize_with_path(uri).0
+}
+
+/// [`normalize`], and the length of its path part (libhtp's `parsed_uri->path`: what
+/// Suricata names a file after when no header gives a name).
+pub fn normalize_with_path(uri: &[u8]) -> (Vec<u8>, usize) {
     let uri = &uri[..uri.len().min(MAX_URI_LEN)];
     let parts = split(uri);
     let mut decoded = Vec::with_capacity(parts.path.len());
@@ -201,6 +207,7 @@ pub fn normalize(uri: &[u8]) -> Vec<u8> {
     utf8_bestfit(&mut decoded);
     let mut out = Vec::with_capacity(uri.len());
     remove_dots(&decoded, &mut out);
+    let path_len = out.len();
     if let Some(q) = parts.query {
         out.push(b'?');
         out.extend_from_slice(q);
@@ -211,7 +218,7 @@ pub fn normalize(uri: &[u8]) -> Vec<u8> {
         decode_path(f, &mut d);
         out.extend_from_slice(&d);
     }
-    out
+    (out, path_len)
 }
 
 #[cfg(test)]
