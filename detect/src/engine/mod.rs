@@ -32,7 +32,7 @@ use std::net::IpAddr;
 use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
 use crate::decode::{L4, Packet};
 use crate::rules::{
-    Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
+    Absent, Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
     ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, TlsCheck, Transform,
     VlanLayer, XbitOp,
 };
@@ -49,6 +49,7 @@ struct BufList {
     transforms: Vec<Transform>,
     list: List,
     bsize: Option<NumCmp>,
+    absent: Option<Absent>,
 }
 
 /// A compiled rule.
@@ -488,6 +489,7 @@ impl Engine {
                     transforms: b.transforms.clone(),
                     list: List::compile(&b.list.items),
                     bsize: b.list.bsize,
+                    absent: b.list.absent,
                 })
                 .collect();
             let app = !rule.buffers.is_empty() || !rule.tls.is_empty();
@@ -1313,8 +1315,16 @@ impl Engine {
                         }
                         break;
                     }
-                    Buf::Absent => break,
+                    Buf::Absent => {
+                        // `absent`: a buffer missing from the transaction matches.
+                        any = i == 0 && b.absent.is_some();
+                        break;
+                    }
                 };
+                if b.absent == Some(Absent::Only) {
+                    // The buffer exists: `absent` alone cannot match.
+                    break;
+                }
                 partial |= is_partial;
                 let data = if b.transforms.is_empty() {
                     data

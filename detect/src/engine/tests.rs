@@ -459,7 +459,7 @@ fn packet_header_buffers() {
                  alert ip any any -> any any (ipv6.hdr; content:\"|60|\"; startswith; sid:2;)\n\
                  alert udp any any -> any any (udp.hdr; content:\"|03 e8 00 35|\"; startswith; sid:3;)\n\
                  alert ip any any -> any any (tcp.hdr; content:\"|00|\"; sid:4;)\n\
-                 alert ip any any -> any any (ipv4.hdr; content:\"|40|\"; offset:8; depth:1; content:\"x\"; sid:5;)\n\
+                 alert ip any any -> any any (ipv4.hdr; content:\"|40|\"; offset:8; depth:1; pkt_data; content:\"x\"; sid:5;)\n\
                  alert ip any any -> any any (ipv4.hdr; bsize:20; sid:6;)\n";
     let l = load_str(rules, &tests_ctx());
     // bsize is a sticky-buffer keyword of app-layer buffers only.
@@ -545,5 +545,52 @@ fn filename_and_fileext() {
             sids.sort_unstable();
             assert_eq!(sids, want, "{dir:?} naive {naive}");
         }
+    }
+}
+
+/// `absent` matches a buffer missing from the transaction; `absent: or_else` also
+/// matches when the buffer exists and its matches hold, and gives no fast pattern.
+#[test]
+fn absent_buffers() {
+    let rules = "alert http any any -> any any (flow:to_client; file.data; absent; sid:1;)\n\
+                 alert http any any -> any any (flow:to_client; http.stat_code; absent; sid:2;)\n\
+                 alert http any any -> any any (flow:to_client; file.data; absent: or_else; content:\"first\"; sid:3;)\n\
+                 alert http any any -> any any (flow:to_client; file.data; absent: or_else; content:\"zzz\"; sid:4;)\n\
+                 alert http any any -> any any (flow:to_client; http.stat_code; absent: or_else; content:\"500\"; sid:5;)\n\
+                 alert http any any -> any any (flow:to_client; http.stat_code; absent; file.data; content:\"last\"; sid:6;)\n";
+    let e = engine(rules);
+    assert!(
+        e.sig(4).rule.fast.is_none(),
+        "or_else contents are not required"
+    );
+    let frame = tcp(80, 40000, b"");
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    let v = PacketView {
+        app_proto: AppProto::Http,
+        payload: None,
+        ..view(&p, Some(false))
+    };
+    let tx = GrowingBody {
+        body: b"first and last".to_vec(),
+        complete: true,
+    };
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        let mut hits = Vec::new();
+        let mut fv = FlowVars::default();
+        e.inspect_tx(
+            &mut DetectState::default(),
+            &v,
+            AppProto::Http,
+            Dir::ToClient,
+            &tx,
+            &mut TxDetect::new(0),
+            Some(&mut fv),
+            &mut hits,
+        );
+        let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+        sids.sort_unstable();
+        assert_eq!(sids, vec![2, 3, 5, 6], "naive {naive}");
     }
 }

@@ -329,11 +329,23 @@ pub struct MatchList {
     pub items: Vec<Match>,
     /// `bsize`: the buffer's size.
     pub bsize: Option<NumCmp>,
+    /// `absent` (Suricata 8): what a missing buffer means for the list.
+    pub absent: Option<Absent>,
+}
+
+/// `absent` on a sticky buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// `absent`: the list matches only when the buffer does not exist.
+    Only,
+    /// `absent: or_else`: the list matches when the buffer does not exist, or when it
+    /// exists and its matches hold.
+    OrElse,
 }
 
 impl MatchList {
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.bsize.is_none()
+        self.items.is_empty() && self.bsize.is_none() && self.absent.is_none()
     }
 }
 

@@ -515,6 +515,22 @@ impl<'a> Builder<'a> {
             "byte_jump" => self.byte_jump(kw, v)?,
             "byte_extract" => self.byte_extract(kw, v)?,
             "byte_math" => self.byte_math(kw, v)?,
+            "absent" => {
+                let mode = match v.map(str::trim) {
+                    None | Some("") => Absent::Only,
+                    Some("or_else") => Absent::OrElse,
+                    Some(o) => return Err(fail(kw, format!("unknown option `{o}`"))),
+                };
+                let Cur::Buffer(_) = self.cur else {
+                    return Err(fail(kw, "needs a sticky buffer"));
+                };
+                let c = self.cur;
+                let list = self.list_mut(c);
+                if list.absent.is_some() || !list.items.is_empty() || list.bsize.is_some() {
+                    return Err(fail(kw, "must come first in its buffer, once"));
+                }
+                list.absent = Some(mode);
+            }
             "bsize" => {
                 let cmp = parse_num_cmp(value_of(kw, v)?).ok_or_else(|| fail(kw, "bad size"))?;
                 let Cur::Buffer(_) = self.cur else {
@@ -849,6 +865,7 @@ impl<'a> Builder<'a> {
             list: MatchList {
                 items: vec![Match::Content(Content::plain(pattern, nocase, negated))],
                 bsize: None,
+                absent: None,
             },
         });
         self.legacy_lists.push(self.rule.buffers.len() - 1);
@@ -2089,6 +2106,38 @@ mod tests {
                 .contains("packet header buffers")
         );
         assert!(problem(r#"icmpv4.hdr; content:"a";"#).is_some());
+    }
+
+    #[test]
+    fn absent_parse() {
+        let http = |opts: &str| {
+            let text = format!("alert http any any -> any any ({opts} sid:1;)");
+            let l = crate::rules::load_str(&text, &crate::rules::tests_ctx());
+            l.problems.first().map(|p| p.reason.clone())
+        };
+        assert_eq!(http("file.data; absent;"), None);
+        assert_eq!(http(r#"file.data; absent: or_else; content:!"a";"#), None);
+        assert!(
+            http(r#"file.data; absent; content:"a";"#)
+                .unwrap()
+                .contains("cannot be combined")
+        );
+        assert!(
+            http("file.data; absent: or_else;")
+                .unwrap()
+                .contains("needs matches")
+        );
+        assert!(
+            http(r#"file.data; content:"a"; absent;"#)
+                .unwrap()
+                .contains("must come first")
+        );
+        assert!(http("absent;").unwrap().contains("needs a sticky buffer"));
+        assert!(
+            http("file.data; absent: maybe;")
+                .unwrap()
+                .contains("unknown option")
+        );
     }
 
     #[test]

@@ -264,6 +264,23 @@ fn check_lists(rule: &Rule) -> Result<(), Fail> {
                 "selects a buffer but matches nothing in it".to_string(),
             ));
         }
+        // Suricata: `absent` alone on its buffer; `absent: or_else` before matches.
+        let matches = !b.list.items.is_empty() || b.list.bsize.is_some();
+        match b.list.absent {
+            Some(Absent::Only) if matches => {
+                return Err((
+                    Some("absent".to_string()),
+                    "cannot be combined with matches on the same buffer".to_string(),
+                ));
+            }
+            Some(Absent::OrElse) if !matches => {
+                return Err((
+                    Some("absent".to_string()),
+                    "or_else needs matches on the buffer after it".to_string(),
+                ));
+            }
+            _ => {}
+        }
     }
     for h in &rule.hdr_buffers {
         if h.list.is_empty() {
@@ -346,6 +363,11 @@ fn choose_fast_pattern(rule: &Rule) -> Option<FastPattern> {
     };
     consider(ListRef::Payload, &rule.payload.items, false);
     for (i, b) in rule.buffers.iter().enumerate() {
+        // With `absent: or_else` the rule can match without the buffer, so none of its
+        // contents is required.
+        if b.list.absent.is_some() {
+            continue;
+        }
         consider(ListRef::Buffer(i), &b.list.items, !b.transforms.is_empty());
     }
     best.map(|(_, f)| f)
