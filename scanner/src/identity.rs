@@ -221,11 +221,12 @@ pub struct ReadDone {
     pub result: JobResult,
 }
 
-/// Files handed to the reading threads at a time (one lock per batch).
-const CHUNK: usize = 16;
+/// Files handed to the reading threads at a time (one lock per batch; the last batch a
+/// thread takes is what the others may wait for at the end).
+const CHUNK: usize = 4;
 /// Files queued per reading thread started: a thread costs tens of microseconds to
 /// start, a window read a few, so a few new files are read on the calling thread only.
-const PER_THREAD: usize = 64;
+const PER_THREAD: usize = 48;
 /// Most threads [`WindowReader::read_during`] uses whatever the machine has: reading a
 /// window is a few system calls, and the kernel's own locks (the directory's dentries)
 /// stop paying back beyond a few.
@@ -241,6 +242,8 @@ struct QueueState {
     batches: VecDeque<Vec<ReadJob>>,
     /// No more batches will come.
     closed: bool,
+    /// Threads waiting for a batch (a wake-up is a system call: none when nobody waits).
+    waiting: usize,
 }
 
 impl Queue {
@@ -250,8 +253,12 @@ impl Queue {
     }
 
     fn push(&self, batch: Vec<ReadJob>) {
-        self.lock().batches.push_back(batch);
-        self.ready.notify_one();
+        let mut st = self.lock();
+        st.batches.push_back(batch);
+        if st.waiting > 0 {
+            drop(st);
+            self.ready.notify_one();
+        }
     }
 
     fn close(&self) {
@@ -270,7 +277,9 @@ impl Queue {
             if st.closed || !wait {
                 return None;
             }
+            st.waiting += 1;
             st = self.ready.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.waiting -= 1;
         }
     }
 }
@@ -324,12 +333,12 @@ impl WindowReader {
         Ok((stat, r))
     }
 
-    /// Opens (relative to its directory), stats and reads the window of one file into
+    /// Opens (relative to directory `dir`), stats and reads the window of one file into
     /// `buf`.
-    fn read_job(&self, job: &ReadJob, buf: &mut Vec<u8>) -> JobResult {
-        let file = match (&job.dir, job.path.file_name()) {
+    fn read_job(&self, dir: Option<&File>, path: &Path, buf: &mut Vec<u8>) -> JobResult {
+        let file = match (dir, path.file_name()) {
             (Some(d), Some(name)) => self.open(Some(d), Path::new(name))?,
-            _ => self.open(None, &job.path)?,
+            _ => self.open(None, path)?,
         };
         let stat = Stat::from_metadata(&file.metadata()?);
         let r = self.window.read(&file, buf, &[])?;
@@ -337,10 +346,39 @@ impl WindowReader {
     }
 
     /// Reads the queue's batches until it is closed and empty (`wait`) or just empty.
-    fn work(&self, q: &Queue, wait: bool, buf: &mut Vec<u8>, done: &mut Vec<ReadDone>) {
+    ///
+    /// `private`: this thread has a descriptor table of its own (see
+    /// [`private_descriptors`]), in which the jobs' directories are not (or not all):
+    /// it opens each directory again, by its path.
+    fn work(
+        &self,
+        q: &Queue,
+        wait: bool,
+        private: bool,
+        buf: &mut Vec<u8>,
+        done: &mut Vec<ReadDone>,
+    ) {
+        // The last directory reopened: the job's handle, and this thread's.
+        let mut own: Option<(Arc<File>, Option<File>)> = None;
         while let Some(batch) = q.pop(wait) {
             for job in batch {
-                let result = self.read_job(&job, buf);
+                let dir = match &job.dir {
+                    Some(d) if private => {
+                        if !own.as_ref().is_some_and(|(h, _)| Arc::ptr_eq(h, d)) {
+                            let mine = job.path.parent().and_then(|p| {
+                                let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+                                nix::fcntl::open(p, flags, Mode::empty())
+                                    .ok()
+                                    .map(File::from)
+                            });
+                            own = Some((Arc::clone(d), mine));
+                        }
+                        // Not reopened: the file by its path.
+                        own.as_ref().and_then(|(_, f)| f.as_ref())
+                    }
+                    d => d.as_deref(),
+                };
+                let result = self.read_job(dir, &job.path, buf);
                 done.push(ReadDone {
                     index: job.index,
                     path: job.path,
@@ -364,6 +402,7 @@ impl WindowReader {
             state: Mutex::new(QueueState {
                 batches: VecDeque::new(),
                 closed: false,
+                waiting: 0,
             }),
             ready: Condvar::new(),
         };
@@ -391,8 +430,9 @@ impl WindowReader {
                     match std::thread::Builder::new()
                         .name("scan-read".to_string())
                         .spawn_scoped(s, move || {
+                            let private = private_descriptors();
                             let mut done = Vec::new();
-                            this.work(queue, true, &mut Vec::new(), &mut done);
+                            this.work(queue, true, private, &mut Vec::new(), &mut done);
                             done
                         }) {
                         Ok(h) => helpers.push(h),
@@ -405,7 +445,7 @@ impl WindowReader {
             }
             queue.close();
             let mut done = Vec::with_capacity(queued + CHUNK);
-            this.work(queue, false, &mut buf, &mut done);
+            this.work(queue, false, false, &mut buf, &mut done);
             for h in helpers {
                 match h.join() {
                     Ok(d) => done.extend(d),
@@ -418,6 +458,21 @@ impl WindowReader {
         self.buf = buf;
         out
     }
+}
+
+/// Gives the calling thread a descriptor table of its own (a copy of the process's), for
+/// a reading thread: every `open` and `close` takes the lock of the descriptor table
+/// (and every system call on a descriptor takes a reference on its file) when the table
+/// is shared by several threads, so threads that open and close thousands of files
+/// through one table spend much of their time waiting for each other's lock. `false`
+/// when the kernel refuses (the thread then uses the shared table).
+///
+/// The copy holds the process's files open until the thread ends: the reading threads
+/// live for one scan.
+fn private_descriptors() -> bool {
+    // SAFETY: unshare(CLONE_FILES) only replaces this thread's descriptor table by a copy
+    // holding the same open files under the same numbers; no memory is involved.
+    unsafe { libc::unshare(libc::CLONE_FILES) == 0 }
 }
 
 /// Digest of the processed part `[0, upto)` of a file: the hash of its first and last
