@@ -406,6 +406,39 @@ mod tests {
     }
 
     #[test]
+    fn files_not_stated_go_to_the_sink_with_their_directory_open() {
+        let d = tree();
+        let root = d.path().display().to_string();
+        let a_ino = fs::metadata(d.path().join("a.pcap")).unwrap().ino();
+        let mut jobs = Vec::new();
+        // `a.pcap` is known (stat it), the others are new (hand them over).
+        let mut sink = |j: ReadJob| jobs.push(j);
+        let w = walker(&[format!("{root}/**/*.pcap")], false)
+            .walk(&|hint| hint.1 == a_ino, Some(&mut sink));
+        let a = w.found.iter().find(|f| f.stat.is_some()).unwrap();
+        assert!(a.path.ends_with("a.pcap"));
+        let mut lent: Vec<String> = jobs
+            .iter()
+            .map(|j| {
+                let f = &w.found[j.index];
+                assert_eq!(f.path, PathBuf::new(), "the path is lent to the sink");
+                assert_eq!(f.stat, None);
+                // The directory handle is the file's directory: the name opens there.
+                let dir = j.dir.as_ref().unwrap();
+                let name = j.path.file_name().unwrap();
+                let via_dir =
+                    nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                        .unwrap();
+                assert_eq!(via_dir.st_ino, f.hint.1);
+                j.path.strip_prefix(d.path()).unwrap().display().to_string()
+            })
+            .collect();
+        lent.sort();
+        assert_eq!(lent, ["sub/d.pcap", "sub/deeper/e.pcap"]);
+        assert_eq!(w.found.len(), 3);
+    }
+
+    #[test]
     fn hides_subtrees_or_single_paths() {
         let u = Unreadable {
             path: PathBuf::from("/a/b"),
