@@ -408,6 +408,21 @@ impl WindowReader {
         };
         let mut buf = std::mem::take(&mut self.buf);
         let this = &*self;
+        if this.threads == 1 {
+            // No one to share with: list, then read (no queue, no batches).
+            let mut jobs = Vec::new();
+            let r = list(&mut |job| jobs.push(job));
+            let done = jobs
+                .into_iter()
+                .map(|job| ReadDone {
+                    index: job.index,
+                    result: this.read_job(job.dir.as_deref(), &job.path, &mut buf),
+                    path: job.path,
+                })
+                .collect();
+            self.buf = buf;
+            return (r, done);
+        }
         let out = std::thread::scope(|s| {
             let queue = &queue;
             let mut helpers = Vec::new();
