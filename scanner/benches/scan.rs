@@ -12,14 +12,18 @@
 //! A cold fingerprint scan reads the new files' windows on several threads (one per
 //! CPU, at most four); `fingerprint-cold-1thread` is the same scan on the calling thread
 //! only. On a loaded machine a scan that lasts several milliseconds is preempted more
-//! often than a short one, which inflates the longer (fingerprint) times: `scan_100k`
-//! also reports CPU time, which the other processes do not change.
+//! often than a short one, which inflates the longer (fingerprint) times. So after
+//! criterion's figures the bench runs the five cases again, interleaved (one of each in
+//! turn, `MEERKAT_BENCH_RUNS` rounds, default 41), and prints the medians of wall time
+//! and of the process's CPU time per scan (the reading threads' included), which the
+//! other processes on a shared machine do not inflate. `MEERKAT_BENCH_CRITERION=0` skips
+//! criterion's part; `MEERKAT_BENCH_ONLY=NAME` keeps the cases whose name contains NAME.
 
 // A benchmark reports on stdout.
 #![allow(clippy::print_stdout)]
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use meerkat_scanner::{Identity, ScanConfig, Scanner};
@@ -128,7 +132,105 @@ fn median(group: &str, func: &str) -> Option<f64> {
     v["median"]["point_estimate"].as_f64()
 }
 
+/// CPU time of the whole process (every thread) so far.
+fn cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which lives on this stack frame.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn median_of(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// The five cases again, interleaved: medians of wall and process CPU time per scan.
+fn interleaved(n: usize) {
+    let runs = std::env::var("MEERKAT_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(41usize)
+        .max(1);
+    let dir = make_dir(n);
+    // (label, identity, read threads, cold)
+    let cases = [
+        ("native-cold", Identity::Native, 0, true),
+        ("fingerprint-cold", Identity::Fingerprint, 0, true),
+        ("fingerprint-cold-1thread", Identity::Fingerprint, 1, true),
+        ("native-steady", Identity::Native, 0, false),
+        ("fingerprint-steady", Identity::Fingerprint, 0, false),
+    ];
+    // `MEERKAT_BENCH_ONLY=NAME`: the cases whose name contains NAME (to profile one).
+    let only = std::env::var("MEERKAT_BENCH_ONLY").unwrap_or_default();
+    let cases: Vec<_> = cases.into_iter().filter(|c| c.0.contains(&only)).collect();
+    let mut steady: Vec<Scanner> = cases
+        .iter()
+        .map(|&(_, identity, threads, _)| {
+            let mut s = scanner(dir.path(), identity, threads);
+            s.scan();
+            s
+        })
+        .collect();
+    let mut times: Vec<(Vec<Duration>, Vec<Duration>)> = vec![Default::default(); cases.len()];
+    for _ in 0..runs {
+        for (k, &(_, identity, threads, cold)) in cases.iter().enumerate() {
+            let mut fresh = cold.then(|| scanner(dir.path(), identity, threads));
+            let s = fresh.as_mut().unwrap_or(&mut steady[k]);
+            let (t, c) = (Instant::now(), cpu());
+            let r = s.scan();
+            times[k].0.push(t.elapsed());
+            times[k].1.push(cpu() - c);
+            assert_eq!(r.files, n);
+            assert!(cold || r.opened == 0);
+            // The new scanner is dropped outside the measured part.
+            drop(fresh);
+        }
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    // (median wall, median CPU, fastest wall): preemption only adds time, so on a busy
+    // machine the fastest of many rounds is the closest to an idle machine's figure.
+    let med: Vec<(f64, f64, f64)> = times
+        .into_iter()
+        .map(|(w, c)| {
+            let min = w.iter().copied().min().unwrap_or_default();
+            (ms(median_of(w)), ms(median_of(c)), ms(min))
+        })
+        .collect();
+    println!(
+        "\nscan-{n}, interleaved, {runs} rounds: median wall ms (median process CPU ms) [fastest wall ms]"
+    );
+    for (k, (label, ..)) in cases.iter().enumerate() {
+        println!(
+            "  {label:26} {:8.3} ({:8.3}) [{:8.3}]",
+            med[k].0, med[k].1, med[k].2
+        );
+    }
+    if med.len() == 5 {
+        let r = |a: usize, b: usize| {
+            format!(
+                "{:.2} wall ({:.2} CPU) [{:.2} fastest]",
+                med[a].0 / med[b].0,
+                med[a].1 / med[b].1,
+                med[a].2 / med[b].2
+            )
+        };
+        println!("  cold ratio {} (target <= 2.0)", r(1, 0));
+        println!("  cold ratio, one thread {}", r(2, 0));
+        println!("  steady ratio {} (target <= 1.2)", r(4, 3));
+    }
+}
+
 fn main() {
+    // `MEERKAT_BENCH_CRITERION=0`: only the interleaved figures.
+    if std::env::var("MEERKAT_BENCH_CRITERION").as_deref() == Ok("0") {
+        interleaved(files());
+        return;
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     let group = format!("scan-{}", files());
@@ -159,4 +261,5 @@ fn main() {
             fs / ns
         );
     }
+    interleaved(files());
 }

@@ -7,8 +7,9 @@
 //! - [`Identity::Fingerprint`]: a hash of the bytes in `[offset, offset + length)`. It
 //!   survives copies between filesystems and is not fooled by inode reuse, but it costs an
 //!   `open` + `fstat` + `pread` + `close` per file the first time the file is seen
-//!   (against one `stat` for native); [`WindowReader::read_all`] shares many such reads
-//!   out between threads, so that a first scan of a large directory uses every CPU. The default window (the
+//!   (against one `stat` for native); [`WindowReader::read_during`] shares many such
+//!   reads out between threads while the directory is still being listed, so that a
+//!   first scan of a large directory uses every CPU from its start. The default window (the
 //!   first 4 KiB) reaches past pcap's 24-byte global header and pcapng's section and
 //!   interface blocks, which are identical in every file one sensor writes.
 //!
@@ -28,8 +29,10 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
@@ -184,7 +187,7 @@ impl Window {
 }
 
 /// Opens files and reads their windows, reusing its buffers; many files at once on
-/// several threads.
+/// several threads, while they are being listed.
 #[derive(Debug)]
 pub struct WindowReader {
     pub window: Window,
@@ -192,27 +195,94 @@ pub struct WindowReader {
     /// Open with O_NOATIME (reading a fingerprint should not change a file's atime);
     /// cleared when the kernel refuses it (files of another owner).
     noatime: AtomicBool,
-    /// Threads [`WindowReader::read_all`] uses (1: the caller's only).
+    /// Threads [`WindowReader::read_during`] uses (1: the caller's only).
     threads: usize,
 }
 
-/// A file to read with [`WindowReader::read_all`]: its directory (open) and its name in
-/// it, or its path when there is no directory.
-pub type Job<'a> = (Option<&'a File>, &'a Path);
+/// A file whose window is to be read (see [`WindowReader::read_during`]): its index in
+/// the caller's list, its directory (open, to look up one path component) and its path
+/// (lent to the reader, given back in [`ReadDone`]).
+#[derive(Debug)]
+pub struct ReadJob {
+    pub index: usize,
+    pub dir: Option<Arc<File>>,
+    pub path: PathBuf,
+}
 
-/// What [`WindowReader::read_all`] gives for one file: the open file's stat and the
+/// What [`WindowReader::read_during`] gives for one file: the open file's stat and the
 /// window's fingerprint.
 pub type JobResult = io::Result<(Stat, Fingerprint)>;
 
-/// Files each thread takes at a time in [`WindowReader::read_all`].
-const CHUNK: usize = 16;
-/// Fewer files than this are read on the calling thread only (a thread costs tens of
-/// microseconds to start; a window read costs a few).
-const PARALLEL_MIN: usize = 128;
-/// Most threads [`WindowReader::read_all`] uses whatever the machine has: reading a
+/// A [`ReadJob`] done: the job's index and path, and the result.
+#[derive(Debug)]
+pub struct ReadDone {
+    pub index: usize,
+    pub path: PathBuf,
+    pub result: JobResult,
+}
+
+/// Files handed to the reading threads at a time (one lock per batch; the last batch a
+/// thread takes is what the others may wait for at the end).
+const CHUNK: usize = 4;
+/// Files queued per reading thread started: a thread costs tens of microseconds to
+/// start, a window read a few, so a few new files are read on the calling thread only.
+const PER_THREAD: usize = 48;
+/// Most threads [`WindowReader::read_during`] uses whatever the machine has: reading a
 /// window is a few system calls, and the kernel's own locks (the directory's dentries)
 /// stop paying back beyond a few.
 pub const MAX_READ_THREADS: usize = 4;
+
+/// Batches of jobs between the lister and the reading threads.
+struct Queue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+struct QueueState {
+    batches: VecDeque<Vec<ReadJob>>,
+    /// No more batches will come.
+    closed: bool,
+    /// Threads waiting for a batch (a wake-up is a system call: none when nobody waits).
+    waiting: usize,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // A reader that panicked leaves nothing half-done in the queue itself.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, batch: Vec<ReadJob>) {
+        let mut st = self.lock();
+        st.batches.push_back(batch);
+        if st.waiting > 0 {
+            drop(st);
+            self.ready.notify_one();
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The next batch; `None` once the queue is closed and empty. With `wait`, waits for
+    /// one while the queue is open.
+    fn pop(&self, wait: bool) -> Option<Vec<ReadJob>> {
+        let mut st = self.lock();
+        loop {
+            if let Some(b) = st.batches.pop_front() {
+                return Some(b);
+            }
+            if st.closed || !wait {
+                return None;
+            }
+            st.waiting += 1;
+            st = self.ready.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.waiting -= 1;
+        }
+    }
+}
 
 impl WindowReader {
     /// A reader of `window` using up to `threads` threads for many files (0: one per
@@ -263,65 +333,161 @@ impl WindowReader {
         Ok((stat, r))
     }
 
-    /// Opens, stats and reads the window of one file into `buf`.
-    fn read_job(&self, (dir, name): Job<'_>, buf: &mut Vec<u8>) -> JobResult {
-        let file = self.open(dir, name)?;
+    /// Opens (relative to directory `dir`), stats and reads the window of one file into
+    /// `buf`.
+    fn read_job(&self, dir: Option<&File>, path: &Path, buf: &mut Vec<u8>) -> JobResult {
+        let file = match (dir, path.file_name()) {
+            (Some(d), Some(name)) => self.open(Some(d), Path::new(name))?,
+            _ => self.open(None, path)?,
+        };
         let stat = Stat::from_metadata(&file.metadata()?);
         let r = self.window.read(&file, buf, &[])?;
         Ok((stat, r.fingerprint))
     }
 
-    /// Reads the windows of `jobs`, results in the same order. Many files are shared out
-    /// between threads (each opens, stats, reads and hashes its files: the work is all
-    /// in system calls on separate files, which run in parallel); a few are read on the
-    /// calling thread.
-    pub fn read_all(&mut self, jobs: &[Job<'_>]) -> Vec<JobResult> {
-        let threads = self.threads.min(jobs.len() / (PARALLEL_MIN / 2)).max(1);
-        if threads == 1 || jobs.len() < PARALLEL_MIN {
-            let mut buf = std::mem::take(&mut self.buf);
-            let out = jobs.iter().map(|&j| self.read_job(j, &mut buf)).collect();
-            self.buf = buf;
-            return out;
-        }
-        let next = AtomicUsize::new(0);
-        let this = &*self;
-        let work = |buf: &mut Vec<u8>| {
-            let mut done = Vec::with_capacity(jobs.len() / threads + CHUNK);
-            loop {
-                let start = next.fetch_add(CHUNK, Ordering::Relaxed);
-                if start >= jobs.len() {
-                    return done;
-                }
-                for (i, &job) in jobs.iter().enumerate().skip(start).take(CHUNK) {
-                    done.push((i, this.read_job(job, buf)));
-                }
+    /// Reads the queue's batches until it is closed and empty (`wait`) or just empty.
+    ///
+    /// `private`: this thread has a descriptor table of its own (see
+    /// [`private_descriptors`]), in which the jobs' directories are not (or not all):
+    /// it opens each directory again, by its path.
+    fn work(
+        &self,
+        q: &Queue,
+        wait: bool,
+        private: bool,
+        buf: &mut Vec<u8>,
+        done: &mut Vec<ReadDone>,
+    ) {
+        // The last directory reopened: the job's handle, and this thread's.
+        let mut own: Option<(Arc<File>, Option<File>)> = None;
+        while let Some(batch) = q.pop(wait) {
+            for job in batch {
+                let dir = match &job.dir {
+                    Some(d) if private => {
+                        if !own.as_ref().is_some_and(|(h, _)| Arc::ptr_eq(h, d)) {
+                            let mine = job.path.parent().and_then(|p| {
+                                let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+                                nix::fcntl::open(p, flags, Mode::empty())
+                                    .ok()
+                                    .map(File::from)
+                            });
+                            own = Some((Arc::clone(d), mine));
+                        }
+                        // Not reopened: the file by its path.
+                        own.as_ref().and_then(|(_, f)| f.as_ref())
+                    }
+                    d => d.as_deref(),
+                };
+                let result = self.read_job(dir, &job.path, buf);
+                done.push(ReadDone {
+                    index: job.index,
+                    path: job.path,
+                    result,
+                });
             }
+        }
+    }
+
+    /// Runs `list`, which hands the files whose windows are to be read to the sink it is
+    /// given, and reads those windows meanwhile: once enough files are queued, reading
+    /// threads start and read them while `list` goes on finding more (each opens, stats,
+    /// reads and hashes its files: system calls on separate files, which run in
+    /// parallel); the calling thread reads what is left when `list` returns. Returns
+    /// what `list` returned and one [`ReadDone`] per job, in no particular order.
+    pub fn read_during<R>(
+        &mut self,
+        list: impl FnOnce(&mut dyn FnMut(ReadJob)) -> R,
+    ) -> (R, Vec<ReadDone>) {
+        let queue = Queue {
+            state: Mutex::new(QueueState {
+                batches: VecDeque::new(),
+                closed: false,
+                waiting: 0,
+            }),
+            ready: Condvar::new(),
         };
-        let mut buf = Vec::new();
-        let mut parts = std::thread::scope(|s| {
-            // A thread the OS refuses (a thread limit) leaves its share to the others.
-            let helpers: Vec<_> = (1..threads)
-                .filter_map(|_| {
-                    std::thread::Builder::new()
-                        .name("scan-read".to_string())
-                        .spawn_scoped(s, || work(&mut Vec::new()))
-                        .ok()
+        let mut buf = std::mem::take(&mut self.buf);
+        let this = &*self;
+        if this.threads == 1 {
+            // No one to share with: list, then read (no queue, no batches).
+            let mut jobs = Vec::new();
+            let r = list(&mut |job| jobs.push(job));
+            let done = jobs
+                .into_iter()
+                .map(|job| ReadDone {
+                    index: job.index,
+                    result: this.read_job(job.dir.as_deref(), &job.path, &mut buf),
+                    path: job.path,
                 })
                 .collect();
-            let mut parts = vec![work(&mut buf)];
-            parts.extend(helpers.into_iter().filter_map(|h| h.join().ok()));
-            parts
+            self.buf = buf;
+            return (r, done);
+        }
+        let out = std::thread::scope(|s| {
+            let queue = &queue;
+            let mut helpers = Vec::new();
+            let mut refused = false;
+            let mut queued = 0;
+            let mut batch = Vec::with_capacity(CHUNK);
+            let r = list(&mut |job| {
+                batch.push(job);
+                if batch.len() < CHUNK {
+                    return;
+                }
+                queue.push(std::mem::replace(&mut batch, Vec::with_capacity(CHUNK)));
+                queued += CHUNK;
+                if !refused
+                    && helpers.len() + 1 < this.threads
+                    && queued >= PER_THREAD * (helpers.len() + 1)
+                {
+                    // A thread the OS refuses (a thread limit) leaves its share to the
+                    // others.
+                    match std::thread::Builder::new()
+                        .name("scan-read".to_string())
+                        .spawn_scoped(s, move || {
+                            let private = private_descriptors();
+                            let mut done = Vec::new();
+                            this.work(queue, true, private, &mut Vec::new(), &mut done);
+                            done
+                        }) {
+                        Ok(h) => helpers.push(h),
+                        Err(_) => refused = true,
+                    }
+                }
+            });
+            if !batch.is_empty() {
+                queue.push(batch);
+            }
+            queue.close();
+            let mut done = Vec::with_capacity(queued + CHUNK);
+            this.work(queue, false, false, &mut buf, &mut done);
+            for h in helpers {
+                match h.join() {
+                    Ok(d) => done.extend(d),
+                    // A bug, not a file's fault: the caller gets the panic.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            (r, done)
         });
         self.buf = buf;
-        let mut out: Vec<Option<JobResult>> = Vec::new();
-        out.resize_with(jobs.len(), || None);
-        for (i, r) in parts.iter_mut().flat_map(|p| p.drain(..)) {
-            out[i] = Some(r);
-        }
-        out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(io::Error::other("window reader thread died"))))
-            .collect()
+        out
     }
+}
+
+/// Gives the calling thread a descriptor table of its own (a copy of the process's), for
+/// a reading thread: every `open` and `close` takes the lock of the descriptor table
+/// (and every system call on a descriptor takes a reference on its file) when the table
+/// is shared by several threads, so threads that open and close thousands of files
+/// through one table spend much of their time waiting for each other's lock. `false`
+/// when the kernel refuses (the thread then uses the shared table).
+///
+/// The copy holds the process's files open until the thread ends: the reading threads
+/// live for one scan.
+fn private_descriptors() -> bool {
+    // SAFETY: unshare(CLONE_FILES) only replaces this thread's descriptor table by a copy
+    // holding the same open files under the same numbers; no memory is involved.
+    unsafe { libc::unshare(libc::CLONE_FILES) == 0 }
 }
 
 /// Digest of the processed part `[0, upto)` of a file: the hash of its first and last
@@ -386,7 +552,6 @@ pub(crate) mod opt_hex128 {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::path::PathBuf;
 
     fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
         let dir = tempfile::tempdir().unwrap();
@@ -437,10 +602,43 @@ mod tests {
         assert_ne!(o.prefixes[0], Some(s.fingerprint.hash));
     }
 
+    /// Reads `paths` with `reader` through [`WindowReader::read_during`] (relative to
+    /// `dir` when given), results by index.
+    fn read_listed(
+        reader: &mut WindowReader,
+        dir: Option<&Arc<File>>,
+        paths: &[PathBuf],
+    ) -> Vec<JobResult> {
+        let (listed, done) = reader.read_during(|sink| {
+            for (index, p) in paths.iter().enumerate() {
+                sink(ReadJob {
+                    index,
+                    dir: dir.cloned(),
+                    path: p.clone(),
+                });
+            }
+            paths.len()
+        });
+        assert_eq!(listed, paths.len());
+        assert_eq!(done.len(), paths.len());
+        let mut out: Vec<Option<JobResult>> = (0..paths.len()).map(|_| None).collect();
+        for d in done {
+            assert_eq!(
+                d.path, paths[d.index],
+                "the path comes back with its result"
+            );
+            assert!(
+                out[d.index].replace(d.result).is_none(),
+                "one result per job"
+            );
+        }
+        out.into_iter().map(Option::unwrap).collect()
+    }
+
     #[test]
-    fn read_all_on_threads_gives_each_file_its_own_result_in_order() {
+    fn read_during_on_threads_gives_each_file_its_own_result() {
         let dir = tempfile::tempdir().unwrap();
-        let n = 3 * PARALLEL_MIN;
+        let n = 4 * PER_THREAD + 5;
         let mut paths = Vec::new();
         for i in 0..n {
             let p = dir.path().join(format!("f{i}"));
@@ -450,18 +648,11 @@ mod tests {
             paths.push(p);
         }
         paths[5] = dir.path().join("missing");
-        let d = File::open(dir.path()).unwrap();
-        let names: Vec<PathBuf> = paths
-            .iter()
-            .map(|p| p.file_name().unwrap().into())
-            .collect();
-        let jobs: Vec<Job<'_>> = names.iter().map(|n| (Some(&d), n.as_path())).collect();
+        let d = Arc::new(File::open(dir.path()).unwrap());
         let mut seq = WindowReader::new(Window::default(), 1);
         let mut par = WindowReader::new(Window::default(), 3);
-        let one = seq.read_all(&jobs);
-        let many = par.read_all(&jobs);
-        assert_eq!(one.len(), n);
-        assert_eq!(many.len(), n);
+        let one = read_listed(&mut seq, Some(&d), &paths);
+        let many = read_listed(&mut par, Some(&d), &paths);
         let mut buf = Vec::new();
         for (i, (a, b)) in one.iter().zip(&many).enumerate() {
             if i == 5 {
@@ -480,10 +671,13 @@ mod tests {
             assert_eq!(*fa, want, "file {i}");
             assert_eq!(sa.size, std::fs::metadata(&paths[i]).unwrap().len());
         }
-        // By path, without a directory.
-        let jobs: Vec<Job<'_>> = paths.iter().map(|p| (None, p.as_path())).collect();
-        let by_path = par.read_all(&jobs);
+        // By path, without a directory; and a few files (read on the calling thread).
+        let by_path = read_listed(&mut par, None, &paths);
         assert_eq!(by_path[9].as_ref().unwrap().1, one[9].as_ref().unwrap().1);
+        let few = read_listed(&mut par, Some(&d), &paths[..3]);
+        assert_eq!(few[2].as_ref().unwrap().1, one[2].as_ref().unwrap().1);
+        let none = read_listed(&mut par, Some(&d), &[]);
+        assert!(none.is_empty());
     }
 
     #[test]

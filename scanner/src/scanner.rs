@@ -37,9 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::glob::{Excludes, Glob, GlobError};
-use crate::identity::{
-    Fingerprint, Identity, Job, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader,
-};
+use crate::identity::{Fingerprint, Identity, MAX_FINGERPRINT_LENGTH, Stat, Window, WindowReader};
 use crate::walk::{Unreadable, Walker};
 
 /// A file found, with its stat.
@@ -309,33 +307,29 @@ impl Scanner {
         // In fingerprint mode a file of an unknown inode will be opened: stat it then,
         // through the open descriptor (which describes exactly the bytes read).
         let lazy = fp_mode && self.trust_d_ino;
-        let mut walk = {
+        let want_stat = {
             let by_inode = &self.by_inode;
-            self.walker
-                .walk(&|hint| !lazy || by_inode.contains_key(&hint), lazy)
+            move |hint| !lazy || by_inode.contains_key(&hint)
         };
-        if lazy {
-            // Every file not stat'ed is new: read the windows, relative to the open
-            // directories, many at once.
-            let todo: Vec<usize> = (0..walk.found.len())
-                .filter(|&i| walk.found[i].stat.is_none())
-                .collect();
-            let jobs: Vec<Job<'_>> = todo
-                .iter()
-                .map(|&i| {
-                    let f = &walk.found[i];
-                    match (f.dir, f.path.file_name()) {
-                        (Some(d), Some(name)) => (Some(&walk.dirs[d]), Path::new(name)),
-                        _ => (None, f.path.as_path()),
-                    }
-                })
-                .collect();
-            let results = self.reader.read_all(&jobs);
-            drop(jobs);
-            for (i, r) in todo.into_iter().zip(results) {
-                walk.found[i].window = Some(r);
+        let walk = if lazy {
+            // Every file not stat'ed is new: its window is read (relative to its open
+            // directory) while the walk goes on, many at once.
+            let walker = &self.walker;
+            let (mut walk, done) = self
+                .reader
+                .read_during(|sink| walker.walk(&want_stat, Some(sink)));
+            for d in done {
+                let f = &mut walk.found[d.index];
+                f.path = d.path;
+                f.window = Some(d.result);
             }
-        }
+            if self.walker.inputs() > 1 {
+                walk.dedup();
+            }
+            walk
+        } else {
+            self.walker.walk(&want_stat, None)
+        };
         let mut unreadable = walk.unreadable;
         let mut changes = Vec::new();
         let mut pending = Vec::new();
@@ -361,7 +355,7 @@ impl Scanner {
 
         // Read the windows of changed and new files (all of them for fingerprints; in
         // native mode those whose inode has a known fingerprint to compare with). New
-        // files were read just after the walk, many at once (opened relative to their
+        // files were read during the walk, many at once (opened relative to their
         // directory, stat'ed through the open descriptor).
         let mut todo = Vec::with_capacity(pending.len());
         let mut reads = Vec::new();

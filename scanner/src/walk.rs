@@ -8,8 +8,9 @@
 //!
 //! A file's `stat` is taken only when the caller wants it (see [`Walker::walk`]); the
 //! directory entry's inode number comes free with the listing. A caller that will open
-//! the other files (to read their fingerprint windows) gets their directories kept open
-//! ([`Walk::dirs`]), so that each open looks up one path component.
+//! the other files (to read their fingerprint windows) gets each of them as soon as it is
+//! listed, with its directory open (so that each open looks up one path component), and
+//! reads them while the walk goes on.
 //!
 //! Every failure other than "not found" is reported as [`Unreadable`], with whether it
 //! hides a whole subtree (a directory that cannot be listed): the scanner must not take
@@ -19,23 +20,22 @@ use std::fs::{self, DirEntry};
 use std::io;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::glob::{Excludes, Glob};
-use crate::identity::{Fingerprint, Stat};
+use crate::identity::{Fingerprint, ReadJob, Stat};
 
 /// A regular file found by a walk.
 #[derive(Debug)]
 pub struct Found {
+    /// Empty while a file handed to the caller's sink (see [`Walker::walk`]) is lent to
+    /// it.
     pub path: PathBuf,
     /// (device of the directory, inode number from the directory entry): what the file
     /// is before any `stat`.
     pub hint: (u64, u64),
     /// Its stat, when the caller asked for one (see [`Walker::walk`]).
     pub stat: Option<Stat>,
-    /// When the caller did not want a stat and asked for open directories: the index in
-    /// [`Walk::dirs`] of the file's directory (`None` when it could not be opened: open
-    /// the file by its path).
-    pub dir: Option<usize>,
     /// Filled in by the caller that opens the file and reads its window (with the open
     /// file's stat).
     pub window: Option<io::Result<(Stat, Fingerprint)>>,
@@ -74,8 +74,14 @@ pub struct Walker {
 pub struct Walk {
     pub found: Vec<Found>,
     pub unreadable: Vec<Unreadable>,
-    /// Open directories of the files not stat'ed (see [`Found::dir`]).
-    pub dirs: Vec<fs::File>,
+}
+
+impl Walk {
+    /// Lists each path once (overlapping inputs name some files twice).
+    pub fn dedup(&mut self) {
+        self.found.sort_by(|a, b| a.path.cmp(&b.path));
+        self.found.dedup_by(|a, b| a.path == b.path);
+    }
 }
 
 impl Walker {
@@ -87,26 +93,38 @@ impl Walker {
         }
     }
 
-    /// Lists every file the inputs name. Each path appears once.
+    /// The number of inputs.
+    pub fn inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Lists every file the inputs name.
     ///
     /// `want_stat(hint)` says, from a file's directory entry (see [`Found::hint`]),
     /// whether to `stat` it; a caller that will open a file anyway (to read its
     /// fingerprint) stats the open file instead, which saves a system call and describes
     /// exactly the bytes it reads.
     ///
-    /// With `open_dirs`, the directory of each file that is not to be stat'ed is kept
-    /// open in [`Walk::dirs`], for the caller to open the file relative to it.
-    pub fn walk(&self, want_stat: &dyn Fn((u64, u64)) -> bool, open_dirs: bool) -> Walk {
+    /// Without `sink`, each path appears once. With `sink`, each file that is not to be
+    /// stat'ed is handed to it as soon as it is listed, with its directory open (to open
+    /// the file relative to it) and its path lent (its [`Found::path`] is empty): the
+    /// caller puts the paths back, then calls [`Walk::dedup`].
+    pub fn walk(
+        &self,
+        want_stat: &dyn Fn((u64, u64)) -> bool,
+        sink: Option<&mut dyn FnMut(ReadJob)>,
+    ) -> Walk {
         let mut w = Walk::default();
+        let mut ctx = Ctx {
+            pattern: None,
+            want_stat,
+            sink,
+        };
         for input in &self.inputs {
             let path = input.base();
             match fs::metadata(path) {
                 Ok(m) if m.is_dir() => {
-                    let mut ctx = Ctx {
-                        pattern: (!input.is_literal()).then_some(input),
-                        want_stat,
-                        open_dirs,
-                    };
+                    ctx.pattern = (!input.is_literal()).then_some(input);
                     self.list(path, m.dev(), &mut PathBuf::new(), &mut ctx, &mut w);
                 }
                 Ok(m) if m.is_file() && input.is_literal() => {
@@ -115,7 +133,6 @@ impl Walker {
                         path: path.to_path_buf(),
                         hint: stat.inode(),
                         stat: Some(stat),
-                        dir: None,
                         window: None,
                     })
                 }
@@ -128,10 +145,8 @@ impl Walker {
                 }),
             }
         }
-        if self.inputs.len() > 1 {
-            // Overlapping inputs name some files twice.
-            w.found.sort_by(|a, b| a.path.cmp(&b.path));
-            w.found.dedup_by(|a, b| a.path == b.path);
+        if self.inputs.len() > 1 && ctx.sink.is_none() {
+            w.dedup();
         }
         w
     }
@@ -139,7 +154,7 @@ impl Walker {
     /// Lists directory `dir` (`rel` below the input's base). With a pattern, only the
     /// files it matches and the directories it may match inside; without, every file,
     /// and subdirectories when recursive.
-    fn list(&self, dir: &Path, dev: u64, rel: &mut PathBuf, ctx: &mut Ctx<'_>, w: &mut Walk) {
+    fn list(&self, dir: &Path, dev: u64, rel: &mut PathBuf, ctx: &mut Ctx<'_, '_>, w: &mut Walk) {
         let rd = match fs::read_dir(dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return,
@@ -152,8 +167,9 @@ impl Walker {
                 return;
             }
         };
-        // Opened on the first file to read, for relative opens: its index in `w.dirs`.
-        let mut dir_file: Option<Option<usize>> = None;
+        // Opened on the first file handed to the sink, for relative opens (`None` inside
+        // when it cannot be: the file is opened by its path).
+        let mut dir_file: Option<Option<Arc<fs::File>>> = None;
         for entry in rd {
             let entry = match entry {
                 Ok(e) => e,
@@ -176,10 +192,10 @@ impl Walker {
         &self,
         entry: &DirEntry,
         dir: &Path,
-        dir_file: &mut Option<Option<usize>>,
+        dir_file: &mut Option<Option<Arc<fs::File>>>,
         dev: u64,
         rel: &mut PathBuf,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Ctx<'_, '_>,
         w: &mut Walk,
     ) {
         let pattern = ctx.pattern;
@@ -215,22 +231,22 @@ impl Walker {
         {
             let hint = (dev, entry.ino());
             if ft.is_file() && !(ctx.want_stat)(hint) {
-                let dir = if ctx.open_dirs {
-                    *dir_file.get_or_insert_with(|| {
-                        // A read-only handle on the directory, for openat.
-                        fs::File::open(dir).ok().map(|d| {
-                            w.dirs.push(d);
-                            w.dirs.len() - 1
-                        })
-                    })
-                } else {
-                    None
+                let index = w.found.len();
+                let path = match ctx.sink.as_deref_mut() {
+                    Some(sink) => {
+                        let dir = dir_file
+                            // A read-only handle on the directory, for openat.
+                            .get_or_insert_with(|| fs::File::open(dir).ok().map(Arc::new))
+                            .clone();
+                        sink(ReadJob { index, dir, path });
+                        PathBuf::new()
+                    }
+                    None => path,
                 };
                 w.found.push(Found {
                     path,
                     hint,
                     stat: None,
-                    dir,
                     window: None,
                 });
             } else {
@@ -248,7 +264,6 @@ impl Walker {
                             path,
                             hint: stat.inode(),
                             stat: Some(stat),
-                            dir: None,
                             window: None,
                         })
                     }
@@ -263,10 +278,10 @@ impl Walker {
 }
 
 /// What one walk carries down the directories.
-struct Ctx<'a> {
+struct Ctx<'a, 's> {
     pattern: Option<&'a Glob>,
     want_stat: &'a dyn Fn((u64, u64)) -> bool,
-    open_dirs: bool,
+    sink: Option<&'s mut dyn FnMut(ReadJob)>,
 }
 
 fn unreadable(w: &mut Walk, path: PathBuf, error: io::Error, subtree: bool) {
@@ -321,9 +336,9 @@ mod tests {
     fn directory_flat_and_recursive() {
         let d = tree();
         let root = d.path().display().to_string();
-        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true, false);
+        let flat = walker(std::slice::from_ref(&root), false).walk(&|_| true, None);
         assert_eq!(names(&flat, d.path()), ["a.pcap", "b.pcapng"]);
-        let deep = walker(&[root], true).walk(&|_| true, false);
+        let deep = walker(&[root], true).walk(&|_| true, None);
         assert_eq!(
             names(&deep, d.path()),
             ["a.pcap", "b.pcapng", "sub/d.pcap", "sub/deeper/e.pcap"]
@@ -335,12 +350,12 @@ mod tests {
     fn patterns_and_explicit_files() {
         let d = tree();
         let root = d.path().display().to_string();
-        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true, false);
+        let w = walker(&[format!("{root}/**/*.pcap")], false).walk(&|_| true, None);
         assert_eq!(
             names(&w, d.path()),
             ["a.pcap", "sub/d.pcap", "sub/deeper/e.pcap"]
         );
-        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true, false);
+        let w = walker(&[format!("{root}/*/*.pcap")], false).walk(&|_| true, None);
         assert_eq!(names(&w, d.path()), ["sub/d.pcap"]);
         // A file named explicitly is taken even if an exclude would match it; overlapping
         // inputs list it once.
@@ -352,9 +367,9 @@ mod tests {
             ],
             false,
         )
-        .walk(&|_| true, false);
+        .walk(&|_| true, None);
         assert_eq!(names(&w, d.path()), [".hidden.pcap", "a.pcap"]);
-        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true, false);
+        let missing = walker(&[format!("{root}/nope/*.pcap")], false).walk(&|_| true, None);
         assert!(missing.found.is_empty() && missing.unreadable.is_empty());
     }
 
@@ -364,7 +379,7 @@ mod tests {
         std::os::unix::fs::symlink(d.path().join("a.pcap"), d.path().join("link.pcap")).unwrap();
         std::os::unix::fs::symlink(d.path(), d.path().join("sub/loop")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", d.path().join("dangling.pcap")).unwrap();
-        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true, false);
+        let w = walker(&[d.path().display().to_string()], true).walk(&|_| true, None);
         assert_eq!(
             names(&w, d.path()),
             [
@@ -383,11 +398,44 @@ mod tests {
             .unwrap();
         assert_eq!(a.stat.unwrap().inode(), l.stat.unwrap().inode());
         // Without stat, the directory entry's inode is the file's.
-        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false, false);
+        let w = walker(&[d.path().display().to_string()], false).walk(&|_| false, None);
         let a2 = w.found.iter().find(|f| f.path.ends_with("a.pcap")).unwrap();
         assert_eq!(a2.stat, None);
         assert_eq!(a2.hint, a.stat.unwrap().inode());
         assert!(w.unreadable.is_empty());
+    }
+
+    #[test]
+    fn files_not_stated_go_to_the_sink_with_their_directory_open() {
+        let d = tree();
+        let root = d.path().display().to_string();
+        let a_ino = fs::metadata(d.path().join("a.pcap")).unwrap().ino();
+        let mut jobs = Vec::new();
+        // `a.pcap` is known (stat it), the others are new (hand them over).
+        let mut sink = |j: ReadJob| jobs.push(j);
+        let w = walker(&[format!("{root}/**/*.pcap")], false)
+            .walk(&|hint| hint.1 == a_ino, Some(&mut sink));
+        let a = w.found.iter().find(|f| f.stat.is_some()).unwrap();
+        assert!(a.path.ends_with("a.pcap"));
+        let mut lent: Vec<String> = jobs
+            .iter()
+            .map(|j| {
+                let f = &w.found[j.index];
+                assert_eq!(f.path, PathBuf::new(), "the path is lent to the sink");
+                assert_eq!(f.stat, None);
+                // The directory handle is the file's directory: the name opens there.
+                let dir = j.dir.as_ref().unwrap();
+                let name = j.path.file_name().unwrap();
+                let via_dir =
+                    nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                        .unwrap();
+                assert_eq!(via_dir.st_ino, f.hint.1);
+                j.path.strip_prefix(d.path()).unwrap().display().to_string()
+            })
+            .collect();
+        lent.sort();
+        assert_eq!(lent, ["sub/d.pcap", "sub/deeper/e.pcap"]);
+        assert_eq!(w.found.len(), 3);
     }
 
     #[test]
