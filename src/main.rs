@@ -20,6 +20,11 @@ mod tools;
 
 use std::process::ExitCode;
 
+/// The allocator of every role process (see the `mimalloc` feature in Cargo.toml).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 
 use cli::{Cli, Command};

@@ -10,6 +10,11 @@ use meerkat_detect::InProcess;
 use meerkat_detect::engine::Engine;
 use meerkat_detect::rules::{self, RuleContext};
 
+/// The allocator of the `meerkat` binary (its default `mimalloc` feature), so that a
+/// profile of this harness counts the allocation costs of the real detect role.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let no_app = args.iter().any(|a| a == "--no-app");

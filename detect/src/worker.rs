@@ -1262,7 +1262,9 @@ pub fn run(config: &Config, index: usize, stop: &AtomicBool) -> Result<WorkerSum
 }
 
 /// Runs worker `index` (see [`run`]) reporting its configured ruleset as `generation`
-/// (a worker started again after live reloads is handed the current one).
+/// (a worker started again after live reloads is handed the current one). Meant to be
+/// the last thing its process does: on success the ruleset is not freed (the process's
+/// exit returns its memory at once).
 ///
 /// Crash safety: the worker holds the ring records it processed until the eve-writer has
 /// acknowledged their events (see `sink`'s ring marks); a worker started on a ring whose
@@ -1503,6 +1505,10 @@ pub fn run_generation(
     // Everything is acknowledged: the ring space can go (not before, so that a worker
     // that fails here leaves its records to a replacement).
     consumer.release_to(consumer.position());
+    // The detect role's process ends with this function: its ruleset is left to the OS
+    // rather than freed allocation by allocation (for ET Open, about a million cold
+    // allocations: 0.29 G instructions with glibc's malloc, charged to the packet path).
+    std::mem::forget(w.x.engine);
     Ok(summary)
 }
 
@@ -1572,6 +1578,44 @@ mod tests {
                 Some((a.signature_id, e.tx_id, e.app_proto.clone()))
             })
             .collect()
+    }
+
+    #[test]
+    fn flow_records_carry_addresses_once_and_alerts_carry_the_flows() {
+        let config = Config::default();
+        let (c, s) = (
+            "10.0.0.1:40000".parse().unwrap(),
+            "10.0.0.2:53".parse().unwrap(),
+        );
+        let q = sample::dns_query(7, "x.example", 1);
+        let a = sample::dns_response_a(7, "x.example", [192, 0, 2, 1]);
+        let frames = session::udp_exchange(c, s, 1_000, 1_000, &q, Some(&a), None);
+        // Matches the response, whose packet goes server -> client.
+        let rules = "alert udp any 53 -> any any (content:\"example\"; sid:1;)";
+        let r = run(&config, rules, &frames);
+        let alert = r.events.iter().find(|e| e.alert.is_some()).unwrap();
+        assert_eq!(alert.src_ip, [10, 0, 0, 2]);
+        let fc = alert.alert.as_ref().unwrap().flow.as_ref().unwrap();
+        assert_eq!(
+            (fc.src_ip.as_slice(), fc.src_port),
+            (&[10, 0, 0, 1][..], 40000)
+        );
+        assert_eq!(
+            (fc.dest_ip.as_slice(), fc.dest_port),
+            (&[10, 0, 0, 2][..], 53)
+        );
+        let flow = r.events.iter().find(|e| e.flow.is_some()).unwrap();
+        assert_eq!(
+            (flow.src_ip.as_slice(), flow.src_port),
+            (&[10, 0, 0, 1][..], 40000)
+        );
+        assert_eq!(
+            (flow.dest_ip.as_slice(), flow.dest_port),
+            (&[10, 0, 0, 2][..], 53)
+        );
+        let counters = flow.flow.as_ref().unwrap().counters.as_ref().unwrap();
+        assert_eq!((counters.pkts_toserver, counters.pkts_toclient), (1, 1));
+        assert!(counters.src_ip.is_empty() && counters.dest_ip.is_empty());
     }
 
     #[test]
