@@ -159,14 +159,16 @@ impl<'a> Obj<'a> {
 
     #[inline]
     pub fn u64(&mut self, k: &str, v: u64) -> &mut Self {
-        self.key(k);
-        let mut b = itoa::Buffer::new();
-        self.buf.extend_from_slice(b.format(v).as_bytes());
-        self
+        self.int(k, v)
     }
 
     #[inline]
     pub fn i64(&mut self, k: &str, v: i64) -> &mut Self {
+        self.int(k, v)
+    }
+
+    #[inline]
+    fn int(&mut self, k: &str, v: impl itoa::Integer) -> &mut Self {
         self.key(k);
         let mut b = itoa::Buffer::new();
         self.buf.extend_from_slice(b.format(v).as_bytes());

@@ -47,6 +47,16 @@ impl<'a> Rd<'a> {
         self.0 = b;
         Some(a)
     }
+    /// A vector with a one-byte length prefix (TLS `opaque x<0..2^8-1>`).
+    pub fn vec8(&mut self) -> Option<&'a [u8]> {
+        let n = self.u8()?;
+        self.take(usize::from(n))
+    }
+    /// A vector with a two-byte length prefix (TLS `opaque x<0..2^16-1>`).
+    pub fn vec16(&mut self) -> Option<&'a [u8]> {
+        let n = self.u16()?;
+        self.take(usize::from(n))
+    }
     fn u16_list(b: &[u8]) -> Vec<u16> {
         b.chunks_exact(2)
             .take(MAX_LIST)
@@ -89,15 +99,9 @@ impl Hello {
 }
 
 fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
-    let Some(len) = r.u16() else { return };
-    let Some(exts) = r.take(usize::from(len)) else {
-        return;
-    };
+    let Some(exts) = r.vec16() else { return };
     let mut e = Rd(exts);
-    while let (Some(t), Some(l)) = (e.u16(), e.u16()) {
-        let Some(data) = e.take(usize::from(l)) else {
-            break;
-        };
+    while let (Some(t), Some(data)) = (e.u16(), e.vec16()) {
         if h.extensions.len() < MAX_LIST {
             h.extensions.push(t);
         }
@@ -105,45 +109,31 @@ fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
         match t {
             EXT_SNI if !server => {
                 let _list = d.u16();
-                while let (Some(kind), Some(n)) = (d.u8(), d.u16()) {
-                    let Some(name) = d.take(usize::from(n)) else {
-                        break;
-                    };
+                while let (Some(kind), Some(name)) = (d.u8(), d.vec16()) {
                     if kind == 0 && h.sni.is_none() {
                         h.sni = Some(name.to_vec());
                     }
                 }
             }
             EXT_GROUPS => {
-                if let Some(n) = d.u16()
-                    && let Some(b) = d.take(usize::from(n))
-                {
+                if let Some(b) = d.vec16() {
                     h.groups = Rd::u16_list(b);
                 }
             }
             EXT_POINT_FORMATS => {
-                if let Some(n) = d.u8()
-                    && let Some(b) = d.take(usize::from(n))
-                {
+                if let Some(b) = d.vec8() {
                     h.point_formats = b.iter().take(MAX_LIST).copied().collect();
                 }
             }
             EXT_SIG_ALGS => {
-                if let Some(n) = d.u16()
-                    && let Some(b) = d.take(usize::from(n))
-                {
+                if let Some(b) = d.vec16() {
                     h.sig_algs = Rd::u16_list(b);
                 }
             }
             EXT_ALPN => {
-                if let Some(n) = d.u16()
-                    && let Some(b) = d.take(usize::from(n))
-                {
+                if let Some(b) = d.vec16() {
                     let mut a = Rd(b);
-                    while let Some(l) = a.u8() {
-                        let Some(p) = a.take(usize::from(l)) else {
-                            break;
-                        };
+                    while let Some(p) = a.vec8() {
                         if h.alpns.len() < MAX_LIST {
                             h.alpns.push(p.to_vec());
                         }
@@ -155,9 +145,7 @@ fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
                     if let Some(v) = d.u16() {
                         h.versions = vec![v];
                     }
-                } else if let Some(n) = d.u8()
-                    && let Some(b) = d.take(usize::from(n))
-                {
+                } else if let Some(b) = d.vec8() {
                     h.versions = Rd::u16_list(b);
                 }
             }
@@ -174,12 +162,9 @@ pub fn client_hello(b: &[u8]) -> Option<Hello> {
         ..Hello::default()
     };
     h.random.copy_from_slice(r.take(32)?);
-    let sid = r.u8()?;
-    h.session_id = r.take(usize::from(sid))?.to_vec();
-    let cl = r.u16()?;
-    h.ciphers = Rd::u16_list(r.take(usize::from(cl))?);
-    let comp = r.u8()?;
-    r.take(usize::from(comp))?;
+    h.session_id = r.vec8()?.to_vec();
+    h.ciphers = Rd::u16_list(r.vec16()?);
+    r.vec8()?; // compression methods
     extensions(&mut r, &mut h, false);
     Some(h)
 }
@@ -192,8 +177,7 @@ pub fn server_hello(b: &[u8]) -> Option<Hello> {
         ..Hello::default()
     };
     h.random.copy_from_slice(r.take(32)?);
-    let sid = r.u8()?;
-    h.session_id = r.take(usize::from(sid))?.to_vec();
+    h.session_id = r.vec8()?.to_vec();
     h.ciphers = vec![r.u16()?];
     r.u8()?;
     extensions(&mut r, &mut h, true);
