@@ -22,6 +22,8 @@
 // A benchmark reports on stdout.
 #![allow(clippy::print_stdout)]
 
+mod common;
+use common::cpu;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -130,18 +132,6 @@ fn median(group: &str, func: &str) -> Option<f64> {
         .join("new/estimates.json");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
     v["median"]["point_estimate"].as_f64()
-}
-
-/// CPU time of the whole process (every thread) so far.
-fn cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which lives on this stack frame.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn median_of(mut v: Vec<Duration>) -> Duration {

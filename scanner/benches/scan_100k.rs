@@ -13,6 +13,8 @@
 // A benchmark reports on stdout.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+mod common;
+use common::cpu;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -73,19 +75,6 @@ fn scanner_threads(dir: &Path, identity: Identity, threads: usize) -> Scanner {
     cfg.identity = identity;
     cfg.read_threads = threads;
     Scanner::new(cfg).unwrap()
-}
-
-/// CPU time of the whole process (every thread) so far: what a scan costs whatever else
-/// runs on the machine.
-fn cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which lives on this stack frame.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn rss_kib() -> u64 {

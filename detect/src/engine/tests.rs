@@ -199,6 +199,28 @@ fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
 }
 
 /// A TCP frame from 10.0.0.1:`sp` to 10.0.0.2:`dp`.
+/// Inspects one HTTP transaction in `dir` and returns the sids that matched, in hit
+/// order (`sorted` sorts them).
+#[allow(clippy::too_many_arguments)]
+fn tx_sids(
+    e: &Engine,
+    st: &mut DetectState,
+    td: &mut TxDetect,
+    v: &PacketView<'_>,
+    dir: Dir,
+    tx: &dyn Transaction,
+    sorted: bool,
+) -> Vec<u64> {
+    let mut hits = Vec::new();
+    let mut fv = FlowVars::default();
+    e.inspect_tx(st, v, AppProto::Http, dir, tx, td, Some(&mut fv), &mut hits);
+    let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+    if sorted {
+        sids.sort_unstable();
+    }
+    sids
+}
+
 fn tcp(sp: u16, dp: u16, payload: &[u8]) -> Vec<u8> {
     let s: IpAddr = "10.0.0.1".parse().unwrap();
     let d: IpAddr = "10.0.0.2".parse().unwrap();
@@ -340,23 +362,7 @@ fn growing_body_scanned_where_it_grew() {
         ] {
             tx.body.extend_from_slice(part);
             tx.complete = complete;
-            let mut hits = Vec::new();
-            let mut fv = FlowVars::default();
-            e.inspect_tx(
-                &mut st,
-                &v,
-                AppProto::Http,
-                Dir::ToClient,
-                &tx,
-                &mut td,
-                Some(&mut fv),
-                &mut hits,
-            );
-            steps.push(
-                hits.iter()
-                    .map(|h| e.sig(h.sig).rule.sid)
-                    .collect::<Vec<_>>(),
-            );
+            steps.push(tx_sids(&e, &mut st, &mut td, &v, Dir::ToClient, &tx, false));
         }
         assert_eq!(
             steps,
@@ -529,20 +535,15 @@ fn filename_and_fileext() {
                 payload: None,
                 ..view(&p, Some(dir == Dir::ToServer))
             };
-            let mut hits = Vec::new();
-            let mut fv = FlowVars::default();
-            e.inspect_tx(
+            let sids = tx_sids(
+                &e,
                 &mut DetectState::default(),
+                &mut TxDetect::new(0),
                 &v,
-                AppProto::Http,
                 dir,
                 &tx,
-                &mut TxDetect::new(0),
-                Some(&mut fv),
-                &mut hits,
+                true,
             );
-            let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
-            sids.sort_unstable();
             assert_eq!(sids, want, "{dir:?} naive {naive}");
         }
     }
@@ -577,20 +578,15 @@ fn absent_buffers() {
     for naive in [false, true] {
         let mut e = engine(rules);
         e.set_naive(naive);
-        let mut hits = Vec::new();
-        let mut fv = FlowVars::default();
-        e.inspect_tx(
+        let sids = tx_sids(
+            &e,
             &mut DetectState::default(),
+            &mut TxDetect::new(0),
             &v,
-            AppProto::Http,
             Dir::ToClient,
             &tx,
-            &mut TxDetect::new(0),
-            Some(&mut fv),
-            &mut hits,
+            true,
         );
-        let mut sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
-        sids.sort_unstable();
         assert_eq!(sids, vec![2, 3, 5, 6], "naive {naive}");
     }
 }
