@@ -1250,6 +1250,27 @@ impl InProcess {
         }
         Ok(run.finish())
     }
+
+    /// Runs Ethernet frames `(capture time in ns, bytes)` through a fresh worker, numbered
+    /// from 1 as a capture file's packets are (for traffic built in memory).
+    pub fn run_frames<'a>(
+        config: &Config,
+        engine: Engine,
+        frames: impl IntoIterator<Item = (u64, &'a [u8])>,
+    ) -> InProcessResult {
+        let mut run = InProcess::new(config, engine);
+        for (seq, (ts_ns, data)) in (1..).zip(frames) {
+            let meta = PacketMeta {
+                ts_ns,
+                seq,
+                origlen: u32::try_from(data.len()).unwrap_or(u32::MAX),
+                link_type: decode::LINKTYPE_ETHERNET,
+                iface: 0,
+            };
+            run.packet(&meta, data);
+        }
+        run.finish()
+    }
 }
 
 /// How long a starting worker tries to reach the eve-writer to learn where to resume.
@@ -1556,37 +1577,59 @@ mod tests {
         let ctx = RuleContext::from_config(config).unwrap();
         let loaded = rules::load_str(rules, &ctx);
         assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
-        let mut w = InProcess::new(config, Engine::new(loaded.rules, loaded.names));
-        for (i, f) in frames.iter().enumerate() {
-            let meta = PacketMeta {
-                ts_ns: f.ts_ns,
-                seq: i as u64 + 1,
-                origlen: f.data.len() as u32,
-                link_type: 1,
-                iface: 0,
-            };
-            w.packet(&meta, &f.data);
-        }
-        w.finish()
+        let engine = Engine::new(loaded.rules, loaded.names);
+        InProcess::run_frames(
+            config,
+            engine,
+            frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+        )
     }
 
-    fn alerts(r: &InProcessResult) -> Vec<(u64, Option<u64>, String)> {
-        r.events
+    /// An alert as the tests compare it: (sid, tx_id, app_proto).
+    type Alert = (u64, Option<u64>, String);
+
+    /// The alerts of `rules` over `frames`, sorted.
+    fn alerts(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> Vec<Alert> {
+        let mut got: Vec<Alert> = run(config, rules, frames)
+            .events
             .iter()
             .filter_map(|e| {
                 let a = e.alert.as_ref()?;
                 Some((a.signature_id, e.tx_id, e.app_proto.clone()))
             })
+            .collect();
+        got.sort();
+        got
+    }
+
+    /// Expected alerts, written with `&str` app protocols.
+    fn want(alerts: &[(u64, Option<u64>, &str)]) -> Vec<Alert> {
+        alerts
+            .iter()
+            .map(|&(sid, tx, app)| (sid, tx, app.to_string()))
             .collect()
+    }
+
+    /// A client at 10.0.0.1:40000 and a server at 10.0.0.2:`port`.
+    fn endpoints(port: u16) -> (std::net::SocketAddr, std::net::SocketAddr) {
+        (
+            "10.0.0.1:40000".parse().unwrap(),
+            std::net::SocketAddr::from(([10, 0, 0, 2], port)),
+        )
+    }
+
+    /// A TCP session of `endpoints(port)` at time 1 µs, its handshake done.
+    fn handshaken(port: u16) -> session::TcpSession {
+        let (c, s) = endpoints(port);
+        let mut t = session::TcpSession::new(c, s, 1_000);
+        t.handshake();
+        t
     }
 
     #[test]
     fn flow_records_carry_addresses_once_and_alerts_carry_the_flows() {
         let config = Config::default();
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:53".parse().unwrap(),
-        );
+        let (c, s) = endpoints(53);
         let q = sample::dns_query(7, "x.example", 1);
         let a = sample::dns_response_a(7, "x.example", [192, 0, 2, 1]);
         let frames = session::udp_exchange(c, s, 1_000, 1_000, &q, Some(&a), None);
@@ -1622,44 +1665,35 @@ mod tests {
     fn a_datagram_with_a_bad_checksum_still_reaches_its_parser() {
         let mut config = Config::default();
         config.pcap_file.checksum_checks = ChecksumChecks::Yes;
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:53".parse().unwrap(),
-        );
+        let (c, s) = endpoints(53);
         let q = sample::dns_query(7, "bad.example", 1);
         let mut frames = session::udp_exchange(c, s, 1_000, 1_000, &q, None, None);
         // Ethernet (14) + IPv4 (20) + UDP checksum at 6.
         frames[0].data[40] ^= 0xff;
         let rules = r#"alert dns any any -> any any (dns.query; content:"bad.example"; sid:1;)"#;
-        let r = run(&config, rules, &frames);
-        assert_eq!(alerts(&r), [(1, Some(0), "dns".to_string())]);
+        assert_eq!(
+            alerts(&config, rules, &frames),
+            want(&[(1, Some(0), "dns")])
+        );
     }
 
     #[test]
     fn http_on_an_unusual_port_is_found_by_content_and_alerts_per_transaction() {
         let config = Config::default();
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:1234".parse().unwrap(),
-        );
-        let mut t = session::TcpSession::new(c, s, 1_000);
-        t.handshake();
+        let mut t = handshaken(1234);
         t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
         t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n");
         t.close();
         let rules = "alert http any any -> any any (http.uri; content:\"/b\"; sid:1;)\n\
                      alert http any any -> any any (http.stat_code; content:\"404\"; sid:2;)\n\
                      alert tcp any any -> any any (app-layer-protocol:http; http.uri; content:\"/a\"; sid:3;)";
-        let mut got = alerts(&run(&config, rules, &t.into_frames()));
-        got.sort();
-        let http = || "http".to_string();
         assert_eq!(
-            got,
-            [
-                (1, Some(1), http()),
-                (2, Some(1), http()),
-                (3, Some(0), http())
-            ]
+            alerts(&config, rules, &t.into_frames()),
+            want(&[
+                (1, Some(1), "http"),
+                (2, Some(1), "http"),
+                (3, Some(0), "http")
+            ])
         );
     }
 
@@ -1667,27 +1701,21 @@ mod tests {
     fn a_midstream_flow_whose_first_data_is_a_response_is_reversed() {
         let mut config = Config::default();
         config.stream.midstream = true;
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:8080".parse().unwrap(),
-        );
+        let (c, s) = endpoints(8080);
         // No handshake: the server's response is the first packet seen.
         let mut t = session::TcpSession::new(c, s, 1_000);
         t.server_sends(b"HTTP/1.1 200 OK\r\nServer: Apache\r\nContent-Length: 0\r\n\r\n");
         let rules = "alert http any any -> any any (flow:to_client; http.server; content:\"Apache\"; sid:1;)";
-        let got = alerts(&run(&config, rules, &t.into_frames()));
-        assert_eq!(got, [(1, Some(0), "http".to_string())]);
+        assert_eq!(
+            alerts(&config, rules, &t.into_frames()),
+            want(&[(1, Some(0), "http")])
+        );
     }
 
     #[test]
     fn directions_speaking_different_protocols() {
         let config = Config::default();
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:22".parse().unwrap(),
-        );
-        let mut t = session::TcpSession::new(c, s, 1_000);
-        t.handshake();
+        let mut t = handshaken(22);
         t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         t.server_sends(b"SSH-2.0-OpenSSH_8.9\r\n");
         t.server_sends(b"more bytes\r\n");
@@ -1695,38 +1723,30 @@ mod tests {
         let rules = "alert ip any any -> any any (app-layer-event:applayer_mismatch_protocol_both_directions; sid:1;)\n\
                      alert tcp any any -> any any (flow:to_client; app-layer-protocol:http1,to_server; app-layer-protocol:ssh,to_client; sid:2;)\n\
                      alert tcp any any -> any any (app-layer-protocol:ssh; sid:3;)";
-        let mut got = alerts(&run(&config, rules, &t.into_frames()));
-        got.sort();
-        let http = || "http".to_string();
         // Each once: on the packet where the server's protocol was recognised.
-        assert_eq!(got, [(1, None, http()), (2, None, http())]);
+        assert_eq!(
+            alerts(&config, rules, &t.into_frames()),
+            want(&[(1, None, "http"), (2, None, "http")])
+        );
     }
 
     #[test]
     fn ssh_banners_are_buffers_per_direction() {
         let config = Config::default();
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:2222".parse().unwrap(),
-        );
-        let mut t = session::TcpSession::new(c, s, 1_000);
-        t.handshake();
+        let mut t = handshaken(2222);
         t.client_sends(b"SSH-2.0-PuTTY_Release_0.78\r\n");
         t.server_sends(b"SSH-2.0-OpenSSH_9.3 Debian\r\n");
         t.close();
         let rules = "alert ssh any any -> any any (ssh.software; content:\"OpenSSH\"; sid:1;)\n\
                      alert ssh any any -> any any (ssh.proto; content:\"2.0\"; sid:2;)\n\
                      alert ssh any any -> any any (flow:to_server; ssh.software; content:\"OpenSSH\"; sid:3;)";
-        let mut got = alerts(&run(&config, rules, &t.into_frames()));
-        got.sort();
-        let ssh = || "ssh".to_string();
         assert_eq!(
-            got,
-            [
-                (1, Some(0), ssh()),
-                (2, Some(0), ssh()),
-                (2, Some(0), ssh())
-            ]
+            alerts(&config, rules, &t.into_frames()),
+            want(&[
+                (1, Some(0), "ssh"),
+                (2, Some(0), "ssh"),
+                (2, Some(0), "ssh")
+            ])
         );
     }
 
@@ -1772,11 +1792,10 @@ mod tests {
                      alert icmp any any -> any any (itype:128; sid:2;)\n\
                      alert pkthdr any any -> any any (decode-event:udp.len_invalid; sid:3;)\n\
                      alert ip any any -> any any (ttl:64; sid:4;)";
-        let mut got: Vec<u64> = alerts(&run(&config, rules, &frames))
+        let got: Vec<u64> = alerts(&config, rules, &frames)
             .into_iter()
             .map(|a| a.0)
             .collect();
-        got.sort();
         // The echo is decoded whole (sids 1, 2, 4); the bad datagram is inspected by
         // decoder-event rules only (sid 3, not 4).
         assert_eq!(got, [1, 2, 3, 4]);
@@ -1785,15 +1804,14 @@ mod tests {
     #[test]
     fn a_udp_flow_starting_with_a_response_is_reversed() {
         let config = Config::default();
-        let (c, s) = (
-            "10.0.0.1:40000".parse().unwrap(),
-            "10.0.0.2:53".parse().unwrap(),
-        );
+        let (c, s) = endpoints(53);
         // Only the server's answer was captured: it is the first (and only) datagram.
         let r = sample::dns_response_a(9, "lone.example", [10, 0, 0, 9]);
         let frames = session::udp_exchange(s, c, 1_000, 1_000, &r, None, None);
         let rules = "alert dns any any -> any any (flow:to_client; dns.answers.rrname; content:\"lone.example\"; sid:1;)";
-        let got = alerts(&run(&config, rules, &frames));
-        assert_eq!(got, [(1, Some(0), "dns".to_string())]);
+        assert_eq!(
+            alerts(&config, rules, &frames),
+            want(&[(1, Some(0), "dns")])
+        );
     }
 }

@@ -17,7 +17,6 @@ use meerkat_detect::engine::mpm::Algo;
 use meerkat_detect::rules::{self, RuleContext};
 use meerkat_detect::{InProcess, InProcessResult};
 use meerkat_proto::events::{Event, EventType};
-use meerkat_ring::PacketMeta;
 use meerkat_synth::Frame;
 use meerkat_synth::session::{self, TcpSession};
 
@@ -91,28 +90,28 @@ fn payload(rng: &mut Rng, max: usize) -> Vec<u8> {
     p
 }
 
+/// When conversation `i` of a generated capture starts (ns): 3 ms after the one before.
+fn conversation_start(i: usize) -> u64 {
+    1_700_000_000u64 * 1_000_000_000 + i as u64 * 3_000_000
+}
+
+fn addr(text: String) -> IpAddr {
+    text.parse().expect("valid address")
+}
+
 /// A capture of TCP sessions (some cut short, some on VLANs), UDP exchanges and pings.
 fn traffic(rng: &mut Rng, conversations: usize) -> Vec<Frame> {
-    let base = 1_700_000_000u64 * 1_000_000_000;
     let mut convs = Vec::new();
     for i in 0..conversations {
-        let start = base + i as u64 * 3_000_000;
-        let client: IpAddr = format!("10.0.{}.{}", rng.below(4), 1 + rng.below(200))
-            .parse()
-            .expect("valid");
+        let start = conversation_start(i);
+        let client = addr(format!("10.0.{}.{}", rng.below(4), 1 + rng.below(200)));
         let server: IpAddr = if rng.chance(15) {
-            format!("2001:db8::{:x}", 1 + rng.below(50))
-                .parse()
-                .expect("valid")
+            addr(format!("2001:db8::{:x}", 1 + rng.below(50)))
         } else {
-            format!("192.0.2.{}", 1 + rng.below(50))
-                .parse()
-                .expect("valid")
+            addr(format!("192.0.2.{}", 1 + rng.below(50)))
         };
         let client = if server.is_ipv6() {
-            format!("2001:db8:1::{:x}", 1 + rng.below(200))
-                .parse()
-                .expect("valid")
+            addr(format!("2001:db8:1::{:x}", 1 + rng.below(200)))
         } else {
             client
         };
@@ -306,18 +305,36 @@ fn engine(text: &str, config: &Config, algo: Algo, naive: bool) -> (Engine, usiz
 }
 
 fn run_frames(config: &Config, engine: Engine, frames: &[Frame]) -> InProcessResult {
-    let mut run = InProcess::new(config, engine);
-    for (i, f) in frames.iter().enumerate() {
-        let meta = PacketMeta {
-            ts_ns: f.ts_ns,
-            seq: i as u64 + 1,
-            origlen: f.data.len() as u32,
-            link_type: 1,
-            iface: 0,
-        };
-        run.packet(&meta, &f.data);
+    InProcess::run_frames(
+        config,
+        engine,
+        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+    )
+}
+
+/// The alerts of the naive engine `naive` on one capture (`run` runs an engine over it),
+/// after asserting that the prefiltered engine of every algorithm raises the same ones;
+/// `what` names the capture in the failure message.
+fn naive_alerts_same_as_prefiltered(
+    what: &str,
+    config: &Config,
+    rules: &str,
+    naive: Engine,
+    run: impl Fn(Engine) -> InProcessResult,
+) -> Vec<Key> {
+    let naive = alert_keys(&run(naive).events);
+    for algo in algos() {
+        let (e, _) = engine(rules, config, algo, false);
+        let fast = alert_keys(&run(e).events);
+        assert!(
+            naive == fast,
+            "{what}, {algo:?}: {} alerts without prefilter, {} with\n{}",
+            naive.len(),
+            fast.len(),
+            describe(&naive, &fast, rules)
+        );
     }
-    run.finish()
+    naive
 }
 
 /// What differs between two sorted alert lists, with the rules of the sids involved.
@@ -367,18 +384,13 @@ fn generated_rules_and_traffic_alert_the_same_with_and_without_prefilter() {
             loaded >= 390,
             "seed {seed}: only {loaded}/400 generated rules loaded"
         );
-        let naive = alert_keys(&run_frames(&config, naive_engine, &frames).events);
-        for algo in algos() {
-            let (e, _) = engine(&rules, &config, algo, false);
-            let fast = alert_keys(&run_frames(&config, e, &frames).events);
-            assert!(
-                naive == fast,
-                "seed {seed}, {algo:?}: {} alerts without prefilter, {} with\n{}",
-                naive.len(),
-                fast.len(),
-                describe(&naive, &fast, &rules)
-            );
-        }
+        let naive = naive_alerts_same_as_prefiltered(
+            &format!("seed {seed}"),
+            &config,
+            &rules,
+            naive_engine,
+            |e| run_frames(&config, e, &frames),
+        );
         total_alerts += naive.len();
         sids_hit.extend(naive.iter().map(|k| k.0));
     }
@@ -468,29 +480,26 @@ fn http_response(rng: &mut Rng) -> Vec<u8> {
     h.into_bytes()
 }
 
+/// A TCP session of the app-layer traffic from `c` to `s`, with a random MSS, its
+/// handshake done.
+fn app_session(rng: &mut Rng, c: (IpAddr, u16), s: (IpAddr, u16), start: u64) -> TcpSession {
+    let mut t = TcpSession::new(c.into(), s.into(), start).mss(100 + rng.below(1400));
+    t.handshake();
+    t
+}
+
 /// HTTP (pipelined, keep-alive, on usual and unusual ports), DNS over UDP and TLS hellos.
 fn app_traffic(rng: &mut Rng, conversations: usize) -> Vec<Frame> {
-    let base = 1_700_000_000u64 * 1_000_000_000;
     let mut convs = Vec::new();
     for i in 0..conversations {
-        let start = base + i as u64 * 3_000_000;
-        let client: IpAddr = format!("10.1.{}.{}", rng.below(4), 1 + rng.below(200))
-            .parse()
-            .expect("valid");
-        let server: IpAddr = format!("198.51.100.{}", 1 + rng.below(50))
-            .parse()
-            .expect("valid");
+        let start = conversation_start(i);
+        let client = addr(format!("10.1.{}.{}", rng.below(4), 1 + rng.below(200)));
+        let server = addr(format!("198.51.100.{}", 1 + rng.below(50)));
         let cport = 1024 + rng.below(60000) as u16;
         match rng.below(10) {
             0..=5 => {
                 let sport = *rng.pick(&[80, 80, 8080, 8000, 1234]);
-                let mut t = TcpSession::new(
-                    SocketAddr::new(client, cport),
-                    SocketAddr::new(server, sport),
-                    start,
-                );
-                t = t.mss(100 + rng.below(1400));
-                t.handshake();
+                let mut t = app_session(rng, (client, cport), (server, sport), start);
                 let n = 1 + rng.below(3);
                 if rng.chance(30) {
                     // Pipelined: every request first, then every response.
@@ -528,13 +537,7 @@ fn app_traffic(rng: &mut Rng, conversations: usize) -> Vec<Frame> {
             }
             _ => {
                 let sport = *rng.pick(&[443, 8443]);
-                let mut t = TcpSession::new(
-                    SocketAddr::new(client, cport),
-                    SocketAddr::new(server, sport),
-                    start,
-                );
-                t = t.mss(100 + rng.below(1400));
-                t.handshake();
+                let mut t = app_session(rng, (client, cport), (server, sport), start);
                 let sni = format!("{}.example", words(rng, 3, "."));
                 t.client_sends(&meerkat_synth::sample::tls_client_hello(
                     &sni,
@@ -665,18 +668,13 @@ fn generated_app_layer_rules_and_traffic_alert_the_same_with_and_without_prefilt
             let problems = rules::load_str(&rules, &ctx).problems;
             panic!("seed {seed}: generated app-layer rules refused: {problems:#?}");
         }
-        let naive = alert_keys(&run_frames(&config, naive_engine, &frames).events);
-        for algo in algos() {
-            let (e, _) = engine(&rules, &config, algo, false);
-            let fast = alert_keys(&run_frames(&config, e, &frames).events);
-            assert!(
-                naive == fast,
-                "seed {seed}, {algo:?}: {} alerts without prefilter, {} with\n{}",
-                naive.len(),
-                fast.len(),
-                describe(&naive, &fast, &rules)
-            );
-        }
+        let naive = naive_alerts_same_as_prefiltered(
+            &format!("seed {seed}"),
+            &config,
+            &rules,
+            naive_engine,
+            |e| run_frames(&config, e, &frames),
+        );
         total_alerts += naive.len();
         with_tx += naive.iter().filter(|k| k.3.is_some()).count();
         sids_hit.extend(naive.iter().map(|k| (seed, k.0)));
@@ -858,26 +856,9 @@ fn et_open_slice_on_mix_small_alerts_the_same_with_and_without_prefilter() {
     );
     let (e, loaded) = engine(&text, &config, Algo::Fingerprint, true);
     eprintln!("{loaded} of {kept} ET rules loaded");
-    let naive = alert_keys(
-        &InProcess::run_pcap(&config, e, &pcap)
-            .expect("mix-small reads")
-            .events,
-    );
-    for algo in algos() {
-        let (e, _) = engine(&text, &config, algo, false);
-        let fast = alert_keys(
-            &InProcess::run_pcap(&config, e, &pcap)
-                .expect("mix-small reads")
-                .events,
-        );
-        assert!(
-            naive == fast,
-            "{algo:?}: {} alerts without prefilter, {} with\n{}",
-            naive.len(),
-            fast.len(),
-            describe(&naive, &fast, &text)
-        );
-    }
+    let naive = naive_alerts_same_as_prefiltered("mix-small", &config, &text, e, |e| {
+        InProcess::run_pcap(&config, e, &pcap).expect("mix-small reads")
+    });
     eprintln!(
         "{} alerts, the same with and without prefilter",
         naive.len()
