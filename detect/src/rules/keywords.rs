@@ -162,6 +162,42 @@ pub fn parse_num_cmp(s: &str) -> Option<NumCmp> {
     parse_u64(s).map(NumCmp::Eq)
 }
 
+/// `kw`'s value as a number that fits `T`; `expected` says what fits when it does not.
+fn int_value<T: TryFrom<u64>>(kw: &str, v: Option<&str>, expected: &str) -> Result<T, Fail> {
+    parse_int(value_of(kw, v)?).ok_or_else(|| fail(kw, expected))
+}
+
+/// `kw`'s value as `[!]number`, the number fitting `T`: (negated, number).
+fn negatable_int<T: TryFrom<u64>>(
+    kw: &str,
+    v: Option<&str>,
+    expected: &str,
+) -> Result<(bool, T), Fail> {
+    let (negated, n) = negation(value_of(kw, v)?);
+    Ok((negated, parse_int(n).ok_or_else(|| fail(kw, expected))?))
+}
+
+/// A value with an optional leading `!`: (negated, the rest trimmed).
+fn negation(s: &str) -> (bool, &str) {
+    match s.strip_prefix('!') {
+        Some(rest) => (true, rest.trim()),
+        None => (false, s),
+    }
+}
+
+/// A read of `nbytes` at `offset` as the byte keywords start it: absolute, big-endian,
+/// binary, no bitmask (their options change that).
+fn byte_read(nbytes: u8, offset: Value) -> ByteRead {
+    ByteRead {
+        nbytes,
+        offset,
+        relative: false,
+        big_endian: true,
+        base: NumBase::Binary,
+        bitmask: None,
+    }
+}
+
 fn split_args(v: &str) -> Vec<&str> {
     v.split(',')
         .map(str::trim)
@@ -581,17 +617,16 @@ impl<'a> Builder<'a> {
             "flowint" => self.flowint(kw, v)?,
             "xbits" => self.xbits(kw, v)?,
             "hostbits" => self.hostbits(kw, v)?,
-            "threshold" => {
+            "threshold" | "detection_filter" => {
                 if self.rule.threshold.is_some() || self.rule.detection_filter.is_some() {
                     return Err(fail(kw, "a rule takes one threshold or detection_filter"));
                 }
-                self.rule.threshold = Some(parse_threshold(kw, value_of(kw, v)?)?);
-            }
-            "detection_filter" => {
-                if self.rule.threshold.is_some() || self.rule.detection_filter.is_some() {
-                    return Err(fail(kw, "a rule takes one threshold or detection_filter"));
+                let val = value_of(kw, v)?;
+                if kw == "threshold" {
+                    self.rule.threshold = Some(parse_threshold(kw, val)?);
+                } else {
+                    self.rule.detection_filter = Some(parse_detection_filter(kw, val)?);
                 }
-                self.rule.detection_filter = Some(parse_detection_filter(kw, value_of(kw, v)?)?);
             }
             "ttl" => self.header_num(kw, v, HeaderMatch::Ttl)?,
             "itype" => self.header_num(kw, v, HeaderMatch::IType)?,
@@ -607,10 +642,7 @@ impl<'a> Builder<'a> {
                 let cmp = match parse_num_cmp(val) {
                     Some(c) => c,
                     None => {
-                        let (neg, name) = match val.strip_prefix('!') {
-                            Some(n) => (true, n),
-                            None => (false, val),
-                        };
+                        let (neg, name) = negation(val);
                         let n = proto_number(name)
                             .ok_or_else(|| fail(kw, format!("unknown protocol `{name}`")))?;
                         if neg { NumCmp::Ne(n) } else { NumCmp::Eq(n) }
@@ -619,17 +651,11 @@ impl<'a> Builder<'a> {
                 self.rule.header.push(HeaderMatch::IpProto { cmp });
             }
             "tos" => {
-                let val = value_of(kw, v)?;
-                let (negated, n) = match val.strip_prefix('!') {
-                    Some(r) => (true, r),
-                    None => (false, val),
-                };
-                let value = parse_int::<u8>(n).ok_or_else(|| fail(kw, "expected 0-255"))?;
+                let (negated, value) = negatable_int(kw, v, "expected 0-255")?;
                 self.rule.header.push(HeaderMatch::Tos { value, negated });
             }
             "id" => {
-                let n = parse_int::<u32>(value_of(kw, v)?)
-                    .ok_or_else(|| fail(kw, "expected a number"))?;
+                let n = int_value(kw, v, "expected a number")?;
                 self.rule.header.push(HeaderMatch::IpId(n));
             }
             "ipopts" => {
@@ -662,8 +688,7 @@ impl<'a> Builder<'a> {
                 self.rule.header.push(HeaderMatch::FragOffset { cmp });
             }
             "seq" | "ack" => {
-                let n = parse_int::<u32>(value_of(kw, v)?)
-                    .ok_or_else(|| fail(kw, "expected a 32-bit number"))?;
+                let n = int_value(kw, v, "expected a 32-bit number")?;
                 self.rule.header.push(if kw == "seq" {
                     HeaderMatch::Seq(n)
                 } else {
@@ -671,19 +696,13 @@ impl<'a> Builder<'a> {
                 });
             }
             "window" => {
-                let val = value_of(kw, v)?;
-                let (negated, n) = match val.strip_prefix('!') {
-                    Some(r) => (true, r),
-                    None => (false, val),
-                };
-                let value = parse_int::<u16>(n).ok_or_else(|| fail(kw, "expected 0-65535"))?;
+                let (negated, value) = negatable_int(kw, v, "expected 0-65535")?;
                 self.rule
                     .header
                     .push(HeaderMatch::Window { value, negated });
             }
             "icmp_id" | "icmp_seq" => {
-                let n = parse_int::<u16>(value_of(kw, v)?)
-                    .ok_or_else(|| fail(kw, "expected 0-65535"))?;
+                let n = int_value(kw, v, "expected 0-65535")?;
                 self.rule.header.push(if kw == "icmp_id" {
                     HeaderMatch::IcmpId(n)
                 } else {
@@ -722,10 +741,7 @@ impl<'a> Builder<'a> {
                         },
                     ),
                 };
-                let (negated, name) = match val.strip_prefix('!') {
-                    Some(r) => (true, r.trim()),
-                    None => (false, val),
-                };
+                let (negated, name) = negation(val);
                 let proto = match name {
                     "failed" => AppProto::Failed,
                     "unknown" => AppProto::Unknown,
@@ -1015,11 +1031,7 @@ impl<'a> Builder<'a> {
     }
 
     fn pcre(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
-        let raw = value_of(kw, v)?;
-        let (negated, raw) = match raw.strip_prefix('!') {
-            Some(rest) => (true, rest.trim()),
-            None => (false, raw),
-        };
+        let (negated, raw) = negation(value_of(kw, v)?);
         // Suricata takes the regex quoted or not (`pcre:/x/U;`).
         let inner = match raw.strip_prefix('"') {
             Some(s) => s
@@ -1113,10 +1125,7 @@ impl<'a> Builder<'a> {
     fn isdataat(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
         let args = split_args(value_of(kw, v)?);
         let first = args.first().ok_or_else(|| fail(kw, "needs a value"))?;
-        let (negated, n) = match first.strip_prefix('!') {
-            Some(r) => (true, r.trim()),
-            None => (false, *first),
-        };
+        let (negated, n) = negation(first);
         let offset = self.var_or_const(kw, n)?;
         let mut relative = false;
         for a in &args[1..] {
@@ -1227,14 +1236,7 @@ impl<'a> Builder<'a> {
             None => self.var_or_const(kw, args[2])?,
         };
         let offset = self.var_or_const(kw, args[3])?;
-        let mut read = ByteRead {
-            nbytes,
-            offset,
-            relative: false,
-            big_endian: true,
-            base: NumBase::Binary,
-            bitmask: None,
-        };
+        let mut read = byte_read(nbytes, offset);
         let rest = self.byte_opts(kw, &mut read, &args[4..])?;
         if let Some((n, _)) = rest.first() {
             return Err(fail(kw, format!("unknown option `{n}`")));
@@ -1262,14 +1264,7 @@ impl<'a> Builder<'a> {
             },
         };
         let offset = self.var_or_const(kw, args[1])?;
-        let mut read = ByteRead {
-            nbytes,
-            offset,
-            relative: false,
-            big_endian: true,
-            base: NumBase::Binary,
-            bitmask: None,
-        };
+        let mut read = byte_read(nbytes, offset);
         let rest = self.byte_opts(kw, &mut read, &args[2..])?;
         let mut j = ByteJump {
             read,
@@ -1308,14 +1303,7 @@ impl<'a> Builder<'a> {
         }
         let nbytes: u8 = args[0].parse().map_err(|_| fail(kw, "bad byte count"))?;
         let offset = Value::Const(args[1].parse().map_err(|_| fail(kw, "bad offset"))?);
-        let mut read = ByteRead {
-            nbytes,
-            offset,
-            relative: false,
-            big_endian: true,
-            base: NumBase::Binary,
-            bitmask: None,
-        };
+        let mut read = byte_read(nbytes, offset);
         let rest = self.byte_opts(kw, &mut read, &args[3..])?;
         let var = self.new_var(kw, args[2])?;
         let mut e = ByteExtract {
@@ -1350,20 +1338,10 @@ impl<'a> Builder<'a> {
         let mut op = None;
         let mut rvalue = None;
         let mut result = None;
-        let mut read = ByteRead {
-            nbytes: 0,
-            offset: Value::Const(0),
-            relative: false,
-            big_endian: true,
-            base: NumBase::Binary,
-            bitmask: None,
-        };
+        let mut read = byte_read(0, Value::Const(0));
         let mut others: Vec<&str> = Vec::new();
         for a in &args {
-            let (n, val) = a
-                .split_once(' ')
-                .map(|(n, v)| (n.trim(), v.trim()))
-                .unwrap_or((a, ""));
+            let (n, val) = option_pair(a);
             match n {
                 "bytes" => nbytes = Some(val.parse::<u8>().map_err(|_| fail(kw, "bad bytes"))?),
                 "offset" => offset = Some(self.var_or_const(kw, val)?),
@@ -1411,10 +1389,7 @@ impl<'a> Builder<'a> {
             relative: false,
         };
         for a in v.map(split_args).unwrap_or_default() {
-            let (n, val) = a
-                .split_once(' ')
-                .map(|(n, v)| (n.trim(), v.trim()))
-                .unwrap_or((a, ""));
+            let (n, val) = option_pair(a);
             match n {
                 "bytes" => d.bytes = Some(val.parse().map_err(|_| fail(kw, "bad bytes"))?),
                 "offset" => d.offset = val.parse().map_err(|_| fail(kw, "bad offset"))?,
@@ -1523,16 +1498,15 @@ impl<'a> Builder<'a> {
             "unset" => FlowbitCmd::Unset(ids),
             "toggle" => FlowbitCmd::Toggle(ids),
             // `a&b` (all set) is written as one check per name; `a|b` as one check.
-            "isset" if and => {
-                for i in ids {
-                    self.rule.flowbits.push(FlowbitCmd::IsSet(vec![i]));
-                }
-                return Ok(());
-            }
-            "isnotset" if and => {
-                for i in ids {
-                    self.rule.flowbits.push(FlowbitCmd::IsNotSet(vec![i]));
-                }
+            "isset" | "isnotset" if and => {
+                let check: fn(Vec<u16>) -> FlowbitCmd = if cmd == "isset" {
+                    FlowbitCmd::IsSet
+                } else {
+                    FlowbitCmd::IsNotSet
+                };
+                self.rule
+                    .flowbits
+                    .extend(ids.into_iter().map(|i| check(vec![i])));
                 return Ok(());
             }
             "isset" => FlowbitCmd::IsSet(ids),
@@ -1666,13 +1640,8 @@ impl<'a> Builder<'a> {
             "ssl_version" => {
                 let (mut mask, mut negated) = (0u8, false);
                 for a in split_args(val) {
-                    let name = match a.strip_prefix('!') {
-                        Some(r) => {
-                            negated = true;
-                            r.trim()
-                        }
-                        None => a,
-                    };
+                    let (neg, name) = negation(a);
+                    negated |= neg;
                     mask |= match name {
                         "sslv2" => 1,
                         "sslv3" => 2,
@@ -1689,10 +1658,7 @@ impl<'a> Builder<'a> {
                 let mut mask = 0u8;
                 let mut negated = false;
                 for a in val.split(['|', ',']).map(str::trim) {
-                    let (neg, name) = match a.strip_prefix('!') {
-                        Some(r) => (true, r),
-                        None => (false, a),
-                    };
+                    let (neg, name) = negation(a);
                     negated |= neg;
                     mask |= match name {
                         "client_hello" => 1,
@@ -1820,10 +1786,7 @@ fn parse_track(s: &str) -> Option<Track> {
 
 /// A content-like value `"..."` or `!"..."`: (negated, the quoted text with its quotes).
 fn negatable_quoted<'a>(kw: &str, raw: &'a str) -> Result<(bool, &'a str), Fail> {
-    let (negated, raw) = match raw.strip_prefix('!') {
-        Some(rest) => (true, rest.trim()),
-        None => (false, raw),
-    };
+    let (negated, raw) = negation(raw);
     if !(raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"')) {
         return Err(fail(kw, "the value must be quoted"));
     }
