@@ -157,6 +157,38 @@ enum St {
     Stopped,
 }
 
+/// How a message's headers frame its body.
+enum Framing {
+    /// Chunked, or by a valid Content-Length: the state that reads the body (`Idle` for
+    /// a length of 0).
+    Body(St),
+    /// A Content-Length that is not a valid length.
+    InvalidLength,
+    /// Neither Transfer-Encoding chunked nor Content-Length.
+    Unframed,
+}
+
+/// The framing of a message in direction `d` whose headers say `chunked` and whose
+/// Content-Length is `cl` (`Some(parsed)` when the header is there). Chunked wins, and a
+/// message with both is a smuggling attempt; an invalid length is an anomaly.
+fn framing(d: usize, chunked: bool, cl: Option<Option<u64>>, out: &mut ParseOutput) -> Framing {
+    if chunked {
+        if cl.is_some() {
+            out.anomaly("http.request_smuggling");
+        }
+        return Framing::Body(St::ChunkSize);
+    }
+    match cl {
+        None => Framing::Unframed,
+        Some(Some(0)) => Framing::Body(St::Idle),
+        Some(Some(n)) => Framing::Body(St::BodyLength(n)),
+        Some(None) => {
+            out.anomaly(NAMES[d].invalid_cl);
+            Framing::InvalidLength
+        }
+    }
+}
+
 #[derive(Debug)]
 struct DirParser {
     st: St,
@@ -762,24 +794,9 @@ impl HttpState {
                     tx.host = Some(host.to_ascii_lowercase());
                     tx.port = port.and_then(|p| std::str::from_utf8(p).ok()?.parse().ok());
                 }
-                let msg = &mut tx.request;
-                if chunked {
-                    if cl.is_some() {
-                        out.anomaly("http.request_smuggling");
-                    }
-                    St::ChunkSize
-                } else if let Some(cl) = cl {
-                    match cl {
-                        Some(0) => St::Idle,
-                        Some(n) => St::BodyLength(n),
-                        None => {
-                            out.anomaly(NAMES[d].invalid_cl);
-                            St::Idle
-                        }
-                    }
-                } else {
-                    let _ = msg;
-                    St::Idle
+                match framing(d, chunked, cl, out) {
+                    Framing::Body(st) => st,
+                    Framing::InvalidLength | Framing::Unframed => St::Idle,
                 }
             }
             Dir::ToClient => {
@@ -814,25 +831,17 @@ impl HttpState {
                         && cl.is_none());
                 if no_body {
                     St::Idle
-                } else if chunked {
-                    if cl.is_some() {
-                        out.anomaly("http.request_smuggling");
-                    }
-                    St::ChunkSize
-                } else if let Some(cl) = cl {
-                    match cl {
-                        Some(0) => St::Idle,
-                        Some(n) => St::BodyLength(n),
-                        None => {
+                } else {
+                    match framing(d, chunked, cl, out) {
+                        Framing::Body(st) => st,
+                        Framing::Unframed => St::UntilClose,
+                        Framing::InvalidLength => {
                             // libhtp gives up on the stream here.
-                            out.anomaly(NAMES[d].invalid_cl);
                             tx.response.progress = Progress::Complete;
                             self.dirs[d].st = St::Stopped;
                             return;
                         }
                     }
-                } else {
-                    St::UntilClose
                 }
             }
         };
