@@ -154,15 +154,21 @@ fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
     }
 }
 
-/// Parses a ClientHello body (after the 4-byte handshake header).
-pub fn client_hello(b: &[u8]) -> Option<Hello> {
-    let mut r = Rd(b);
+/// The fields both hellos start with: version, random, session id.
+fn hello_start(r: &mut Rd<'_>) -> Option<Hello> {
     let mut h = Hello {
         version: r.u16()?,
         ..Hello::default()
     };
     h.random.copy_from_slice(r.take(32)?);
     h.session_id = r.vec8()?.to_vec();
+    Some(h)
+}
+
+/// Parses a ClientHello body (after the 4-byte handshake header).
+pub fn client_hello(b: &[u8]) -> Option<Hello> {
+    let mut r = Rd(b);
+    let mut h = hello_start(&mut r)?;
     h.ciphers = Rd::u16_list(r.vec16()?);
     r.vec8()?; // compression methods
     extensions(&mut r, &mut h, false);
@@ -172,14 +178,9 @@ pub fn client_hello(b: &[u8]) -> Option<Hello> {
 /// Parses a ServerHello body.
 pub fn server_hello(b: &[u8]) -> Option<Hello> {
     let mut r = Rd(b);
-    let mut h = Hello {
-        version: r.u16()?,
-        ..Hello::default()
-    };
-    h.random.copy_from_slice(r.take(32)?);
-    h.session_id = r.vec8()?.to_vec();
+    let mut h = hello_start(&mut r)?;
     h.ciphers = vec![r.u16()?];
-    r.u8()?;
+    r.u8()?; // compression method
     extensions(&mut r, &mut h, true);
     Some(h)
 }
@@ -249,18 +250,10 @@ pub fn ja4(h: &Hello) -> String {
         _ => "00",
     };
     let sni = if h.sni.is_some() { 'd' } else { 'i' };
-    let ciphers: Vec<u16> = h
-        .ciphers
-        .iter()
-        .copied()
-        .filter(|c| !is_grease(*c))
-        .collect();
-    let exts: Vec<u16> = h
-        .extensions
-        .iter()
-        .copied()
-        .filter(|e| !is_grease(*e))
-        .collect();
+    let without_grease =
+        |v: &[u16]| -> Vec<u16> { v.iter().copied().filter(|x| !is_grease(*x)).collect() };
+    let ciphers = without_grease(&h.ciphers);
+    let exts = without_grease(&h.extensions);
     let alpn = match h.alpns.first() {
         Some(a) if !a.is_empty() => {
             let f = a[0];
