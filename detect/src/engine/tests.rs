@@ -23,7 +23,6 @@ fn icmp(t: u8) -> Vec<u8> {
     packet::ipv4(s, d, 1, 64, 1, &packet::icmpv4(t, 0, 1, 1, b"ping"))
 }
 
-/// Sids that alert on one packet, flow state carried in `vars`.
 /// A view of a packet `p` on an established flow (id 1, time 1) with its payload as
 /// the packet payload; tests override the fields they are about.
 fn view<'a>(p: &'a Packet<'a>, to_server: Option<bool>) -> PacketView<'a> {
@@ -46,6 +45,17 @@ fn view<'a>(p: &'a Packet<'a>, to_server: Option<bool>) -> PacketView<'a> {
     }
 }
 
+/// A view of `p` on an HTTP flow, its payload left to the app layer (for the
+/// transaction tests).
+fn http_view<'a>(p: &'a Packet<'a>, to_server: Option<bool>) -> PacketView<'a> {
+    PacketView {
+        app_proto: AppProto::Http,
+        payload: None,
+        ..view(p, to_server)
+    }
+}
+
+/// Sids that alert on one packet, flow state carried in `vars`.
 fn run(
     e: &Engine,
     st: &mut DetectState,
@@ -198,7 +208,6 @@ fn packet_only_rules_inspect_a_segment_that_went_into_the_stream() {
     }
 }
 
-/// A TCP frame from 10.0.0.1:`sp` to 10.0.0.2:`dp`.
 /// Inspects one HTTP transaction in `dir` and returns the sids that matched, in hit
 /// order (`sorted` sorts them).
 #[allow(clippy::too_many_arguments)]
@@ -221,6 +230,7 @@ fn tx_sids(
     sids
 }
 
+/// A TCP frame from 10.0.0.1:`sp` to 10.0.0.2:`dp`.
 fn tcp(sp: u16, dp: u16, payload: &[u8]) -> Vec<u8> {
     let s: IpAddr = "10.0.0.1".parse().unwrap();
     let d: IpAddr = "10.0.0.2".parse().unwrap();
@@ -339,11 +349,7 @@ fn growing_body_scanned_where_it_grew() {
                  alert http any any -> any any (flow:to_client; file_data; content:\"first\"; fast_pattern; content:\"last\"; sid:2;)\n";
     let frame = tcp(80, 40000, b"");
     let (p, _) = decode(LINKTYPE_RAW, &frame);
-    let v = PacketView {
-        app_proto: AppProto::Http,
-        payload: None,
-        ..view(&p, Some(false))
-    };
+    let v = http_view(&p, Some(false));
     for naive in [false, true] {
         let mut e = engine(rules);
         e.set_naive(naive);
@@ -530,11 +536,7 @@ fn filename_and_fileext() {
         for naive in [false, true] {
             let mut e = engine(rules);
             e.set_naive(naive);
-            let v = PacketView {
-                app_proto: AppProto::Http,
-                payload: None,
-                ..view(&p, Some(dir == Dir::ToServer))
-            };
+            let v = http_view(&p, Some(dir == Dir::ToServer));
             let sids = tx_sids(
                 &e,
                 &mut DetectState::default(),
@@ -566,11 +568,7 @@ fn absent_buffers() {
     );
     let frame = tcp(80, 40000, b"");
     let (p, _) = decode(LINKTYPE_RAW, &frame);
-    let v = PacketView {
-        app_proto: AppProto::Http,
-        payload: None,
-        ..view(&p, Some(false))
-    };
+    let v = http_view(&p, Some(false));
     let tx = GrowingBody {
         body: b"first and last".to_vec(),
         complete: true,
