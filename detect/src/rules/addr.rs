@@ -147,36 +147,22 @@ mod num_like {
             self.next().unwrap_or(Self::MAX_VALUE)
         }
     }
-    impl Step for u32 {
-        const MIN_VALUE: Self = 0;
-        const MAX_VALUE: Self = u32::MAX;
-        fn next(self) -> Option<Self> {
-            self.checked_add(1)
-        }
-        fn prev(self) -> Self {
-            self.saturating_sub(1)
-        }
+    /// `Step` for unsigned integer types (addresses as u32/u128, ports as u16).
+    macro_rules! step_for_unsigned {
+        ($($t:ty),*) => {$(
+            impl Step for $t {
+                const MIN_VALUE: Self = <$t>::MIN;
+                const MAX_VALUE: Self = <$t>::MAX;
+                fn next(self) -> Option<Self> {
+                    self.checked_add(1)
+                }
+                fn prev(self) -> Self {
+                    self.saturating_sub(1)
+                }
+            }
+        )*};
     }
-    impl Step for u128 {
-        const MIN_VALUE: Self = 0;
-        const MAX_VALUE: Self = u128::MAX;
-        fn next(self) -> Option<Self> {
-            self.checked_add(1)
-        }
-        fn prev(self) -> Self {
-            self.saturating_sub(1)
-        }
-    }
-    impl Step for u16 {
-        const MIN_VALUE: Self = 0;
-        const MAX_VALUE: Self = u16::MAX;
-        fn next(self) -> Option<Self> {
-            self.checked_add(1)
-        }
-        fn prev(self) -> Self {
-            self.saturating_sub(1)
-        }
-    }
+    step_for_unsigned!(u16, u32, u128);
 }
 
 fn contains<T: Copy + Ord>(r: &[(T, T)], x: T) -> bool {
