@@ -27,15 +27,20 @@ fn push_escape(buf: &mut Vec<u8>, c: u8) {
         b'\t' => buf.extend_from_slice(b"\\t"),
         0x08 => buf.extend_from_slice(b"\\b"),
         0x0c => buf.extend_from_slice(b"\\f"),
-        _ => buf.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(c >> 4)],
-            HEX[usize::from(c & 15)],
-        ]),
+        _ => push_u00(buf, c),
     }
+}
+
+/// Writes `c` as the escape `\u00XX`.
+fn push_u00(buf: &mut Vec<u8>, c: u8) {
+    buf.extend_from_slice(&[
+        b'\\',
+        b'u',
+        b'0',
+        b'0',
+        HEX[usize::from(c >> 4)],
+        HEX[usize::from(c & 15)],
+    ]);
 }
 
 /// Whether any of the 8 bytes of `w` needs an escape (a control character, `"`, `\\`,
@@ -99,15 +104,7 @@ pub fn bytes_as_string(buf: &mut Vec<u8>, b: &[u8]) {
             Err(e) => {
                 let (valid, bad) = rest.split_at(e.valid_up_to());
                 escape_valid(buf, valid);
-                let c = bad[0];
-                buf.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(c >> 4)],
-                    HEX[usize::from(c & 15)],
-                ]);
+                push_u00(buf, bad[0]);
                 rest = &bad[1..];
             }
         }
