@@ -462,6 +462,13 @@ impl Feeder {
         }
     }
 
+    /// Counts and logs an input that could not be read (the run goes on without it).
+    fn input_error(&mut self, e: impl std::fmt::Display) {
+        self.summary.input_errors += 1;
+        self.counters.errors.add(1);
+        tracing::error!("{e}");
+    }
+
     fn sync(&mut self, offset_in_file: u64) {
         self.counters.packets.set(self.summary.packets);
         self.counters.bytes.set(self.summary.bytes);
@@ -487,15 +494,10 @@ impl Feeder {
             let mut reader = match Reader::new(file) {
                 Ok(r) => r,
                 Err(source) => {
-                    self.summary.input_errors += 1;
-                    self.counters.errors.add(1);
-                    tracing::error!(
-                        "{}",
-                        CaptureError::Pcap {
-                            path: path.clone(),
-                            source
-                        }
-                    );
+                    self.input_error(CaptureError::Pcap {
+                        path: path.clone(),
+                        source,
+                    });
                     self.done_before += size;
                     continue;
                 }
@@ -509,15 +511,10 @@ impl Feeder {
                 // A bad file ends that file, not the run: everything before the bad record
                 // was handed on, and the next file is read (as Suricata does).
                 Err(FeedError::Pcap(source)) => {
-                    self.summary.input_errors += 1;
-                    self.counters.errors.add(1);
-                    tracing::error!(
-                        "{}",
-                        CaptureError::Pcap {
-                            path: path.clone(),
-                            source
-                        }
-                    );
+                    self.input_error(CaptureError::Pcap {
+                        path: path.clone(),
+                        source,
+                    });
                 }
                 Err(FeedError::Ring(e)) => return Err(CaptureError::Ring(e)),
             }

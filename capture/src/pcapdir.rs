@@ -611,9 +611,8 @@ impl Run<'_> {
             }
             _ => {}
         }
-        self.feeder.summary.input_errors += 1;
-        self.feeder.counters.errors.add(1);
-        tracing::error!("{}: {e}", path.display());
+        self.feeder
+            .input_error(format_args!("{}: {e}", path.display()));
         entry.done = !matches!(e, PcapError::Io { .. });
         entry.error = Some(e.to_string());
     }

@@ -204,10 +204,7 @@ impl SharedTable {
     /// Runs `f` on the entry for `key` (a fresh one if absent) under its slot's lock and
     /// stores what `f` left in it. Returns what `f` returned.
     pub fn update<R>(&self, key: [u64; 3], f: impl FnOnce(&mut Entry) -> R) -> R {
-        let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
-            ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
-            ^ key[2];
-        let start = (h as usize) % self.slots;
+        let start = self.home_slot(key);
         // Find the key, else a free slot, else the oldest.
         let mut pick = None;
         let mut oldest: Option<(u64, usize)> = None;
@@ -254,6 +251,14 @@ impl SharedTable {
         r
     }
 
+    /// The slot where the probe for `key` starts.
+    fn home_slot(&self, key: [u64; 3]) -> usize {
+        let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
+            ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+            ^ key[2];
+        (h as usize) % self.slots
+    }
+
     /// Reads the entry for `key`, if present.
     pub fn get(&self, key: [u64; 3]) -> Option<Entry> {
         let mut found = None;
@@ -262,10 +267,7 @@ impl SharedTable {
     }
 
     fn update_existing(&self, key: [u64; 3], f: impl FnOnce(&mut Entry)) {
-        let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
-            ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
-            ^ key[2];
-        let start = (h as usize) % self.slots;
+        let start = self.home_slot(key);
         for k in 0..PROBE {
             let i = (start + k) % self.slots;
             self.acquire(i);
@@ -282,10 +284,7 @@ impl SharedTable {
 
     /// Removes `key`.
     pub fn remove(&self, key: [u64; 3]) {
-        let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
-            ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
-            ^ key[2];
-        let start = (h as usize) % self.slots;
+        let start = self.home_slot(key);
         for k in 0..PROBE {
             let i = (start + k) % self.slots;
             self.acquire(i);
