@@ -1658,9 +1658,10 @@ impl<'a> Builder<'a> {
                 let mut mask = 0u8;
                 let mut negated = false;
                 for a in val.split(['|', ',']).map(str::trim) {
-                    let (neg, name) = negation(a);
-                    negated |= neg;
-                    mask |= match name {
+                    // `!name`, no blank after the `!` (as Suricata).
+                    let name = a.strip_prefix('!');
+                    negated |= name.is_some();
+                    mask |= match name.unwrap_or(a) {
                         "client_hello" => 1,
                         "server_hello" => 2,
                         "client_keyx" => 4,
@@ -1971,6 +1972,29 @@ mod tests {
         let text = format!("alert tcp any any -> any any ({opts} sid:1;)");
         let l = crate::rules::load_str(&text, &crate::rules::tests_ctx());
         l.problems.first().map(|p| p.reason.clone())
+    }
+
+    #[test]
+    fn negated_values() {
+        for ok in [
+            "tos:!8;",
+            "window:! 1024;",
+            "ip_proto:!tcp;",
+            "ip_proto:! udp;",
+            "isdataat:! 5;",
+            "content:\"a\"; pcre:! \"/x/\";",
+            "ssl_version:!sslv3,tls1.0;",
+            "ssl_state:!client_hello;",
+        ] {
+            assert_eq!(problem(ok), None, "{ok}");
+        }
+        for (bad, why) in [
+            ("tos:!256;", "expected 0-255"),
+            ("window:!x;", "expected 0-65535"),
+            ("ssl_state:! client_hello;", "unknown state ` client_hello`"),
+        ] {
+            assert_eq!(problem(bad).as_deref(), Some(why), "{bad}");
+        }
     }
 
     #[test]
