@@ -28,7 +28,7 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
     if let Some(iface) = &args.interface {
         let s = meerkat_capture::run_af_packet(&config, iface, &signals::STOP)
             .map_err(Failure::runtime)?;
-        log_live(&s);
+        s.log("capture done");
         return Ok(ExitCode::SUCCESS);
     }
     if args.dpdk {
@@ -51,23 +51,10 @@ pub fn capture(args: &CaptureArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn log_live(s: &meerkat_capture::LiveSummary) {
-    tracing::info!(
-        received = s.received,
-        packets = s.packets,
-        kernel_drops = s.source.kernel_drops,
-        imissed = s.source.imissed,
-        backlog_drops = s.backlog_drops,
-        backlog_high_water = s.backlog_high_water,
-        ring_full_drops = s.ring_full_drops,
-        "capture done"
-    );
-}
-
 #[cfg(feature = "dpdk")]
 fn capture_dpdk(config: &meerkat_config::Config) -> Outcome {
     let s = meerkat_capture::run_dpdk(config, &signals::STOP).map_err(Failure::runtime)?;
-    log_live(&s);
+    s.log("capture done");
     Ok(ExitCode::SUCCESS)
 }
 

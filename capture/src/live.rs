@@ -204,6 +204,22 @@ pub struct LiveSummary {
     pub ring_full_drops: u64,
 }
 
+impl LiveSummary {
+    /// Logs every figure at info level, with the message `what`.
+    pub fn log(&self, what: &str) {
+        tracing::info!(
+            received = self.received,
+            packets = self.packets,
+            kernel_drops = self.source.kernel_drops,
+            imissed = self.source.imissed,
+            backlog_drops = self.backlog_drops,
+            backlog_high_water = self.backlog_high_water,
+            ring_full_drops = self.ring_full_drops,
+            "{what}"
+        );
+    }
+}
+
 /// The writing ends of the workers' rings and the flow-hash fan-out over them.
 pub struct Fanout {
     producers: Vec<Producer>,
@@ -424,16 +440,7 @@ pub fn run_live<S: Source>(
     let mut s = summary?;
     s.packets = fanout.seq;
     s.ring_full_drops = fanout.ring_full_drops;
-    tracing::info!(
-        received = s.received,
-        packets = s.packets,
-        kernel_drops = s.source.kernel_drops,
-        imissed = s.source.imissed,
-        backlog_drops = s.backlog_drops,
-        backlog_high_water = s.backlog_high_water,
-        ring_full_drops = s.ring_full_drops,
-        "live capture stopped"
-    );
+    s.log("live capture stopped");
     Ok(s)
 }
 
