@@ -24,20 +24,26 @@ struct LiveRun {
     stdout: String,
 }
 
+/// `meerkat run -i` in `ns` on its inner end with `rules`, EVE in `log`, the runtime
+/// directory `rt`, and the config `sets` (`--set` values).
+fn run_i(ns: &VethNs, rules: &Path, log: &Path, rt: &Path, sets: &[&str]) -> Command {
+    let mut c = ns.command(MEERKAT);
+    c.args(["run", "-i", &ns.b, "-S"])
+        .arg(rules)
+        .arg("-l")
+        .arg(log)
+        .args(COMMON)
+        .arg("--set")
+        .arg(format!("runtime-dir={}", rt.display()))
+        .args(sets.iter().flat_map(|s| ["--set", s]));
+    c
+}
+
 fn live(pcap: &Path, rules: &Path, sets: &[&str]) -> LiveRun {
     let ns = VethNs::create("run-i", 9000).unwrap();
     let log = tempfile::tempdir().unwrap();
     let rt = tempfile::tempdir().unwrap();
-    let rt_set = format!("runtime-dir={}", rt.path().display());
-    let child = ns
-        .command(MEERKAT)
-        .args(["run", "-i", &ns.b, "-S"])
-        .arg(rules)
-        .arg("-l")
-        .arg(log.path())
-        .args(COMMON)
-        .args(["--set", &rt_set])
-        .args(sets.iter().flat_map(|s| ["--set", s]))
+    let child = run_i(&ns, rules, log.path(), rt.path(), sets)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -185,25 +191,17 @@ fn capture_switches_to_run_as_user_after_opening_the_socket() {
     let ns = VethNs::create("runas", 1500).unwrap();
     let log = tempfile::tempdir().unwrap();
     let rt = tempfile::tempdir().unwrap();
-    let rt_set = format!("runtime-dir={}", rt.path().display());
-    let child = ns
-        .command(MEERKAT)
-        .args(["run", "-i", &ns.b, "-S"])
-        .arg(repo("sample/sample.rules"))
-        .arg("-l")
-        .arg(log.path())
-        .args(COMMON)
-        .args([
-            "--set",
-            &rt_set,
-            "--set",
-            "run-as.user=65534",
-            "--set",
-            "run-as.group=65534",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let sets = ["run-as.user=65534", "run-as.group=65534"];
+    let child = run_i(
+        &ns,
+        &repo("sample/sample.rules"),
+        log.path(),
+        rt.path(),
+        &sets,
+    )
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
     let mut run = Running(child);
     let deadline = Instant::now() + Duration::from_secs(60);
     wait_for("live capture to start", deadline, || {

@@ -52,7 +52,8 @@ fn alerting(n: usize, every: usize) -> usize {
     n.checked_div(every).unwrap_or(0)
 }
 
-fn write_pcap(path: &Path, frames: &[Frame]) {
+/// A classic pcap of `frames`: the 24-byte file header, then the records.
+fn pcap_bytes(frames: &[Frame]) -> Vec<u8> {
     let mut w = Writer::new(
         Vec::new(),
         Format::Micro { big_endian: false },
@@ -62,21 +63,16 @@ fn write_pcap(path: &Path, frames: &[Frame]) {
     for f in frames {
         w.write(f.ts_ns, &f.data).unwrap();
     }
-    fs::write(path, w.into_inner()).unwrap();
+    w.into_inner()
+}
+
+fn write_pcap(path: &Path, frames: &[Frame]) {
+    fs::write(path, pcap_bytes(frames)).unwrap();
 }
 
 /// Appends records (no file header) to an existing classic pcap.
 fn append_pcap(path: &Path, frames: &[Frame]) {
-    let mut w = Writer::new(
-        Vec::new(),
-        Format::Micro { big_endian: false },
-        LINKTYPE_ETHERNET,
-    )
-    .unwrap();
-    for f in frames {
-        w.write(f.ts_ns, &f.data).unwrap();
-    }
-    let bytes = w.into_inner();
+    let bytes = pcap_bytes(frames);
     let mut file = fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all(&bytes[24..]).unwrap();
 }
