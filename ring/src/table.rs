@@ -251,7 +251,9 @@ impl SharedTable {
         r
     }
 
-    /// The slot where the probe for `key` starts.
+    /// The slot where the probe for `key` starts. `#[inline]`: `update` is generic, so it
+    /// is compiled in the calling crate, where the hash must stay inlined as it was.
+    #[inline]
     fn home_slot(&self, key: [u64; 3]) -> usize {
         let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
             ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
