@@ -304,14 +304,6 @@ fn engine(text: &str, config: &Config, algo: Algo, naive: bool) -> (Engine, usiz
     (e, n)
 }
 
-fn run_frames(config: &Config, engine: Engine, frames: &[Frame]) -> InProcessResult {
-    InProcess::run_frames(
-        config,
-        engine,
-        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
-    )
-}
-
 /// The alerts of the naive engine `naive` on one capture (`run` runs an engine over it),
 /// after asserting that the prefiltered engine of every algorithm raises the same ones;
 /// `what` names the capture in the failure message.
@@ -335,6 +327,20 @@ fn naive_alerts_same_as_prefiltered(
         );
     }
     naive
+}
+
+/// [`naive_alerts_same_as_prefiltered`] on the generated `frames` of seed `seed`.
+fn generated_alerts(
+    seed: u64,
+    config: &Config,
+    rules: &str,
+    naive: Engine,
+    frames: &[Frame],
+) -> Vec<Key> {
+    let frames = || frames.iter().map(|f| (f.ts_ns, &f.data[..]));
+    naive_alerts_same_as_prefiltered(&format!("seed {seed}"), config, rules, naive, |e| {
+        InProcess::run_frames(config, e, frames())
+    })
 }
 
 /// What differs between two sorted alert lists, with the rules of the sids involved.
@@ -384,13 +390,7 @@ fn generated_rules_and_traffic_alert_the_same_with_and_without_prefilter() {
             loaded >= 390,
             "seed {seed}: only {loaded}/400 generated rules loaded"
         );
-        let naive = naive_alerts_same_as_prefiltered(
-            &format!("seed {seed}"),
-            &config,
-            &rules,
-            naive_engine,
-            |e| run_frames(&config, e, &frames),
-        );
+        let naive = generated_alerts(seed, &config, &rules, naive_engine, &frames);
         total_alerts += naive.len();
         sids_hit.extend(naive.iter().map(|k| k.0));
     }
@@ -668,13 +668,7 @@ fn generated_app_layer_rules_and_traffic_alert_the_same_with_and_without_prefilt
             let problems = rules::load_str(&rules, &ctx).problems;
             panic!("seed {seed}: generated app-layer rules refused: {problems:#?}");
         }
-        let naive = naive_alerts_same_as_prefiltered(
-            &format!("seed {seed}"),
-            &config,
-            &rules,
-            naive_engine,
-            |e| run_frames(&config, e, &frames),
-        );
+        let naive = generated_alerts(seed, &config, &rules, naive_engine, &frames);
         total_alerts += naive.len();
         with_tx += naive.iter().filter(|k| k.3.is_some()).count();
         sids_hit.extend(naive.iter().map(|k| (seed, k.0)));
