@@ -32,6 +32,7 @@
 //! moved away and back, or renamed across two scans, is still known), then *forgotten*.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -444,7 +445,14 @@ impl Scanner {
         }
 
         // Phase 1: same inode.
-        let mut weak = Vec::new();
+        // Most of the files left are usually new (a first scan: all of them): room for
+        // them at once, rather than growing each map many times over.
+        self.entries.reserve(todo.len());
+        self.by_inode.reserve(todo.len());
+        if fp_mode {
+            self.by_fp.reserve(todo.len());
+        }
+        let mut weak = Vec::with_capacity(if fp_mode { todo.len() } else { 0 });
         for p in todo {
             let inode = p.found.stat.inode();
             let known = self
@@ -488,9 +496,16 @@ impl Scanner {
         // Phase 2: same fingerprint, another inode (fingerprint mode).
         // Files whose fingerprint nobody had are new; the others compete for the known
         // identities in path order (deterministic whatever the directory order).
-        let (mut contested, fresh): (Vec<Pending>, Vec<Pending>) = weak
-            .into_iter()
-            .partition(|p| p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)));
+        let mut contested = Vec::new();
+        let mut fresh = Vec::with_capacity(weak.len());
+        for p in weak {
+            if p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)) {
+                contested.push(p);
+            } else {
+                fresh.push(p);
+            }
+        }
+        let contesting = contested.len();
         contested.sort_unstable_by(|a, b| {
             a.found
                 .path
@@ -498,7 +513,7 @@ impl Scanner {
                 .as_bytes()
                 .cmp(b.found.path.as_os_str().as_bytes())
         });
-        for p in contested.into_iter().chain(fresh) {
+        for (k, p) in contested.into_iter().chain(fresh).enumerate() {
             if self
                 .by_inode
                 .get(&p.found.stat.inode())
@@ -508,7 +523,9 @@ impl Scanner {
                 continue; // another name (hard link) of a file created just above
             }
             let fp = p.fingerprint;
-            let taken = fp.and_then(|fp| {
+            // A fresh file's fingerprint had no identity before this scan, and every
+            // identity that got it since was matched in this scan: nothing to take.
+            let taken = fp.filter(|_| k < contesting).and_then(|fp| {
                 self.by_fp.ids(&fp).iter().copied().find(|id| {
                     self.entries.get(id).is_some_and(|e| {
                         e.seen != generation
@@ -680,7 +697,76 @@ impl Scanner {
 
 /// Identities by fingerprint: almost always one each (stored without an allocation).
 #[derive(Debug, Default)]
-struct FpIndex(HashMap<Fingerprint, Ids>);
+struct FpIndex(HashMap<Fingerprint, Ids, FpHashState>);
+
+/// How [`FpIndex`] hashes a fingerprint. A fingerprint is itself a hash of the content,
+/// so mixing its bits with a random key (one multiply per word) spreads it as well as
+/// SipHash does, for a fraction of the cost (a scan looks up and inserts each new file's
+/// fingerprint). The key is random per index, so that files made to have fingerprints
+/// that share their low bits do not pile up in one bucket.
+#[derive(Debug, Clone)]
+struct FpHashState(u64);
+
+impl Default for FpHashState {
+    fn default() -> Self {
+        // RandomState is seeded from the OS once per thread, then counts on: a new key
+        // each time, at no system call.
+        FpHashState(std::hash::RandomState::new().hash_one(0x5eed_u64) | 1)
+    }
+}
+
+impl std::hash::BuildHasher for FpHashState {
+    type Hasher = FpHasher;
+
+    fn build_hasher(&self) -> FpHasher {
+        FpHasher {
+            key: self.0,
+            h: self.0.rotate_left(32),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct FpHasher {
+    key: u64,
+    h: u64,
+}
+
+impl FpHasher {
+    /// Folds a word in: the 128-bit product of (state ^ word) and the key, its halves
+    /// xor'ed (every input bit reaches every output bit).
+    fn mix(&mut self, word: u64) {
+        let p = u128::from(self.h ^ word) * u128::from(self.key);
+        self.h = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
+impl std::hash::Hasher for FpHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.mix(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.mix(v);
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        self.mix(v as u64);
+        self.mix((v >> 64) as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.h
+    }
+}
 
 #[derive(Debug)]
 enum Ids {
@@ -730,6 +816,10 @@ impl FpIndex {
 
     fn contains(&self, fp: &Fingerprint) -> bool {
         self.0.contains_key(fp)
+    }
+
+    fn reserve(&mut self, more: usize) {
+        self.0.reserve(more);
     }
 
     fn ids(&self, fp: &Fingerprint) -> &[FileId] {
