@@ -460,6 +460,7 @@ impl WindowReader {
                         .name("scan-read".to_string())
                         .spawn_scoped(s, move || {
                             let private = private_descriptors();
+                            private_credentials();
                             let (mut done, mut dirs) = (Vec::new(), Vec::new());
                             this.work(queue, true, private, &mut Vec::new(), &mut done, &mut dirs);
                             (done, dirs)
@@ -517,6 +518,26 @@ fn private_descriptors() -> bool {
     // SAFETY: unshare(CLONE_FILES) only replaces this thread's descriptor table by a copy
     // holding the same open files under the same numbers; no memory is involved.
     unsafe { libc::unshare(libc::CLONE_FILES) == 0 }
+}
+
+/// Gives the calling thread credentials of its own, equal to the process's, for a
+/// reading thread: every open file holds a reference on its opener's credentials (taken
+/// at `open`, dropped at `close`), and threads share one credentials object, so threads
+/// that open and close thousands of files at once pass that reference count's cache line
+/// back and forth (and O_NOATIME's owner check reads it): about 5% of their time.
+/// Setting the keep-capabilities flag to the value it has is the one unprivileged way to
+/// get a new copy (`prctl` commits new credentials, changed or not); nothing else
+/// changes. Where it is refused (a seccomp filter), the thread shares the process's.
+fn private_credentials() {
+    // SAFETY: PR_GET_KEEPCAPS only reads this thread's flag; PR_SET_KEEPCAPS with that
+    // same value replaces this thread's credentials by an equal copy. No memory is
+    // involved.
+    unsafe {
+        let keep = libc::prctl(libc::PR_GET_KEEPCAPS);
+        if keep >= 0 {
+            libc::prctl(libc::PR_SET_KEEPCAPS, keep as libc::c_ulong);
+        }
+    }
 }
 
 /// Digest of the processed part `[0, upto)` of a file: the hash of its first and last

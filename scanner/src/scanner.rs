@@ -452,7 +452,7 @@ impl Scanner {
         if fp_mode {
             self.by_fp.reserve(todo.len());
         }
-        let mut weak = Vec::with_capacity(if fp_mode { todo.len() } else { 0 });
+        let mut weak = Vec::new();
         for p in todo {
             let inode = p.found.stat.inode();
             let known = self
@@ -486,7 +486,10 @@ impl Scanner {
                 }
                 None => {}
             }
-            if fp_mode {
+            // A fingerprint nobody has is a new file (as in native mode): created now.
+            // One that a known identity has competes for it in phase 2; if it loses, it
+            // is created there (after these, so its identity number follows theirs).
+            if fp_mode && p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)) {
                 weak.push(p);
             } else {
                 self.create(p.found, p.fingerprint, &mut changes);
@@ -494,18 +497,10 @@ impl Scanner {
         }
 
         // Phase 2: same fingerprint, another inode (fingerprint mode).
-        // Files whose fingerprint nobody had are new; the others compete for the known
-        // identities in path order (deterministic whatever the directory order).
-        let mut contested = Vec::new();
-        let mut fresh = Vec::with_capacity(weak.len());
-        for p in weak {
-            if p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)) {
-                contested.push(p);
-            } else {
-                fresh.push(p);
-            }
-        }
-        let contesting = contested.len();
+        // The files whose fingerprint a known identity has compete for the known
+        // identities in path order (deterministic whatever the directory order). An
+        // identity matched or created in this scan is not to be taken.
+        let mut contested = weak;
         contested.sort_unstable_by(|a, b| {
             a.found
                 .path
@@ -513,7 +508,7 @@ impl Scanner {
                 .as_bytes()
                 .cmp(b.found.path.as_os_str().as_bytes())
         });
-        for (k, p) in contested.into_iter().chain(fresh).enumerate() {
+        for p in contested {
             if self
                 .by_inode
                 .get(&p.found.stat.inode())
@@ -523,9 +518,7 @@ impl Scanner {
                 continue; // another name (hard link) of a file created just above
             }
             let fp = p.fingerprint;
-            // A fresh file's fingerprint had no identity before this scan, and every
-            // identity that got it since was matched in this scan: nothing to take.
-            let taken = fp.filter(|_| k < contesting).and_then(|fp| {
+            let taken = fp.and_then(|fp| {
                 self.by_fp.ids(&fp).iter().copied().find(|id| {
                     self.entries.get(id).is_some_and(|e| {
                         e.seen != generation
