@@ -863,6 +863,23 @@ mod tests {
         c
     }
 
+    /// A new directory with one capture, `name` (`pcap(seed, n)`), and a scanner of the
+    /// directory that has scanned it: (directory, file, scanner, the file's identity).
+    fn scanned_one(
+        identity: Identity,
+        name: &str,
+        seed: u8,
+        n: usize,
+    ) -> (tempfile::TempDir, PathBuf, Scanner, FileId) {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join(name);
+        fs::write(&a, pcap(seed, n)).unwrap();
+        let mut s = scanner_for(&[d.path()], identity);
+        s.scan();
+        let id = id_of(&s, &a);
+        (d, a, s, id)
+    }
+
     fn id_of(s: &Scanner, path: &Path) -> FileId {
         s.files()
             .find(|f| f.path == path)
@@ -911,13 +928,8 @@ mod tests {
     #[test]
     fn rename_keeps_the_identity_without_reading() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
+            let (d, a, mut s, id) = scanned_one(identity, "a.pcap", 1, 50);
             let b = d.path().join("b.pcap");
-            fs::write(&a, pcap(1, 50)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let id = id_of(&s, &a);
             fs::rename(&a, &b).unwrap();
             let r = s.scan();
             assert_eq!(
@@ -959,12 +971,7 @@ mod tests {
     #[test]
     fn copy_is_a_new_identity() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
-            fs::write(&a, pcap(4, 100)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let id = id_of(&s, &a);
+            let (d, a, mut s, id) = scanned_one(identity, "a.pcap", 4, 100);
             let b = d.path().join("copy-of-a.pcap");
             fs::copy(&a, &b).unwrap();
             let r = s.scan();
@@ -997,14 +1004,9 @@ mod tests {
     #[test]
     fn rotation_renames_the_old_file_and_creates_the_new_one() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let live = d.path().join("cap.pcap");
+            let (d, live, mut s, first) = scanned_one(identity, "cap.pcap", 10, 60);
             let r1 = d.path().join("cap.pcap.1");
             let r2 = d.path().join("cap.pcap.2");
-            fs::write(&live, pcap(10, 60)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let first = id_of(&s, &live);
             // logrotate-style: shift the old ones, start a new live file.
             fs::rename(&live, &r1).unwrap();
             fs::write(&live, pcap(11, 60)).unwrap();
@@ -1150,12 +1152,7 @@ mod tests {
     #[test]
     fn inode_reuse_with_new_content_is_a_new_identity() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
-            fs::write(&a, pcap(40, 100)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let old = id_of(&s, &a);
+            let (d, a, mut s, old) = scanned_one(identity, "a.pcap", 40, 100);
             let fp = Window::default()
                 .read(&File::open(&a).unwrap(), &mut Vec::new(), &[])
                 .unwrap()
