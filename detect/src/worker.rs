@@ -21,7 +21,7 @@ use meerkat_proto::events::Event;
 use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
-use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, Transport};
+use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Transport};
 use crate::control::{self, Command};
 use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
@@ -855,6 +855,8 @@ impl Inner {
             }
             flow.app.txs.retain(|t| t.tx_id >= done_below);
             flow.app.tx_events.retain(|e| e.0 >= done_below);
+            flow.app.txs.release_if_empty();
+            flow.app.tx_events.release_if_empty();
         }
     }
 
@@ -1144,21 +1146,15 @@ impl Worker {
 
     /// Ends every flow still in the table (end of input).
     fn drain(&mut self) {
-        let mut ended = Vec::new();
-        self.flows.drain(|f, r| ended.push((f, r)));
-        for (f, r) in ended {
-            self.x.end_flow(f, r);
-        }
+        let x = &mut self.x;
+        self.flows.drain(|f, r| x.end_flow(f, r));
     }
 
     /// Ends the flows that timed out by packet time, and stale fragments.
     fn sweep(&mut self) {
         let now = self.x.now_ns;
-        let mut ended = Vec::new();
-        self.flows.sweep(now, |f, r| ended.push((f, r)));
-        for (f, r) in ended {
-            self.x.end_flow(f, r);
-        }
+        let x = &mut self.x;
+        self.flows.sweep(now, |f, r| x.end_flow(f, r));
         self.defrag.expire(now);
     }
 }

@@ -178,6 +178,32 @@ pub trait AppState: Send + std::fmt::Debug {
     fn free_below(&mut self, id: u64);
 }
 
+/// Gives back the buffer of an emptied transaction queue. A flow whose transactions
+/// are all done usually stays in the flow table until its timeout (minutes for UDP DNS),
+/// and the capacity left behind by freed transactions would be held for all that time:
+/// on the trafficgen mix, ~80k finished DNS flows kept ~140 MB of such buffers (their
+/// queues and the flows' per-transaction detection state). A flow that starts another
+/// transaction allocates again, as a new flow does.
+pub trait ReleaseEmpty {
+    fn release_if_empty(&mut self);
+}
+
+impl<T> ReleaseEmpty for std::collections::VecDeque<T> {
+    fn release_if_empty(&mut self) {
+        if self.is_empty() && self.capacity() > 0 {
+            *self = std::collections::VecDeque::new();
+        }
+    }
+}
+
+impl<T> ReleaseEmpty for Vec<T> {
+    fn release_if_empty(&mut self) {
+        if self.is_empty() && self.capacity() > 0 {
+            *self = Vec::new();
+        }
+    }
+}
+
 /// Availability of an inspection buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Buf<'a> {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::parser::{self, Message};
-use crate::app::{AppState, Dir, ParseOutput, Transaction, Transport};
+use crate::app::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
 
 /// Most live transactions per flow; the oldest unanswered query is dropped beyond it.
 pub const MAX_TX: usize = 256;
@@ -170,5 +170,36 @@ impl AppState for DnsState {
         while self.txs.front().is_some_and(|t| t.id < id) {
             self.txs.pop_front();
         }
+        self.txs.release_if_empty();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_synth::sample::{dns_query, dns_response_a};
+
+    #[test]
+    fn freeing_every_transaction_gives_back_the_queue() {
+        let mut s = DnsState::new(Transport::Udp);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, &dns_query(7, "example.com", 1), &mut out);
+        s.parse(
+            Dir::ToClient,
+            &dns_response_a(7, "example.com", [192, 0, 2, 1]),
+            &mut out,
+        );
+        assert_eq!(s.tx_count(), 1, "the response joins its query");
+        assert!(s.txs.capacity() > 0);
+        s.free_below(1);
+        assert_eq!(s.tx_count(), 0);
+        assert_eq!(
+            s.txs.capacity(),
+            0,
+            "an idle flow keeps no transaction buffer"
+        );
+        // The next query on the same flow still gets the next id.
+        s.parse(Dir::ToServer, &dns_query(8, "example.org", 1), &mut out);
+        assert_eq!(s.tx(0).map(|t| t.id()), Some(1));
     }
 }

@@ -14,6 +14,7 @@ use super::decompress::{self, DecodeLimits, Decoder};
 use super::detect::HeaderBuffers;
 use super::parser::{self, ChunkLen, Header, Side, Version};
 use super::uri;
+use crate::app::ReleaseEmpty;
 use crate::app::{AppState, Dir, ParseOutput, Transaction};
 
 /// Most live transactions per connection (Suricata's `max-tx` default).
@@ -1108,6 +1109,7 @@ impl AppState for HttpState {
                 break;
             }
         }
+        self.txs.release_if_empty();
     }
 }
 
