@@ -32,6 +32,7 @@
 //! moved away and back, or renamed across two scans, is still known), then *forgotten*.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -444,6 +445,13 @@ impl Scanner {
         }
 
         // Phase 1: same inode.
+        // Most of the files left are usually new (a first scan: all of them): room for
+        // them at once, rather than growing each map many times over.
+        self.entries.reserve(todo.len());
+        self.by_inode.reserve(todo.len());
+        if fp_mode {
+            self.by_fp.reserve(todo.len());
+        }
         let mut weak = Vec::new();
         for p in todo {
             let inode = p.found.stat.inode();
@@ -478,7 +486,10 @@ impl Scanner {
                 }
                 None => {}
             }
-            if fp_mode {
+            // A fingerprint nobody has is a new file (as in native mode): created now.
+            // One that a known identity has competes for it in phase 2; if it loses, it
+            // is created there (after these, so its identity number follows theirs).
+            if fp_mode && p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)) {
                 weak.push(p);
             } else {
                 self.create(p.found, p.fingerprint, &mut changes);
@@ -486,11 +497,10 @@ impl Scanner {
         }
 
         // Phase 2: same fingerprint, another inode (fingerprint mode).
-        // Files whose fingerprint nobody had are new; the others compete for the known
-        // identities in path order (deterministic whatever the directory order).
-        let (mut contested, fresh): (Vec<Pending>, Vec<Pending>) = weak
-            .into_iter()
-            .partition(|p| p.fingerprint.is_some_and(|fp| self.by_fp.contains(&fp)));
+        // The files whose fingerprint a known identity has compete for the known
+        // identities in path order (deterministic whatever the directory order). An
+        // identity matched or created in this scan is not to be taken.
+        let mut contested = weak;
         contested.sort_unstable_by(|a, b| {
             a.found
                 .path
@@ -498,7 +508,7 @@ impl Scanner {
                 .as_bytes()
                 .cmp(b.found.path.as_os_str().as_bytes())
         });
-        for p in contested.into_iter().chain(fresh) {
+        for p in contested {
             if self
                 .by_inode
                 .get(&p.found.stat.inode())
@@ -680,7 +690,76 @@ impl Scanner {
 
 /// Identities by fingerprint: almost always one each (stored without an allocation).
 #[derive(Debug, Default)]
-struct FpIndex(HashMap<Fingerprint, Ids>);
+struct FpIndex(HashMap<Fingerprint, Ids, FpHashState>);
+
+/// How [`FpIndex`] hashes a fingerprint. A fingerprint is itself a hash of the content,
+/// so mixing its bits with a random key (one multiply per word) spreads it as well as
+/// SipHash does, for a fraction of the cost (a scan looks up and inserts each new file's
+/// fingerprint). The key is random per index, so that files made to have fingerprints
+/// that share their low bits do not pile up in one bucket.
+#[derive(Debug, Clone)]
+struct FpHashState(u64);
+
+impl Default for FpHashState {
+    fn default() -> Self {
+        // RandomState is seeded from the OS once per thread, then counts on: a new key
+        // each time, at no system call.
+        FpHashState(std::hash::RandomState::new().hash_one(0x5eed_u64) | 1)
+    }
+}
+
+impl std::hash::BuildHasher for FpHashState {
+    type Hasher = FpHasher;
+
+    fn build_hasher(&self) -> FpHasher {
+        FpHasher {
+            key: self.0,
+            h: self.0.rotate_left(32),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct FpHasher {
+    key: u64,
+    h: u64,
+}
+
+impl FpHasher {
+    /// Folds a word in: the 128-bit product of (state ^ word) and the key, its halves
+    /// xor'ed (every input bit reaches every output bit).
+    fn mix(&mut self, word: u64) {
+        let p = u128::from(self.h ^ word) * u128::from(self.key);
+        self.h = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
+impl std::hash::Hasher for FpHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.mix(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.mix(v);
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        self.mix(v as u64);
+        self.mix((v >> 64) as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.h
+    }
+}
 
 #[derive(Debug)]
 enum Ids {
@@ -732,6 +811,10 @@ impl FpIndex {
         self.0.contains_key(fp)
     }
 
+    fn reserve(&mut self, more: usize) {
+        self.0.reserve(more);
+    }
+
     fn ids(&self, fp: &Fingerprint) -> &[FileId] {
         match self.0.get(fp) {
             Some(Ids::One(x)) => std::slice::from_ref(x),
@@ -778,6 +861,23 @@ mod tests {
     fn sorted(mut c: Vec<Change>) -> Vec<Change> {
         c.sort_by_key(|c| format!("{c:?}"));
         c
+    }
+
+    /// A new directory with one capture, `name` (`pcap(seed, n)`), and a scanner of the
+    /// directory that has scanned it: (directory, file, scanner, the file's identity).
+    fn scanned_one(
+        identity: Identity,
+        name: &str,
+        seed: u8,
+        n: usize,
+    ) -> (tempfile::TempDir, PathBuf, Scanner, FileId) {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join(name);
+        fs::write(&a, pcap(seed, n)).unwrap();
+        let mut s = scanner_for(&[d.path()], identity);
+        s.scan();
+        let id = id_of(&s, &a);
+        (d, a, s, id)
     }
 
     fn id_of(s: &Scanner, path: &Path) -> FileId {
@@ -828,13 +928,8 @@ mod tests {
     #[test]
     fn rename_keeps_the_identity_without_reading() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
+            let (d, a, mut s, id) = scanned_one(identity, "a.pcap", 1, 50);
             let b = d.path().join("b.pcap");
-            fs::write(&a, pcap(1, 50)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let id = id_of(&s, &a);
             fs::rename(&a, &b).unwrap();
             let r = s.scan();
             assert_eq!(
@@ -876,12 +971,7 @@ mod tests {
     #[test]
     fn copy_is_a_new_identity() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
-            fs::write(&a, pcap(4, 100)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let id = id_of(&s, &a);
+            let (d, a, mut s, id) = scanned_one(identity, "a.pcap", 4, 100);
             let b = d.path().join("copy-of-a.pcap");
             fs::copy(&a, &b).unwrap();
             let r = s.scan();
@@ -914,14 +1004,9 @@ mod tests {
     #[test]
     fn rotation_renames_the_old_file_and_creates_the_new_one() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let live = d.path().join("cap.pcap");
+            let (d, live, mut s, first) = scanned_one(identity, "cap.pcap", 10, 60);
             let r1 = d.path().join("cap.pcap.1");
             let r2 = d.path().join("cap.pcap.2");
-            fs::write(&live, pcap(10, 60)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let first = id_of(&s, &live);
             // logrotate-style: shift the old ones, start a new live file.
             fs::rename(&live, &r1).unwrap();
             fs::write(&live, pcap(11, 60)).unwrap();
@@ -1067,12 +1152,7 @@ mod tests {
     #[test]
     fn inode_reuse_with_new_content_is_a_new_identity() {
         for identity in BOTH {
-            let d = tempfile::tempdir().unwrap();
-            let a = d.path().join("a.pcap");
-            fs::write(&a, pcap(40, 100)).unwrap();
-            let mut s = scanner_for(&[d.path()], identity);
-            s.scan();
-            let old = id_of(&s, &a);
+            let (d, a, mut s, old) = scanned_one(identity, "a.pcap", 40, 100);
             let fp = Window::default()
                 .read(&File::open(&a).unwrap(), &mut Vec::new(), &[])
                 .unwrap()

@@ -138,11 +138,7 @@ impl Walker {
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(error) => w.unreadable.push(Unreadable {
-                    path: path.to_path_buf(),
-                    error,
-                    subtree: true,
-                }),
+                Err(error) => unreadable(&mut w, path.to_path_buf(), error, true),
             }
         }
         if self.inputs.len() > 1 && ctx.sink.is_none() {
@@ -158,14 +154,7 @@ impl Walker {
         let rd = match fs::read_dir(dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return,
-            Err(error) => {
-                w.unreadable.push(Unreadable {
-                    path: dir.to_path_buf(),
-                    error,
-                    subtree: true,
-                });
-                return;
-            }
+            Err(error) => return unreadable(w, dir.to_path_buf(), error, true),
         };
         // Opened on the first file handed to the sink, for relative opens (`None` inside
         // when it cannot be: the file is opened by its path).
@@ -175,12 +164,7 @@ impl Walker {
                 Ok(e) => e,
                 Err(error) => {
                     // The listing broke off: what was not listed was not seen.
-                    w.unreadable.push(Unreadable {
-                        path: dir.to_path_buf(),
-                        error,
-                        subtree: true,
-                    });
-                    return;
+                    return unreadable(w, dir.to_path_buf(), error, true);
                 }
             };
             self.entry(&entry, dir, &mut dir_file, dev, rel, ctx, w);
@@ -219,11 +203,7 @@ impl Walker {
                 match entry.metadata() {
                     Ok(m) => self.list(&path, m.dev(), rel, ctx, w),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => w.unreadable.push(Unreadable {
-                        path,
-                        error: e,
-                        subtree: true,
-                    }),
+                    Err(e) => unreadable(w, path, e, true),
                 }
             }
         } else if (ft.is_file() || ft.is_symlink())
