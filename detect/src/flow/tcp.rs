@@ -375,8 +375,19 @@ impl Session {
             }
             _ => {}
         }
-        if flags & SYN == 0 && self.sides[d].base_known {
-            let off = self.sides[d].offset_of(seq);
+        // TCP Fast Open (RFC 7413): a SYN (or SYN/ACK) may carry data, which starts the
+        // sender's stream at its ISN + 1, as Suricata reassembles it. Only during the
+        // handshake: a SYN in an established session is not part of its stream.
+        let syn_data = flags & SYN != 0
+            && !payload.is_empty()
+            && matches!(self.state, State::SynSent | State::SynRecv);
+        if (flags & SYN == 0 || syn_data) && self.sides[d].base_known {
+            let data_seq = if flags & SYN != 0 {
+                seq.wrapping_add(1)
+            } else {
+                seq
+            };
+            let off = self.sides[d].offset_of(data_seq);
             self.sides[d].add(off, payload, depth);
             // The payload belongs to the stream now (even a retransmission): it is
             // inspected as stream, not as a packet.
@@ -427,6 +438,41 @@ mod tests {
         s.packet(true, ACK, 1001, 5001, b"", 0);
         assert_eq!(s.state, State::Established);
         s
+    }
+
+    #[test]
+    fn fast_open_syn_and_syn_ack_data_start_the_streams() {
+        // TCP Fast Open: the SYN carries the first bytes (at ISN + 1), the SYN/ACK
+        // acknowledges them and carries the server's first bytes.
+        let mut s = Session::start(true, SYN, 1000, 0, 4, false).unwrap();
+        let up = s.packet(true, SYN, 1000, 0, b"GET ", 0);
+        assert!(up.added);
+        assert_eq!(s.sides[0].bytes(0, 100), b"GET ");
+        let up = s.packet(false, SYN | ACK, 5000, 1005, b"HTTP", 0);
+        assert!(up.added);
+        assert_eq!(s.sides[0].acked, 4);
+        assert_eq!(s.sides[1].bytes(0, 100), b"HTTP");
+        // The client resends the SYN's bytes with more (first wins on the overlap).
+        s.packet(true, ACK, 1001, 5005, b"XXXX/ HTTP/1.1", 0);
+        assert_eq!(s.state, State::Established);
+        assert_eq!(s.sides[0].bytes(0, 100), b"GET / HTTP/1.1");
+        assert_eq!(s.sides[0].retransmissions, 1);
+        assert_eq!(s.sides[0].gap_bytes, 0);
+        assert_eq!(s.sides[1].acked, 4);
+        // A retransmitted SYN brings nothing new.
+        let mut s = Session::start(true, SYN, 1000, 0, 3, false).unwrap();
+        s.packet(true, SYN, 1000, 0, b"abc", 0);
+        s.packet(true, SYN, 1000, 0, b"abc", 0);
+        assert_eq!(s.sides[0].bytes(0, 100), b"abc");
+        assert_eq!(s.sides[0].retransmissions, 1);
+    }
+
+    #[test]
+    fn a_syn_with_data_in_an_established_session_is_not_stream() {
+        let mut s = handshake();
+        let up = s.packet(true, SYN, 1000, 0, b"late", 0);
+        assert!(!up.added);
+        assert_eq!(s.sides[0].next(), 0);
     }
 
     #[test]

@@ -678,6 +678,12 @@ impl<'a> Builder<'a> {
             "flags" => {
                 let f = parse_flags(value_of(kw, v)?).map_err(|e| fail(kw, e))?;
                 self.rule.header.push(HeaderMatch::Flags(f));
+                // Like `dsize`, TCP flags are about packets: Suricata makes such rules
+                // require the packet, so their content is matched on the packet's
+                // payload (e.g. the data of a TCP Fast Open SYN), not the stream.
+                if self.rule.payload_source == PayloadSource::Any {
+                    self.rule.payload_source = PayloadSource::Packet;
+                }
             }
             "fragbits" => {
                 let f = parse_fragbits(value_of(kw, v)?).map_err(|e| fail(kw, e))?;

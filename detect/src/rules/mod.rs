@@ -518,6 +518,20 @@ mod tests {
     }
 
     #[test]
+    fn tcp_flags_make_a_rule_inspect_packets() {
+        // As in Suricata (`flags` requires the packet): a `flags:S; content` rule sees
+        // a Fast Open SYN's payload, which went into the stream.
+        let mut names = Names::default();
+        let mut parse = |text: &str| parse_rule(text, &ctx(), &mut names).unwrap();
+        let r = parse(r#"alert tcp any any -> any any (flags:S; content:"GET"; sid:1;)"#);
+        assert_eq!(r.payload_source, PayloadSource::Packet);
+        let r = parse(r#"alert tcp any any -> any any (content:"GET"; sid:2;)"#);
+        assert_eq!(r.payload_source, PayloadSource::Any);
+        let r = parse(r#"alert tcp-stream any any -> any any (flags:A; content:"x"; sid:3;)"#);
+        assert_eq!(r.payload_source, PayloadSource::Stream);
+    }
+
+    #[test]
     fn sticky_buffers_and_modifiers() {
         let mut names = Names::default();
         let r = parse_rule(
