@@ -12,6 +12,9 @@
 //! is per target OS; "first" is the policy of BSD-like stacks for most overlaps and the
 //! simplest to reason about; it is documented in the README.)
 //!
+//! TCP Fast Open (RFC 7413): data on a SYN or SYN/ACK is stream data from the sender's
+//! ISN + 1, as Suricata reassembles it; the segments that resend it later are overlaps.
+//!
 //! Sessions whose handshake was not seen are not tracked unless `stream.midstream` is on;
 //! their packets are inspected one by one instead.
 //!
