@@ -11,11 +11,17 @@
 //! [`Config`] -> [`Config::validate`]. The supervisor writes the resolved config to the
 //! runtime directory, and every role process starts from that file.
 
+pub mod bus;
+pub mod client_tls;
 pub mod control;
 pub mod de;
 pub mod keys;
 pub mod live;
+pub mod nats;
+pub mod redis;
 pub mod set;
+pub mod spool;
+pub mod syslog;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +32,9 @@ use serde_yaml::Value;
 pub use control::{Control, Supervisor};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
+pub use nats::Nats;
+pub use redis::{Redis, RedisMode};
+pub use spool::Spool;
 
 /// Errors of loading and checking configuration.
 #[derive(Debug, thiserror::Error)]
@@ -447,6 +456,8 @@ pub enum FileType {
     UnixStream,
     UnixDgram,
     Redis,
+    Syslog,
+    Nats,
 }
 
 impl FileType {
@@ -457,6 +468,8 @@ impl FileType {
             FileType::UnixStream => "unix_stream",
             FileType::UnixDgram => "unix_dgram",
             FileType::Redis => "redis",
+            FileType::Syslog => "syslog",
+            FileType::Nats => "nats",
         }
     }
 }
@@ -567,86 +580,6 @@ fn default_eve_types() -> Vec<EveType> {
         .collect()
 }
 
-/// `outputs.eve-log.redis.mode`: how records are handed to redis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RedisMode {
-    /// `LPUSH` onto a list (`list` is Suricata's alias and default).
-    #[default]
-    Lpush,
-    /// `RPUSH` onto a list.
-    Rpush,
-    /// `PUBLISH` on a channel (`channel` is Suricata's alias).
-    Publish,
-}
-
-impl<'de> Deserialize<'de> for RedisMode {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        match s.to_ascii_lowercase().as_str() {
-            "list" | "lpush" => Ok(RedisMode::Lpush),
-            "rpush" => Ok(RedisMode::Rpush),
-            "channel" | "publish" => Ok(RedisMode::Publish),
-            "xadd" | "stream" => Err(serde::de::Error::custom(format!(
-                "redis mode `{s}` (streams) is not available; use list, lpush, rpush, channel or publish"
-            ))),
-            _ => Err(serde::de::Error::custom(format!(
-                "`{s}` is not a redis mode (list, lpush, rpush, channel, publish)"
-            ))),
-        }
-    }
-}
-
-impl RedisMode {
-    /// The redis command that hands one record over.
-    pub fn command(self) -> &'static str {
-        match self {
-            RedisMode::Lpush => "LPUSH",
-            RedisMode::Rpush => "RPUSH",
-            RedisMode::Publish => "PUBLISH",
-        }
-    }
-}
-
-fn default_redis_server() -> String {
-    "127.0.0.1".to_string()
-}
-fn default_redis_port() -> u16 {
-    6379
-}
-fn default_redis_key() -> String {
-    "suricata".to_string()
-}
-
-/// `outputs.eve-log.redis` (used with `filetype: redis`). Suricata's names and defaults.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Redis {
-    /// Host name or address of the redis server; a path starting with `/` is a Unix
-    /// socket (Meerkat's addition). Default 127.0.0.1.
-    #[serde(default = "default_redis_server")]
-    pub server: String,
-    /// TCP port. Default 6379.
-    #[serde(default = "default_redis_port", deserialize_with = "de::flex_u16")]
-    pub port: u16,
-    #[serde(default)]
-    pub mode: RedisMode,
-    /// List key or channel name. Default `suricata`.
-    #[serde(default = "default_redis_key")]
-    pub key: String,
-}
-
-impl Default for Redis {
-    fn default() -> Self {
-        Redis {
-            server: default_redis_server(),
-            port: default_redis_port(),
-            mode: RedisMode::default(),
-            key: default_redis_key(),
-        }
-    }
-}
-
 /// `outputs[].eve-log`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -685,6 +618,21 @@ pub struct EveLog {
     /// The redis server, for `filetype: redis`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis: Option<Redis>,
+    /// The NATS JetStream servers, for `filetype: nats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nats: Option<Nats>,
+    /// The disk spool of a network output (redis, nats); absent: the defaults (on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spool: Option<Spool>,
+    /// `filetype: syslog`: facility, level, identity, socket (see [`syslog`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facility: Option<syslog::Facility>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<syslog::Level>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syslog_socket: Option<PathBuf>,
     #[serde(default = "default_eve_types")]
     pub types: Vec<EveType>,
 }
@@ -702,6 +650,12 @@ impl Default for EveLog {
             rotate_interval: None,
             pcap_file: false,
             redis: None,
+            nats: None,
+            spool: None,
+            facility: None,
+            level: None,
+            identity: None,
+            syslog_socket: None,
             types: default_eve_types(),
         }
     }
@@ -1156,18 +1110,12 @@ impl Config {
         }
         for out in &self.outputs {
             let Some(eve) = &out.eve_log else { continue };
-            if eve.filename.is_empty() && eve.filetype != FileType::Redis {
+            if eve.filename.is_empty() && !bus::ignores_filename(eve.filetype) {
                 return Err(ConfigError::Invalid(
                     "outputs.eve-log.filename must not be empty".to_string(),
                 ));
             }
-            if eve.filetype == FileType::Redis
-                && eve.redis.as_ref().is_some_and(|r| r.key.is_empty())
-            {
-                return Err(ConfigError::Invalid(
-                    "outputs.eve-log.redis.key must not be empty".to_string(),
-                ));
-            }
+            bus::validate(eve)?;
             if eve.threaded && eve.filetype != FileType::Regular {
                 return Err(ConfigError::Invalid(format!(
                     "outputs.eve-log.threaded applies to filetype regular, not {}",
@@ -1523,8 +1471,8 @@ outputs:
 
         let e = resolve(Some(&path), &["outputs.1.eve-log.threaded=yes".to_string()]).unwrap_err();
         assert!(e.to_string().contains("threaded"), "{e}");
-        let e = resolve(None, &["outputs.eve-log.redis.mode=xadd".to_string()]).unwrap_err();
-        assert!(e.to_string().contains("xadd"), "{e}");
+        let e = resolve(None, &["outputs.eve-log.redis.mode=queue".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("queue"), "{e}");
         let e = resolve(None, &["outputs.eve-log.filemode=999".to_string()]).unwrap_err();
         assert!(e.to_string().contains("999"), "{e}");
     }

@@ -59,6 +59,13 @@ use meerkat_proto::events::{
 use prost::Message;
 use tonic::transport::{Endpoint, Uri};
 
+const META: meerkat_eve_writer::output::Meta<'static> = meerkat_eve_writer::output::Meta {
+    event_type: "flow",
+    producer: "bench",
+    epoch: 1,
+    seq: 1,
+    index: 0,
+};
 const WRITER_ENV: &str = "EVE_BENCH_WRITER_CONFIG";
 const PIN_ENV: &str = "EVE_BENCH_PIN_CPU";
 const WRAP_ENV: &str = "EVE_BENCH_WRITER_WRAP";
@@ -635,22 +642,18 @@ fn profile(events: usize) {
     let render = t.elapsed().as_nanos() as f64 / events as f64;
 
     let dir = tempfile::tempdir().unwrap();
-    let spec = meerkat_eve_writer::output::TargetSpec {
-        filetype: meerkat_config::FileType::Regular,
-        path: dir.path().join("eve.json"),
-        buffer_size: 65536,
-        append: true,
-        mode: None,
-        rotate: None,
-        redis: Default::default(),
+    let eve = meerkat_config::EveLog {
+        buffer_size: meerkat_config::ByteSize(65536),
+        ..Default::default()
     };
+    let spec = meerkat_eve_writer::output::TargetSpec::from_config(&eve, dir.path());
     let mut target = spec.make(None);
     target.start(Instant::now()).unwrap();
     let t = Instant::now();
     for i in 0..events {
         line.clear();
         meerkat_eve_writer::render::render(&mut line, &pool[i % pool.len()], &opts);
-        target.accept(&line, t);
+        target.accept(&line, &META, t);
     }
     target.flush(Instant::now(), true);
     let write = t.elapsed().as_nanos() as f64 / events as f64;

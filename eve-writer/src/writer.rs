@@ -28,7 +28,7 @@ use tokio::sync::oneshot;
 
 use crate::WriterError;
 use crate::batch::{self, RawBatch};
-use crate::output::{Target, TargetSpec};
+use crate::output::{Meta, Target, TargetSpec};
 use crate::render::{self, RenderOptions};
 use crate::state::StatePage;
 use crate::stats;
@@ -228,6 +228,46 @@ pub struct Writer {
     /// are kept), so that a restarted writer still knows where a producer's replacement
     /// resumes.
     marks: HashMap<String, (u64, u64)>,
+    /// This writer's start (ns since the epoch): the "epoch" of its own records' ids.
+    incarnation: u64,
+    stats_seq: u64,
+    /// Per network output: its target and its counters (`eve.output.N.*`).
+    net_outputs: Vec<(usize, OutputCounters)>,
+}
+
+/// Counters of one network output, `eve.output.<n>.<name>` (n: the output's place among
+/// the enabled eve-log outputs).
+struct OutputCounters {
+    sent: CounterRef,
+    acked: CounterRef,
+    spooled: CounterRef,
+    spooled_bytes: CounterRef,
+    replayed: CounterRef,
+    dropped: CounterRef,
+    resent: CounterRef,
+    lag: CounterRef,
+    errors: CounterRef,
+}
+
+/// Names of the per-output counters.
+const OUTPUT_COUNTERS: &[&str] = &[
+    "sent",
+    "acked",
+    "spooled",
+    "spooled_bytes",
+    "replayed",
+    "dropped",
+    "resent",
+    "lag",
+    "errors",
+];
+
+/// Counter names of output `n` (a network output).
+pub fn output_counter_names(n: usize) -> Vec<String> {
+    OUTPUT_COUNTERS
+        .iter()
+        .map(|c| format!("eve.output.{n}.{c}"))
+        .collect()
 }
 
 impl std::fmt::Debug for Writer {
@@ -242,7 +282,13 @@ impl std::fmt::Debug for Writer {
 impl Writer {
     /// Opens every output (files must open; sockets and redis may come later).
     pub fn new(config: &Config, runtime: &Path) -> Result<Writer, WriterError> {
-        let page = CounterPage::create(&runtime.join("counters-eve-writer"), &counter_names())?;
+        let mut names = counter_names();
+        for (n, eve) in config.eve_logs().enumerate() {
+            if meerkat_config::bus::is_network(eve.filetype) {
+                names.extend(output_counter_names(n));
+            }
+        }
+        let page = CounterPage::create(&runtime.join("counters-eve-writer"), &names)?;
         let c = |n: &str| page.expect(&format!("eve.{n}"));
         let counters = Counters {
             batches: c("batches"),
@@ -287,6 +333,11 @@ impl Writer {
             chosen: Vec::new(),
             blocked: Vec::new(),
             marks: HashMap::new(),
+            incarnation: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+            stats_seq: 1,
+            net_outputs: Vec::new(),
         };
         for (producer, epoch, done) in w.state.entries() {
             let i = w.producer_idx(&producer, epoch);
@@ -296,7 +347,7 @@ impl Writer {
             w.marks.insert(producer, (fence, mark));
         }
         let now = Instant::now();
-        for eve in config.eve_logs() {
+        for (n, eve) in config.eve_logs().enumerate() {
             let opts = render_options(eve);
             let render_group = w
                 .outputs
@@ -327,6 +378,25 @@ impl Writer {
                     );
                 }
                 out.main = Some(w.targets.len());
+                if meerkat_config::bus::is_network(eve.filetype) {
+                    let c = |name: &str| page.expect(&format!("eve.output.{n}.{name}"));
+                    let oc = OutputCounters {
+                        sent: c("sent"),
+                        acked: c("acked"),
+                        spooled: c("spooled"),
+                        spooled_bytes: c("spooled_bytes"),
+                        replayed: c("replayed"),
+                        dropped: c("dropped"),
+                        resent: c("resent"),
+                        lag: c("lag"),
+                        errors: c("errors"),
+                    };
+                    tracing::info!(
+                        "eve-log output {n}: {} (counters eve.output.{n}.*)",
+                        t.label()
+                    );
+                    w.net_outputs.push((w.targets.len(), oc));
+                }
                 w.targets.push(t);
             }
             w.outputs.push(out);
@@ -478,7 +548,7 @@ impl Writer {
             let worker = Some(batch.worker);
             let mut bad = 0u64;
             let mut first_error = None;
-            for encoded in batch.events() {
+            for (index, encoded) in batch.events().enumerate() {
                 if let Err(e) = batch::decode_event(&mut self.event, encoded) {
                     bad += 1;
                     first_error.get_or_insert(e);
@@ -491,6 +561,13 @@ impl Writer {
                     continue;
                 }
                 let bit = type_bit(kind);
+                let meta = Meta {
+                    event_type: render::type_name(kind),
+                    producer: &ack.producer,
+                    epoch: batch.epoch,
+                    seq: batch.seq,
+                    index: index as u32,
+                };
                 let mut rendered_group = usize::MAX;
                 let mut written = false;
                 for o in 0..self.outputs.len() {
@@ -511,7 +588,7 @@ impl Writer {
                         render::render(&mut self.line, &self.event, &out.opts);
                         rendered_group = out.render_group;
                     }
-                    self.targets[t].accept(&self.line, now);
+                    self.targets[t].accept(&self.line, &meta, now);
                     written = true;
                 }
                 if written {
@@ -615,7 +692,7 @@ impl Writer {
         let mut sum = crate::output::TargetCounters::default();
         let mut held = 0;
         for t in &self.targets {
-            let c = &t.counters;
+            let c = t.counters();
             sum.write_calls += c.write_calls;
             sum.bytes += c.bytes;
             sum.errors += c.errors;
@@ -632,6 +709,20 @@ impl Writer {
         c.dropped.set(sum.dropped);
         c.resent.set(sum.resent_bytes);
         c.held.set(held);
+        for (t, oc) in &self.net_outputs {
+            let Some(n) = self.targets[*t].net_counters() else {
+                continue;
+            };
+            oc.sent.set(n.sent);
+            oc.acked.set(n.acked);
+            oc.spooled.set(n.spooled);
+            oc.spooled_bytes.set(n.spooled_bytes);
+            oc.replayed.set(n.replayed);
+            oc.dropped.set(n.dropped);
+            oc.resent.set(n.resent);
+            oc.lag.set(n.lag);
+            oc.errors.set(self.targets[*t].counters().errors);
+        }
     }
 
     /// Hands every output's buffer to the OS (`force`: retry failing outputs now).
@@ -676,15 +767,28 @@ impl Writer {
             let t = self.target_for(o, None);
             self.line.clear();
             render::render(&mut self.line, &ev, &self.outputs[o].opts);
-            self.targets[t].accept(&self.line, now);
+            let meta = Meta {
+                event_type: "stats",
+                producer: "eve-writer",
+                epoch: self.incarnation,
+                seq: self.stats_seq,
+                index: o as u32,
+            };
+            self.targets[t].accept(&self.line, &meta, now);
         }
         self.counters.stats_records.add(1);
+        self.stats_seq += 1;
         self.release();
     }
 
     fn counter_values(&self) -> Vec<(String, u64)> {
         self.update_counters();
-        let names = counter_names();
+        let mut names = counter_names();
+        for (t, _) in &self.net_outputs {
+            if let Some(n) = self.outputs.iter().position(|o| o.main == Some(*t)) {
+                names.extend(output_counter_names(n));
+            }
+        }
         names
             .into_iter()
             .map(|n| {
@@ -787,9 +891,20 @@ impl Writer {
         let give_up = Instant::now() + SHUTDOWN_GRACE;
         loop {
             self.flush(Instant::now(), true);
-            let held: u64 = self.targets.iter().map(Target::held).sum();
-            if held == 0 {
-                return;
+            for t in &mut self.targets {
+                t.poll(Instant::now(), SystemTime::now());
+            }
+            let now = Instant::now();
+            let mut held: u64 = self.targets.iter().map(Target::held).sum();
+            let drained = held == 0 && self.targets.iter().all(Target::is_drained);
+            if drained || now >= give_up {
+                // Network outputs put what they still hold into their spools (sent at
+                // the next start).
+                held = self.targets.iter_mut().map(|t| t.close(now)).sum();
+                self.release();
+                if held == 0 {
+                    return;
+                }
             }
             if Instant::now() >= give_up {
                 tracing::error!(
@@ -798,7 +913,11 @@ impl Writer {
                 );
                 return;
             }
-            std::thread::sleep(crate::output::RETRY_MIN);
+            std::thread::sleep(if held == 0 {
+                crate::output::REPLY_POLL
+            } else {
+                crate::output::RETRY_MIN
+            });
         }
     }
 }

@@ -307,6 +307,50 @@ impl Redis {
     }
 }
 
+impl Redis {
+    /// The `eve` field of every entry of a stream (`XRANGE key - +`).
+    pub fn stream(&self, key: &str) -> Vec<String> {
+        use std::io::{BufRead, BufReader, Write};
+        let mut c = std::os::unix::net::UnixStream::connect(&self.socket).unwrap();
+        let cmd = format!(
+            "*4\r\n$6\r\nXRANGE\r\n${}\r\n{key}\r\n$1\r\n-\r\n$1\r\n+\r\n",
+            key.len()
+        );
+        c.write_all(cmd.as_bytes()).unwrap();
+        let mut r = BufReader::new(c);
+        // Flattens the nested reply into its bulk strings.
+        fn read(r: &mut impl BufRead, out: &mut Vec<String>) {
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let (kind, rest) = line.trim_end().split_at(1);
+            match kind {
+                "*" => {
+                    for _ in 0..rest.parse::<i64>().unwrap().max(0) {
+                        read(r, out);
+                    }
+                }
+                "$" => {
+                    let len: usize = rest.parse().unwrap();
+                    let mut b = vec![0u8; len + 2];
+                    r.read_exact(&mut b).unwrap();
+                    b.truncate(len);
+                    out.push(String::from_utf8(b).unwrap());
+                }
+                _ => panic!("unexpected reply {line}"),
+            }
+        }
+        let mut flat = Vec::new();
+        read(&mut r, &mut flat);
+        // Each entry: id, "eve", record.
+        flat.chunks(3)
+            .map(|c| {
+                assert_eq!(c[1], "eve");
+                c[2].clone()
+            })
+            .collect()
+    }
+}
+
 impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();

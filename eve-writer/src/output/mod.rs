@@ -29,10 +29,14 @@
 //! the producers' windows fill and they stop (backpressure).
 
 pub mod file;
+pub mod nats;
+pub mod net;
 pub mod redis;
+pub mod spool;
+pub mod syslog;
+pub mod tls;
 pub mod unix;
 
-use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -41,7 +45,8 @@ use meerkat_config::{EveLog, FileType, RotateInterval};
 
 use crate::pattern;
 use file::FileSink;
-use redis::RedisSink;
+pub use net::{Meta, NetCounters, NetTarget};
+use syslog::SyslogSink;
 use unix::{DgramSink, StreamSink};
 
 /// First wait before retrying a failed write or connection.
@@ -61,7 +66,7 @@ pub enum Sink {
     File(FileSink),
     Stream(StreamSink),
     Dgram(DgramSink),
-    Redis(RedisSink),
+    Syslog(SyslogSink),
 }
 
 impl Sink {
@@ -70,7 +75,7 @@ impl Sink {
             Sink::File(f) => f.path().display().to_string(),
             Sink::Stream(s) => format!("unix_stream {}", s.path().display()),
             Sink::Dgram(s) => format!("unix_dgram {}", s.path().display()),
-            Sink::Redis(r) => r.label(),
+            Sink::Syslog(s) => format!("syslog {}", s.path().display()),
         }
     }
 
@@ -79,7 +84,7 @@ impl Sink {
             Sink::File(f) => f.is_open(),
             Sink::Stream(s) => s.is_connected(),
             Sink::Dgram(s) => s.is_connected(),
-            Sink::Redis(r) => r.is_connected(),
+            Sink::Syslog(s) => s.is_connected(),
         }
     }
 
@@ -88,7 +93,7 @@ impl Sink {
             Sink::File(f) => f.open(now),
             Sink::Stream(s) => s.connect(),
             Sink::Dgram(s) => s.connect(),
-            Sink::Redis(r) => r.connect(),
+            Sink::Syslog(s) => s.connect(),
         }
     }
 
@@ -97,7 +102,7 @@ impl Sink {
             Sink::File(_) => {}
             Sink::Stream(s) => s.disconnect(),
             Sink::Dgram(s) => s.disconnect(),
-            Sink::Redis(r) => r.disconnect(),
+            Sink::Syslog(s) => s.disconnect(),
         }
     }
 }
@@ -127,9 +132,9 @@ struct Failing {
     retry_at: Instant,
 }
 
-/// One destination with its buffer.
+/// A local destination (file, Unix socket, syslog) with its buffer.
 #[derive(Debug)]
-pub struct Target {
+pub struct LocalTarget {
     label: String,
     sink: Sink,
     buf: Vec<u8>,
@@ -137,8 +142,6 @@ pub struct Target {
     head: usize,
     sent: usize,
     cap: usize,
-    /// Redis: absolute end offsets of the commands that have no reply yet.
-    cmd_ends: VecDeque<u64>,
     failing: Option<Failing>,
     blocked_until: Option<Instant>,
     rotate: Option<RotateInterval>,
@@ -146,9 +149,9 @@ pub struct Target {
     pub counters: TargetCounters,
 }
 
-impl Target {
-    pub fn new(sink: Sink, buffer_size: usize, rotate: Option<RotateInterval>) -> Target {
-        Target {
+impl LocalTarget {
+    pub fn new(sink: Sink, buffer_size: usize, rotate: Option<RotateInterval>) -> LocalTarget {
+        LocalTarget {
             label: sink.label(),
             sink,
             buf: Vec::with_capacity(buffer_size.clamp(4096, 4 << 20)),
@@ -156,7 +159,6 @@ impl Target {
             head: 0,
             sent: 0,
             cap: buffer_size,
-            cmd_ends: VecDeque::new(),
             failing: None,
             blocked_until: None,
             rotate,
@@ -229,18 +231,14 @@ impl Target {
         let pending = self.buf.len() - self.sent;
         let start = self.buf.len();
         match &self.sink {
-            Sink::Redis(r) => {
-                r.frame(line, &mut self.buf);
-                let end = self.accepted();
-                self.cmd_ends.push_back(end);
-            }
+            Sink::Syslog(s) => s.frame(line, SystemTime::now(), &mut self.buf),
             _ => self.buf.extend_from_slice(line),
         }
         if !self.prepare(now) {
             return;
         }
         let record = self.buf.len() - start;
-        if self.cap == 0 || matches!(self.sink, Sink::Dgram(_)) {
+        if self.cap == 0 || matches!(self.sink, Sink::Dgram(_) | Sink::Syslog(_)) {
             self.drain_to(self.buf.len(), now);
         } else if pending + record > self.cap {
             // Line-preserving: what was buffered goes first; then the new record waits
@@ -266,10 +264,9 @@ impl Target {
             return;
         }
         self.drain_to(self.buf.len(), now);
-        self.read_replies(now);
     }
 
-    /// Work due at `now`: a retry, a rotation, redis replies.
+    /// Work due at `now`: a retry, a rotation.
     pub fn poll(&mut self, now: Instant, wall: SystemTime) {
         if self.next_rotate.is_some_and(|t| wall >= t) {
             self.reopen(now);
@@ -283,7 +280,6 @@ impl Target {
             }
             self.drain_to(self.buf.len(), now);
         }
-        self.read_replies(now);
     }
 
     /// When [`poll`](Self::poll) next has work.
@@ -298,9 +294,6 @@ impl Target {
         }
         if let Some(r) = self.next_rotate {
             take(now + r.duration_since(wall).unwrap_or(Duration::ZERO));
-        }
-        if matches!(self.sink, Sink::Redis(_)) && self.sent > self.head {
-            take(now + REPLY_POLL);
         }
         next
     }
@@ -389,9 +382,11 @@ impl Target {
                     self.counters.write_calls += 1;
                     s.write(&self.buf[self.sent..limit])
                 }
-                Sink::Redis(r) => {
+                Sink::Syslog(d) => {
+                    let end = memchr::memchr(b'\n', &self.buf[self.sent..limit])
+                        .map_or(limit, |i| self.sent + i + 1);
                     self.counters.write_calls += 1;
-                    r.write(&self.buf[self.sent..limit])
+                    d.send(&self.buf[self.sent..end])
                 }
             };
             match result {
@@ -420,13 +415,12 @@ impl Target {
     /// Moves the delivered offset after a write, and notes a recovery.
     fn advance(&mut self, now: Instant) {
         match self.sink {
-            Sink::File(_) | Sink::Dgram(_) => self.head = self.sent,
+            Sink::File(_) | Sink::Dgram(_) | Sink::Syslog(_) => self.head = self.sent,
             Sink::Stream(_) => {
                 if let Some(i) = memchr::memrchr(b'\n', &self.buf[self.head..self.sent]) {
                     self.head += i + 1;
                 }
             }
-            Sink::Redis(_) => self.read_replies(now),
         }
         if self.sent == self.buf.len()
             && self.blocked_until.is_none()
@@ -440,48 +434,6 @@ impl Target {
             );
         }
         self.compact();
-    }
-
-    fn read_replies(&mut self, now: Instant) {
-        let Sink::Redis(r) = &mut self.sink else {
-            return;
-        };
-        if self.sent == self.head || !r.is_connected() {
-            return;
-        }
-        match r.read_replies() {
-            Ok(rep) => {
-                if rep.errors > 0 {
-                    self.counters.dropped += rep.errors as u64;
-                    self.counters.errors += rep.errors as u64;
-                    tracing::error!(
-                        "{}: redis refused {} record(s): {}",
-                        self.label,
-                        rep.errors,
-                        rep.first_error.as_deref().unwrap_or("")
-                    );
-                }
-                let sent_abs = self.base + self.sent as u64;
-                for _ in 0..rep.count {
-                    match self.cmd_ends.front() {
-                        Some(&end) if end <= sent_abs => {
-                            self.cmd_ends.pop_front();
-                            self.head = (end - self.base) as usize;
-                        }
-                        _ => {
-                            let e = io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                "more replies than commands sent",
-                            );
-                            self.fail(&e, now);
-                            return;
-                        }
-                    }
-                }
-                self.compact();
-            }
-            Err(e) => self.fail(&e, now),
-        }
     }
 
     fn fail_quietly(&mut self, now: Instant) {
@@ -540,6 +492,132 @@ impl Target {
     }
 }
 
+/// One destination: a local one (file, socket, syslog) with its byte buffer, or a
+/// network one (redis, NATS) with its record queue and spool.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // Most targets are local: the box is for the rare one.
+pub enum Target {
+    Local(LocalTarget),
+    Net(Box<NetTarget>),
+}
+
+impl Target {
+    /// A local target.
+    pub fn new(sink: Sink, buffer_size: usize, rotate: Option<RotateInterval>) -> Target {
+        Target::Local(LocalTarget::new(sink, buffer_size, rotate))
+    }
+
+    pub fn label(&self) -> &str {
+        match self {
+            Target::Local(t) => t.label(),
+            Target::Net(t) => t.label(),
+        }
+    }
+
+    pub fn start(&mut self, now: Instant) -> io::Result<()> {
+        match self {
+            Target::Local(t) => t.start(now),
+            Target::Net(t) => t.start(now),
+        }
+    }
+
+    pub fn accepted(&self) -> u64 {
+        match self {
+            Target::Local(t) => t.accepted(),
+            Target::Net(t) => t.accepted(),
+        }
+    }
+
+    pub fn delivered(&self) -> u64 {
+        match self {
+            Target::Local(t) => t.delivered(),
+            Target::Net(t) => t.delivered(),
+        }
+    }
+
+    pub fn held(&self) -> u64 {
+        match self {
+            Target::Local(t) => t.held(),
+            Target::Net(t) => t.held(),
+        }
+    }
+
+    pub fn is_failing(&self) -> bool {
+        match self {
+            Target::Local(t) => t.is_failing(),
+            Target::Net(t) => t.is_failing(),
+        }
+    }
+
+    /// Takes one EVE line (with its newline); `meta` says where it comes from.
+    pub fn accept(&mut self, line: &[u8], meta: &Meta<'_>, now: Instant) {
+        match self {
+            Target::Local(t) => t.accept(line, now),
+            Target::Net(t) => t.accept(line, meta, now),
+        }
+    }
+
+    pub fn flush(&mut self, now: Instant, force: bool) {
+        match self {
+            Target::Local(t) => t.flush(now, force),
+            Target::Net(t) => t.flush(now, force),
+        }
+    }
+
+    pub fn poll(&mut self, now: Instant, wall: SystemTime) {
+        match self {
+            Target::Local(t) => t.poll(now, wall),
+            Target::Net(t) => t.poll(now),
+        }
+    }
+
+    pub fn next_deadline(&self, now: Instant, wall: SystemTime) -> Option<Instant> {
+        match self {
+            Target::Local(t) => t.next_deadline(now, wall),
+            Target::Net(t) => t.next_deadline(now),
+        }
+    }
+
+    pub fn reopen(&mut self, now: Instant) -> bool {
+        match self {
+            Target::Local(t) => t.reopen(now),
+            Target::Net(t) => t.reopen(now),
+        }
+    }
+
+    /// At a stop, after the last flush: a network target spools what it still holds.
+    /// Returns the bytes still not delivered.
+    pub fn close(&mut self, now: Instant) -> u64 {
+        match self {
+            Target::Local(t) => t.held(),
+            Target::Net(t) => t.close(now),
+        }
+    }
+
+    /// Nothing held and, for a network target, nothing in flight or in its spool.
+    pub fn is_drained(&self) -> bool {
+        match self {
+            Target::Local(t) => t.held() == 0,
+            Target::Net(t) => t.is_drained(),
+        }
+    }
+
+    pub fn counters(&self) -> &TargetCounters {
+        match self {
+            Target::Local(t) => &t.counters,
+            Target::Net(t) => &t.counters,
+        }
+    }
+
+    /// A network target's own counters.
+    pub fn net_counters(&self) -> Option<NetCounters> {
+        match self {
+            Target::Local(_) => None,
+            Target::Net(t) => Some(t.net),
+        }
+    }
+}
+
 /// How to make the targets of one `eve-log` output.
 #[derive(Debug, Clone)]
 pub struct TargetSpec {
@@ -551,11 +629,64 @@ pub struct TargetSpec {
     pub mode: Option<u32>,
     pub rotate: Option<RotateInterval>,
     pub redis: meerkat_config::Redis,
+    pub nats: meerkat_config::Nats,
+    /// The spool of a network output (None: no spool).
+    pub spool: Option<spool::SpoolConfig>,
+    /// Unsent bytes a network output holds in memory before it spools.
+    pub spool_memory: usize,
+    pub syslog: (
+        meerkat_config::syslog::Facility,
+        meerkat_config::syslog::Level,
+        String,
+    ),
+    /// `syslog-socket`.
+    pub syslog_path: Option<PathBuf>,
+    /// First part of NATS message ids.
+    pub id_prefix: String,
+}
+
+/// The host name (for message ids), or `meerkat` when it cannot be read.
+pub fn host_name() -> String {
+    let mut b = [0u8; 256];
+    // SAFETY: gethostname writes at most b.len() bytes into the buffer we own.
+    let r = unsafe { libc::gethostname(b.as_mut_ptr().cast(), b.len()) };
+    let n = b.iter().position(|&c| c == 0).unwrap_or(0);
+    if r == 0 && n > 0 {
+        String::from_utf8_lossy(&b[..n]).into_owned()
+    } else {
+        "meerkat".to_string()
+    }
 }
 
 impl TargetSpec {
     pub fn from_config(eve: &EveLog, log_dir: &Path) -> TargetSpec {
         let p = Path::new(&eve.filename);
+        let redis = eve.redis.clone().unwrap_or_default();
+        let nats = eve.nats.clone().unwrap_or_default();
+        let spool_cfg = eve.spool.clone().unwrap_or_default();
+        let spool =
+            (meerkat_config::bus::is_network(eve.filetype) && spool_cfg.enabled).then(|| {
+                let dir = spool_cfg
+                    .directory
+                    .clone()
+                    .unwrap_or_else(|| match eve.filetype {
+                        FileType::Nats => net::default_spool_dir(log_dir, "nats", &nats.stream),
+                        _ => net::default_spool_dir(log_dir, "redis", &redis.key),
+                    });
+                let dir = if dir.is_absolute() {
+                    dir
+                } else {
+                    log_dir.join(dir)
+                };
+                spool::SpoolConfig {
+                    dir,
+                    max_size: spool_cfg.max_size.bytes(),
+                    segment_size: spool_cfg.segment_size.bytes(),
+                    fsync: spool_cfg.fsync,
+                    fsync_interval: spool_cfg.fsync_interval.duration(),
+                    when_full: spool_cfg.when_full,
+                }
+            });
         TargetSpec {
             filetype: eve.filetype,
             path: if p.is_absolute() {
@@ -567,7 +698,19 @@ impl TargetSpec {
             append: eve.append,
             mode: eve.filemode.map(|m| m.0),
             rotate: eve.rotate_interval,
-            redis: eve.redis.clone().unwrap_or_default(),
+            id_prefix: nats.msg_id_prefix.clone().unwrap_or_else(host_name),
+            syslog_path: eve.syslog_socket.clone(),
+            redis,
+            nats,
+            spool,
+            spool_memory: usize::try_from(spool_cfg.memory.bytes()).unwrap_or(usize::MAX),
+            syslog: (
+                eve.facility.unwrap_or_default(),
+                eve.level.unwrap_or_default(),
+                eve.identity
+                    .clone()
+                    .unwrap_or_else(|| meerkat_config::syslog::DEFAULT_IDENTITY.to_string()),
+            ),
         }
     }
 
@@ -583,14 +726,40 @@ impl TargetSpec {
             }
             FileType::UnixStream => Sink::Stream(StreamSink::new(self.path.clone())),
             FileType::UnixDgram => Sink::Dgram(DgramSink::new(self.path.clone())),
-            FileType::Redis => Sink::Redis(RedisSink::new(
-                &self.redis.server,
-                self.redis.port,
-                self.redis.mode,
-                &self.redis.key,
+            FileType::Syslog => Sink::Syslog(SyslogSink::new(
+                self.syslog_socket(),
+                self.syslog.0,
+                self.syslog.1,
+                &self.syslog.2,
             )),
+            FileType::Redis => {
+                return Target::Net(Box::new(NetTarget::new(
+                    Box::new(redis::RedisLink::new(&self.redis)),
+                    self.buffer_size,
+                    self.spool.clone(),
+                    self.spool_memory,
+                    "",
+                    "",
+                )));
+            }
+            FileType::Nats => {
+                return Target::Net(Box::new(NetTarget::new(
+                    Box::new(nats::NatsLink::new(&self.nats)),
+                    self.buffer_size,
+                    self.spool.clone(),
+                    self.spool_memory,
+                    &self.nats.subject,
+                    &self.id_prefix,
+                )));
+            }
         };
         Target::new(sink, self.buffer_size, self.rotate)
+    }
+
+    fn syslog_socket(&self) -> PathBuf {
+        self.syslog_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(meerkat_config::syslog::DEFAULT_SOCKET))
     }
 }
 
@@ -598,6 +767,34 @@ impl TargetSpec {
 mod tests {
     use super::*;
     use meerkat_config::RedisMode;
+
+    pub(crate) fn meta() -> Meta<'static> {
+        Meta {
+            event_type: "alert",
+            producer: "test",
+            epoch: 1,
+            seq: 1,
+            index: 0,
+        }
+    }
+
+    fn redis_target(server: &str, port: u16, mode: RedisMode, key: &str, buffer: usize) -> Target {
+        let cfg = meerkat_config::Redis {
+            server: server.to_string(),
+            port,
+            mode,
+            key: key.to_string(),
+            ..Default::default()
+        };
+        Target::Net(Box::new(NetTarget::new(
+            Box::new(redis::RedisLink::new(&cfg)),
+            buffer,
+            None,
+            usize::MAX,
+            "",
+            "",
+        )))
+    }
 
     fn file_target(dir: &Path, cap: usize) -> (Target, PathBuf) {
         let p = dir.join("eve.json");
@@ -611,9 +808,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut t, p) = file_target(dir.path(), 0);
         for _ in 0..10 {
-            t.accept(b"{\"a\":1}\n", Instant::now());
+            t.accept(b"{\"a\":1}\n", &meta(), Instant::now());
         }
-        assert_eq!(t.counters.write_calls, 10);
+        assert_eq!(t.counters().write_calls, 10);
         assert_eq!(t.delivered(), 80);
         assert_eq!(std::fs::read(&p).unwrap().len(), 80);
     }
@@ -624,13 +821,13 @@ mod tests {
         let (mut t, p) = file_target(dir.path(), 20);
         let now = Instant::now();
         for _ in 0..5 {
-            t.accept(b"0123456789\n", now); // 11 bytes: one fits, two do not
+            t.accept(b"0123456789\n", &meta(), now); // 11 bytes: one fits, two do not
         }
-        assert_eq!(t.counters.write_calls, 4);
+        assert_eq!(t.counters().write_calls, 4);
         assert_eq!(t.delivered(), 44);
         assert_eq!(t.accepted(), 55);
-        t.accept(&[b'x'; 30], now); // larger than the buffer: flush, then alone
-        assert_eq!(t.counters.write_calls, 6);
+        t.accept(&[b'x'; 30], &meta(), now); // larger than the buffer: flush, then alone
+        assert_eq!(t.counters().write_calls, 6);
         t.flush(now, false);
         assert_eq!(t.held(), 0);
         assert_eq!(std::fs::read(&p).unwrap().len(), 55 + 30);
@@ -647,12 +844,12 @@ mod tests {
         let now = Instant::now();
         t.start(now).unwrap(); // nobody listens yet: held
         assert!(t.is_failing());
-        t.accept(b"{\"n\":1}\n", now);
+        t.accept(b"{\"n\":1}\n", &meta(), now);
         assert_eq!(t.held(), 8);
         let listener = UnixListener::bind(&path).unwrap();
         t.flush(now, true);
         assert_eq!(t.held(), 0);
-        t.accept(b"{\"n\":2}\n", now);
+        t.accept(b"{\"n\":2}\n", &meta(), now);
         let (mut conn, _) = listener.accept().unwrap();
         let mut got = vec![0u8; 16];
         conn.read_exact(&mut got).unwrap();
@@ -668,7 +865,7 @@ mod tests {
                 Instant::now() < deadline,
                 "write to a closed reader did not fail"
             );
-            t.accept(b"{\"n\":3}\n", Instant::now());
+            t.accept(b"{\"n\":3}\n", &meta(), Instant::now());
         }
         let held = t.held();
         assert!(held >= 8, "{held}");
@@ -679,7 +876,7 @@ mod tests {
         let mut got = vec![0u8; held as usize];
         conn.read_exact(&mut got).unwrap();
         assert!(got.starts_with(b"{\"n\":3}\n") && got.ends_with(b"\n"));
-        assert!(t.counters.reconnects >= 2);
+        assert!(t.counters().reconnects >= 2);
     }
 
     #[test]
@@ -691,18 +888,18 @@ mod tests {
         let mut t = Target::new(Sink::Dgram(DgramSink::new(path.clone())), 65536, None);
         let now = Instant::now();
         t.start(now).unwrap();
-        t.accept(b"{\"n\":1}\n", now);
-        t.accept(b"{\"n\":22}\n", now);
+        t.accept(b"{\"n\":1}\n", &meta(), now);
+        t.accept(b"{\"n\":22}\n", &meta(), now);
         let mut b = [0u8; 64];
         let n = rx.recv(&mut b).unwrap();
         assert_eq!(&b[..n], b"{\"n\":1}\n");
         let n = rx.recv(&mut b).unwrap();
         assert_eq!(&b[..n], b"{\"n\":22}\n");
-        assert_eq!(t.counters.write_calls, 2);
+        assert_eq!(t.counters().write_calls, 2);
         // The reader goes away and comes back at the same path.
         drop(rx);
         std::fs::remove_file(&path).unwrap();
-        t.accept(b"{\"n\":3}\n", now);
+        t.accept(b"{\"n\":3}\n", &meta(), now);
         assert!(t.is_failing());
         assert_eq!(t.held(), 8);
         let rx = UnixDatagram::bind(&path).unwrap();
@@ -808,32 +1005,19 @@ mod tests {
         };
         let now = Instant::now();
         // LPUSH over TCP, unbuffered.
-        let mut t = Target::new(
-            Sink::Redis(RedisSink::new(
-                "127.0.0.1",
-                server.port,
-                RedisMode::Lpush,
-                "eve",
-            )),
-            0,
-            None,
-        );
+        let mut t = redis_target("127.0.0.1", server.port, RedisMode::Lpush, "eve", 0);
         t.start(now).unwrap();
-        t.accept(b"{\"n\":1}\n", now);
-        t.accept(b"{\"n\":2}\n", now);
+        t.accept(b"{\"n\":1}\n", &meta(), now);
+        t.accept(b"{\"n\":2}\n", &meta(), now);
         // RPUSH over the Unix socket, buffered: one write for both commands.
         let sock = server.socket.display().to_string();
-        let mut u = Target::new(
-            Sink::Redis(RedisSink::new(&sock, 0, RedisMode::Rpush, "eve-r")),
-            4096,
-            None,
-        );
+        let mut u = redis_target(&sock, 0, RedisMode::Rpush, "eve-r", 4096);
         u.start(now).unwrap();
-        u.accept(b"{\"n\":1}\n", now);
-        u.accept(b"{\"n\":2}\n", now);
-        assert_eq!(u.counters.write_calls, 0);
+        u.accept(b"{\"n\":1}\n", &meta(), now);
+        u.accept(b"{\"n\":2}\n", &meta(), now);
+        assert_eq!(u.counters().write_calls, 0);
         u.flush(now, false);
-        assert_eq!(u.counters.write_calls, 1);
+        assert_eq!(u.counters().write_calls, 1);
         let deadline = Instant::now() + Duration::from_secs(5);
         while t.held() > 0 || u.held() > 0 {
             assert!(Instant::now() < deadline, "no replies from redis");
@@ -854,13 +1038,9 @@ mod tests {
             let n = sub.read(&mut chunk).unwrap();
             got.extend_from_slice(&chunk[..n]);
         }
-        let mut p = Target::new(
-            Sink::Redis(RedisSink::new(&sock, 0, RedisMode::Publish, "ch")),
-            0,
-            None,
-        );
+        let mut p = redis_target(&sock, 0, RedisMode::Publish, "ch", 0);
         p.start(now).unwrap();
-        p.accept(b"{\"pub\":true}\n", now);
+        p.accept(b"{\"pub\":true}\n", &meta(), now);
         got.clear();
         while !got.windows(12).any(|w| w == b"{\"pub\":true}") {
             let n = sub.read(&mut chunk).unwrap();
@@ -869,19 +1049,15 @@ mod tests {
 
         // A refused command (wrong type) is counted and logged, not retried forever.
         server.command(&["SET", "str", "x"]);
-        let mut w = Target::new(
-            Sink::Redis(RedisSink::new(&sock, 0, RedisMode::Lpush, "str")),
-            0,
-            None,
-        );
+        let mut w = redis_target(&sock, 0, RedisMode::Lpush, "str", 0);
         w.start(now).unwrap();
-        w.accept(b"{}\n", now);
+        w.accept(b"{}\n", &meta(), now);
         let deadline = Instant::now() + Duration::from_secs(5);
         while w.held() > 0 {
             assert!(Instant::now() < deadline);
             w.poll(Instant::now(), SystemTime::now());
         }
-        assert_eq!(w.counters.dropped, 1);
+        assert_eq!(w.counters().dropped, 1);
     }
 
     #[test]
@@ -891,13 +1067,9 @@ mod tests {
             return;
         };
         let sock = server.socket.display().to_string();
-        let mut t = Target::new(
-            Sink::Redis(RedisSink::new(&sock, 0, RedisMode::Rpush, "eve")),
-            0,
-            None,
-        );
+        let mut t = redis_target(&sock, 0, RedisMode::Rpush, "eve", 0);
         t.start(Instant::now()).unwrap();
-        t.accept(b"{\"n\":1}\n", Instant::now());
+        t.accept(b"{\"n\":1}\n", &meta(), Instant::now());
         let deadline = Instant::now() + Duration::from_secs(5);
         while t.held() > 0 {
             assert!(Instant::now() < deadline);
@@ -912,11 +1084,19 @@ mod tests {
                 Instant::now() < deadline,
                 "redis going away was not noticed"
             );
-            t.accept(format!("{{\"n\":{n}}}\n").as_bytes(), Instant::now());
+            t.accept(
+                format!("{{\"n\":{n}}}\n").as_bytes(),
+                &meta(),
+                Instant::now(),
+            );
             t.poll(Instant::now(), SystemTime::now());
             n += 1;
         }
-        t.accept(format!("{{\"n\":{n}}}\n").as_bytes(), Instant::now());
+        t.accept(
+            format!("{{\"n\":{n}}}\n").as_bytes(),
+            &meta(),
+            Instant::now(),
+        );
         assert!(t.held() > 0);
         let server = RedisServer::start(dir.path()).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -940,6 +1120,245 @@ mod tests {
         assert!(nums.windows(2).all(|w| w[0] <= w[1]), "{nums:?}");
         nums.dedup();
         assert_eq!(nums, (2..=n).collect::<Vec<u64>>());
-        assert_eq!(t.counters.reconnects, 1);
+        assert_eq!(t.counters().reconnects, 1);
+    }
+
+    fn redis_cfg_target(cfg: meerkat_config::Redis) -> Target {
+        Target::Net(Box::new(NetTarget::new(
+            Box::new(redis::RedisLink::new(&cfg)),
+            0,
+            None,
+            usize::MAX,
+            "",
+            "",
+        )))
+    }
+
+    fn xlen(server: &RedisServer, key: &str) -> u64 {
+        let r = String::from_utf8(server.command(&["XLEN", key])).unwrap();
+        r.trim().trim_start_matches(':').parse().unwrap()
+    }
+
+    fn settle(t: &mut Target) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while t.held() > 0 {
+            assert!(Instant::now() < deadline, "no replies from redis");
+            t.poll(Instant::now(), SystemTime::now());
+        }
+    }
+
+    /// Polls `t` until `ok` or a deadline (trim rounds run at most once a second).
+    fn poll_until(t: &mut Target, what: &str, mut ok: impl FnMut(&Target) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ok(t) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            t.poll(Instant::now(), SystemTime::now());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Stream mode: without consumer groups the writer trims to stream-maxlen (as
+    /// Suricata); with a group, never an entry the group has not acknowledged, and the
+    /// group's lag is counted.
+    #[test]
+    fn redis_stream_trims_but_keeps_what_a_consumer_group_has_not_acknowledged() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(server) = RedisServer::start(dir.path()) else {
+            return;
+        };
+        let sock = server.socket.display().to_string();
+        let cfg = |key: &str| meerkat_config::Redis {
+            server: sock.clone(),
+            mode: RedisMode::Xadd,
+            key: key.to_string(),
+            stream_maxlen: 100,
+            stream_trim_exact: true,
+            ..Default::default()
+        };
+        // No group: trimmed to 100.
+        let mut t = redis_cfg_target(cfg("plain"));
+        t.start(Instant::now()).unwrap();
+        for i in 0..500 {
+            t.accept(
+                format!("{{\"n\":{i}}}\n").as_bytes(),
+                &meta(),
+                Instant::now(),
+            );
+        }
+        settle(&mut t);
+        t.accept(b"{\"n\":500}\n", &meta(), Instant::now());
+        poll_until(&mut t, "the trim", |_| xlen(&server, "plain") == 100);
+
+        // A group that reads nothing: every entry is kept, the lag counted.
+        server.command(&["XGROUP", "CREATE", "grouped", "g", "$", "MKSTREAM"]);
+        let mut t = redis_cfg_target(cfg("grouped"));
+        t.start(Instant::now()).unwrap();
+        for i in 0..500 {
+            t.accept(
+                format!("{{\"n\":{i}}}\n").as_bytes(),
+                &meta(),
+                Instant::now(),
+            );
+        }
+        settle(&mut t);
+        t.accept(b"{\"n\":500}\n", &meta(), Instant::now());
+        poll_until(&mut t, "the lag", |t| {
+            t.net_counters().is_some_and(|n| n.lag >= 500)
+        });
+        assert_eq!(xlen(&server, "grouped"), 501, "an unread entry was trimmed");
+        // The group reads 300 (pending, not acknowledged): still nothing goes.
+        server.command(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "300",
+            "STREAMS",
+            "grouped",
+            ">",
+        ]);
+        t.accept(b"{\"n\":501}\n", &meta(), Instant::now());
+        poll_until(&mut t, "the lag to count pending entries", |t| {
+            t.net_counters().is_some_and(|n| n.lag == 502)
+        });
+        assert_eq!(xlen(&server, "grouped"), 502);
+        // Everything read and acknowledged (no pending): trimmed up to what it read.
+        server.command(&["XGROUP", "SETID", "grouped", "g", "$"]);
+        server.command(&["XGROUP", "DELCONSUMER", "grouped", "g", "c"]);
+        for i in 502..512 {
+            t.accept(
+                format!("{{\"n\":{i}}}\n").as_bytes(),
+                &meta(),
+                Instant::now(),
+            );
+        }
+        poll_until(&mut t, "the trim of acknowledged entries", |_| {
+            xlen(&server, "grouped") == 10
+        });
+        let n = t.net_counters().unwrap();
+        assert_eq!(n.dropped, 0);
+        assert_eq!(n.acked, 512);
+    }
+
+    /// TLS (rustls, ring) and AUTH against redis-server's own TLS port.
+    #[test]
+    fn redis_over_tls_with_auth() {
+        let dir = tempfile::tempdir().unwrap();
+        let Ok(bin) = which("redis-server") else {
+            eprintln!("skipped: redis-server is not installed");
+            return;
+        };
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let (cert_pem, key_pem) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
+        std::fs::write(&cert_pem, cert.pem()).unwrap();
+        std::fs::write(&key_pem, key.serialize_pem()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = std::process::Command::new(bin)
+            .args([
+                "--port",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--tls-port",
+                &port.to_string(),
+            ])
+            .arg("--tls-cert-file")
+            .arg(&cert_pem)
+            .arg("--tls-key-file")
+            .arg(&key_pem)
+            .arg("--tls-ca-cert-file")
+            .arg(&cert_pem)
+            .args(["--tls-auth-clients", "no", "--requirepass", "s3cret"])
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server with TLS did not start"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tls = meerkat_config::client_tls::ClientTls {
+            enabled: true,
+            ca_file: Some(cert_pem.clone()),
+            cert_file: None,
+            key_file: None,
+            server_name: Some("localhost".to_string()),
+        };
+        let cfg = |password: &str| meerkat_config::Redis {
+            server: "127.0.0.1".to_string(),
+            port,
+            mode: RedisMode::Xadd,
+            key: "tls".to_string(),
+            password: Some(password.to_string()),
+            tls: Some(tls.clone()),
+            ..Default::default()
+        };
+        let mut t = redis_cfg_target(cfg("s3cret"));
+        t.start(Instant::now()).unwrap();
+        assert!(!t.is_failing());
+        for i in 0..200 {
+            t.accept(
+                format!("{{\"n\":{i}}}\n").as_bytes(),
+                &meta(),
+                Instant::now(),
+            );
+        }
+        settle(&mut t);
+        assert_eq!(t.net_counters().unwrap().acked, 200);
+        // A wrong password: refused at connect, counted, retried (never sent).
+        let mut w = redis_cfg_target(cfg("wrong"));
+        w.start(Instant::now()).unwrap();
+        assert!(w.is_failing());
+        // A CA file that is not PEM: an error at start naming the file.
+        let bad = dir.path().join("bad.pem");
+        std::fs::write(&bad, "nope").unwrap();
+        let mut c = cfg("s3cret");
+        c.tls.as_mut().unwrap().ca_file = Some(bad);
+        let e = redis_cfg_target(c).start(Instant::now()).unwrap_err();
+        assert!(e.to_string().contains("bad.pem"), "{e}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn syslog_output_one_datagram_per_record() {
+        use std::os::unix::net::UnixDatagram;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.sock");
+        let rx = UnixDatagram::bind(&path).unwrap();
+        let eve = meerkat_config::EveLog {
+            filetype: FileType::Syslog,
+            facility: Some(meerkat_config::syslog::Facility::Local3),
+            level: Some(meerkat_config::syslog::Level::Warning),
+            syslog_socket: Some(path.clone()),
+            ..Default::default()
+        };
+        let mut t = TargetSpec::from_config(&eve, dir.path()).make(None);
+        t.start(Instant::now()).unwrap();
+        t.accept(b"{\"a\":1}\n", &meta(), Instant::now());
+        let mut b = [0u8; 512];
+        let n = rx.recv(&mut b).unwrap();
+        let msg = std::str::from_utf8(&b[..n]).unwrap();
+        // local3 (19) * 8 + warning (4) = 156; identity meerkat.
+        assert!(msg.starts_with("<156>"), "{msg}");
+        assert!(
+            msg.ends_with(&format!("meerkat[{}]: {{\"a\":1}}", std::process::id())),
+            "{msg}"
+        );
+        assert_eq!(t.held(), 0);
     }
 }

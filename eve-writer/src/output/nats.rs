@@ -1,0 +1,431 @@
+//! NATS JetStream output (`filetype: nats`): each EVE record is published to its subject
+//! (`subject` with `{event_type}` replaced) with a `Nats-Msg-Id` header, and counts as
+//! confirmed once the stream's `PubAck` says it is stored. Messages sent again (after a
+//! lost connection, an ack that timed out, a writer restart, a replayed spool) carry the
+//! same id, so the stream's duplicate window drops the copies: at-least-once on the
+//! wire, once in the stream.
+//!
+//! The client is `async-nats` (rustls with ring), run by a thread of its own with a
+//! current-thread tokio runtime; the writer thread talks to it through a channel
+//! (batches of messages, tagged with a generation) and a shared report (confirmed count
+//! and the first error of the current generation, the connection state). A new
+//! generation starts at each (re)connect of the target: the client task forgets what it
+//! had in flight, and the target sends everything unconfirmed again, in order.
+//!
+//! Acknowledgements are awaited in publish order (the front of the in-flight queue
+//! first), so the confirmed count always covers a prefix of what was sent. The stream is
+//! created at start when `create-stream: yes` (subjects: `subject` with `{event_type}`
+//! as `*`, `duplicate-window`), else it must exist; until it is there the output counts
+//! as down (its records go to the spool).
+
+use std::collections::VecDeque;
+use std::future::{Future, IntoFuture};
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::connection::State;
+use async_nats::jetstream::context::{ContextBuilder, PublishError};
+use async_nats::jetstream::message::PublishMessage;
+use async_nats::jetstream::{self, stream};
+use async_nats::{ConnectOptions, ServerAddr};
+use meerkat_config::Nats;
+use prost::bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::TargetCounters;
+use super::net::{Confirmed, Link};
+use super::spool::RecordRef;
+
+/// How often the client task looks at the connection state.
+const STATE_EVERY: Duration = Duration::from_millis(20);
+/// How long the first connection is waited for at start.
+const FIRST_CONNECT_WAIT: Duration = Duration::from_secs(2);
+/// Wait between attempts to find or create the stream.
+const STREAM_RETRY: Duration = Duration::from_secs(1);
+
+#[derive(Debug)]
+struct Msg {
+    subject: String,
+    id: String,
+    payload: Bytes,
+}
+
+#[derive(Debug)]
+enum Cmd {
+    Publish(u64, Vec<Msg>),
+}
+
+#[derive(Debug, Default)]
+struct Report {
+    generation: u64,
+    confirmed: u64,
+    error: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    report: Mutex<Report>,
+    connected: AtomicBool,
+    stream_ready: AtomicBool,
+    /// Why the output is not usable (for the target's one log line).
+    why: Mutex<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Debug)]
+pub struct NatsLink {
+    cfg: Nats,
+    options: Option<ConnectOptions>,
+    servers: Vec<ServerAddr>,
+    shared: Arc<Shared>,
+    tx: Option<mpsc::UnboundedSender<Cmd>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    generation: u64,
+    connected: bool,
+    in_flight: usize,
+    seen: u64,
+    batch: Vec<Msg>,
+}
+
+impl NatsLink {
+    pub fn new(cfg: &Nats) -> NatsLink {
+        NatsLink {
+            cfg: cfg.clone(),
+            options: None,
+            servers: Vec::new(),
+            shared: Arc::new(Shared::default()),
+            tx: None,
+            thread: None,
+            generation: 0,
+            connected: false,
+            in_flight: 0,
+            seen: 0,
+            batch: Vec::new(),
+        }
+    }
+
+    /// Checks the settings and the files they name (at start: one clear error).
+    pub fn prepare(&mut self) -> io::Result<()> {
+        let bad = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        self.servers = self
+            .cfg
+            .servers
+            .iter()
+            .map(|s| {
+                s.parse::<ServerAddr>()
+                    .map_err(|e| bad(format!("outputs.eve-log.nats.servers: `{s}`: {e}")))
+            })
+            .collect::<io::Result<_>>()?;
+        let mut o = match &self.cfg.credentials {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    bad(format!(
+                        "outputs.eve-log.nats.credentials {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                ConnectOptions::with_credentials(&text).map_err(|e| {
+                    bad(format!(
+                        "outputs.eve-log.nats.credentials {}: {e}",
+                        path.display()
+                    ))
+                })?
+            }
+            None => ConnectOptions::new(),
+        };
+        if let Some(t) = &self.cfg.token {
+            o = o.token(t.clone());
+        }
+        if let (Some(u), Some(p)) = (&self.cfg.user, &self.cfg.password) {
+            o = o.user_and_password(u.clone(), p.clone());
+        }
+        if let Some(t) = self.cfg.tls.as_ref().filter(|t| t.enabled) {
+            let c = super::tls::client_config(t)?;
+            o = o.tls_client_config((*c).clone()).require_tls(true);
+        }
+        o = o
+            .name("meerkat-eve-writer")
+            .retry_on_initial_connect()
+            .max_reconnects(None)
+            .connection_timeout(Duration::from_secs(2))
+            .reconnect_delay_callback(|attempts| {
+                Duration::from_millis((50u64 << attempts.min(5)).min(2000))
+            });
+        self.options = Some(o);
+        Ok(())
+    }
+
+    fn start_client(&mut self) -> io::Result<()> {
+        if self.tx.is_some() {
+            return Ok(());
+        }
+        let Some(options) = self.options.take() else {
+            self.prepare()?;
+            return self.start_client();
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::clone(&self.shared);
+        let cfg = self.cfg.clone();
+        let servers = self.servers.clone();
+        let thread = std::thread::Builder::new()
+            .name("eve-nats".to_string())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        *lock(&shared.why) = format!("nats client runtime: {e}");
+                        return;
+                    }
+                };
+                rt.block_on(client_task(options, servers, cfg, shared, rx));
+            })?;
+        self.tx = Some(tx);
+        self.thread = Some(thread);
+        Ok(())
+    }
+}
+
+impl Drop for NatsLink {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+type AckFuture =
+    Pin<Box<dyn Future<Output = Result<jetstream::publish::PublishAck, PublishError>> + Send>>;
+
+async fn ensure_stream(js: &jetstream::Context, cfg: &Nats) -> Result<(), String> {
+    if cfg.create_stream {
+        js.get_or_create_stream(stream::Config {
+            name: cfg.stream.clone(),
+            subjects: vec![cfg.stream_subject()],
+            duplicate_window: cfg.duplicate_window.duration(),
+            ..Default::default()
+        })
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("cannot create or find JetStream stream {}: {e}", cfg.stream))
+    } else {
+        js.get_stream(&cfg.stream)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("JetStream stream {} is not there: {e}", cfg.stream))
+    }
+}
+
+/// The client task: connects, makes sure of the stream, publishes, awaits acks in order.
+async fn client_task(
+    options: ConnectOptions,
+    servers: Vec<ServerAddr>,
+    cfg: Nats,
+    shared: Arc<Shared>,
+    mut rx: mpsc::UnboundedReceiver<Cmd>,
+) {
+    let client = match options.connect(servers).await {
+        Ok(c) => c,
+        Err(e) => {
+            *lock(&shared.why) = format!("nats: {e}");
+            return;
+        }
+    };
+    let js = ContextBuilder::new()
+        .ack_timeout(cfg.ack_timeout.duration())
+        .max_ack_inflight(cfg.max_in_flight.max(1))
+        .backpressure_on_inflight(true)
+        .build(client.clone());
+    let mut generation = 0u64;
+    let mut in_flight: VecDeque<AckFuture> = VecDeque::new();
+    let mut broken = false;
+    let mut tick = tokio::time::interval(STATE_EVERY);
+    let mut next_stream_try = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            cmd = rx.recv() => {
+                let Some(Cmd::Publish(g, msgs)) = cmd else { return };
+                if g < generation {
+                    continue;
+                }
+                if g > generation {
+                    generation = g;
+                    in_flight.clear();
+                    broken = false;
+                    *lock(&shared.report) = Report { generation, confirmed: 0, error: None };
+                }
+                if broken {
+                    continue;
+                }
+                for m in msgs {
+                    let publish = PublishMessage::build().payload(m.payload).message_id(&m.id);
+                    match js.send_publish(m.subject, publish).await {
+                        Ok(ack) => in_flight.push_back(Box::pin(ack.into_future())),
+                        Err(e) => {
+                            broken = true;
+                            in_flight.clear();
+                            lock(&shared.report).error = Some(format!("publish: {e}"));
+                            break;
+                        }
+                    }
+                }
+            }
+            res = async {
+                match in_flight.front_mut() {
+                    Some(f) => f.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                in_flight.pop_front();
+                match res {
+                    Ok(_) => lock(&shared.report).confirmed += 1,
+                    Err(e) => {
+                        broken = true;
+                        in_flight.clear();
+                        lock(&shared.report).error = Some(format!("no acknowledgement from the stream: {e}"));
+                    }
+                }
+            }
+            _ = tick.tick() => {
+                let up = client.connection_state() == State::Connected;
+                shared.connected.store(up, Ordering::Relaxed);
+                if !up {
+                    *lock(&shared.why) = "not connected to any NATS server".to_string();
+                } else if !shared.stream_ready.load(Ordering::Relaxed)
+                    && tokio::time::Instant::now() >= next_stream_try
+                {
+                    next_stream_try = tokio::time::Instant::now() + STREAM_RETRY;
+                    match ensure_stream(&js, &cfg).await {
+                        Ok(()) => shared.stream_ready.store(true, Ordering::Relaxed),
+                        Err(e) => *lock(&shared.why) = e,
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Link for NatsLink {
+    fn label(&self) -> String {
+        format!(
+            "nats {} stream {}",
+            self.cfg.servers.join(","),
+            self.cfg.stream
+        )
+    }
+
+    fn wants_ids(&self) -> bool {
+        true
+    }
+
+    fn prepare(&mut self) -> io::Result<()> {
+        NatsLink::prepare(self)
+    }
+
+    fn connect(&mut self) -> io::Result<()> {
+        self.disconnect();
+        let first = self.tx.is_none();
+        self.start_client()?;
+        let ready = || {
+            self.shared.connected.load(Ordering::Relaxed)
+                && self.shared.stream_ready.load(Ordering::Relaxed)
+        };
+        if first {
+            // The first connection (at start) is waited for, as a redis connect is: a
+            // server that is up takes its records directly from the first one.
+            let deadline = Instant::now() + FIRST_CONNECT_WAIT;
+            while !ready() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let up = ready();
+        if !up {
+            let why = lock(&self.shared.why).clone();
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                if why.is_empty() {
+                    "connecting to NATS".to_string()
+                } else {
+                    why
+                },
+            ));
+        }
+        self.generation += 1;
+        self.connected = true;
+        Ok(())
+    }
+
+    fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    fn disconnect(&mut self) {
+        self.connected = false;
+        self.in_flight = 0;
+        self.seen = 0;
+        self.batch.clear();
+    }
+
+    fn has_room(&self) -> bool {
+        self.in_flight < self.cfg.max_in_flight
+    }
+
+    fn push(&mut self, rec: RecordRef<'_>) {
+        self.batch.push(Msg {
+            subject: String::from_utf8_lossy(rec.subject).into_owned(),
+            id: String::from_utf8_lossy(rec.id).into_owned(),
+            payload: Bytes::copy_from_slice(rec.payload),
+        });
+        self.in_flight += 1;
+    }
+
+    fn write(&mut self, counters: &mut TargetCounters) -> io::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let msgs = std::mem::take(&mut self.batch);
+        counters.write_calls += 1;
+        counters.bytes += msgs.iter().map(|m| m.payload.len() as u64).sum::<u64>();
+        let tx = self.tx.as_ref().ok_or(io::ErrorKind::NotConnected)?;
+        tx.send(Cmd::Publish(self.generation, msgs))
+            .map_err(|_| io::Error::other("the nats client stopped"))
+    }
+
+    fn poll(&mut self, _now: Instant) -> io::Result<Confirmed> {
+        let r = lock(&self.shared.report);
+        let mut out = Confirmed::default();
+        if r.generation == self.generation {
+            out.n = (r.confirmed - self.seen) as usize;
+            self.seen = r.confirmed;
+            self.in_flight -= out.n.min(self.in_flight);
+            if let Some(e) = &r.error {
+                return Err(io::Error::other(e.clone()));
+            }
+        }
+        drop(r);
+        if !self.shared.connected.load(Ordering::Relaxed) && self.in_flight > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "lost the connection to NATS",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn next_deadline(&self, _now: Instant) -> Option<Instant> {
+        None
+    }
+}
