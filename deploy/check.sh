@@ -323,6 +323,11 @@ fi
 # ---------------------------------------------------------------------------------------
 step "configs (meerkat config check, rules check, workers)"
 "$bin" config check deploy/config/meerkat.yaml
+"$bin" config check deploy/config/meerkat-bus.yaml
+# The bus profile (Meerkat -> Redis Streams -> a consumer) over the main file.
+MEERKAT_CONFIG=./config/meerkat-bus.yaml DOCKER_HOST=unix://$sock docker-compose \
+    -f deploy/docker-compose.yml -f deploy/docker-compose.bus.yml --profile offline --profile bus config -q \
+    || fail "docker-compose.bus.yml does not validate"
 compose_workers=$(DOCKER_HOST=unix://$sock docker-compose -f deploy/docker-compose.yml config --services | grep -c '^detect-')
 configs=("deploy/config/meerkat.yaml:$compose_workers:sample/sample.rules")
 # The ConfigMaps of each rendering (or the base's files when nothing was rendered).
