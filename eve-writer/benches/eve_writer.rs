@@ -6,7 +6,13 @@
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --quick # 1 repetition, fewer events
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --full-path-only # for perf
 //! cargo bench -p meerkat-eve-writer --bench eve_writer -- --profile-only   # for callgrind
+//! cargo bench -p meerkat-eve-writer --bench eve_writer -- --bus-only [--events N] [--runs N]
 //! ```
+//!
+//! `--bus-only` (issue 26): events per writer CPU-second to a file, to Redis Streams
+//! (`XADD`, a redis-server of its own) and to NATS JetStream (a `nats-server -js` of its
+//! own), interleaved runs, medians, the ratio to the file; then the spool's write rate
+//! (NATS down: every event spooled) and replay rate (NATS started: the spool sent).
 //!
 //! `--events N` sets the number of events of `--full-path-only` (default 1,000,000), and
 //! `EVE_BENCH_WRITER_WRAP` runs the writer process under a wrapper command, for instruction
@@ -81,6 +87,17 @@ fn main() {
     if std::env::args().any(|a| a == "--profile-only") {
         // Stable instruction counts: `valgrind --tool=callgrind <bench> --profile-only`.
         profile(20_000);
+        return;
+    }
+    if std::env::args().any(|a| a == "--bus-only") {
+        let args: Vec<String> = std::env::args().collect();
+        let get = |flag: &str, d: usize| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+                .map_or(d, |n| n.parse::<usize>().unwrap())
+        };
+        bus_bench(get("--events", 200_000), get("--runs", 3));
         return;
     }
     if std::env::args().any(|a| a == "--full-path-only") {
@@ -242,13 +259,25 @@ struct WriterProc {
 
 impl WriterProc {
     fn start(buffer: usize, flush: u32, threaded: bool, pin: Option<usize>) -> WriterProc {
+        WriterProc::start_with(buffer, flush, threaded, pin, "")
+    }
+
+    /// `output`: YAML lines added to the eve-log output (a bus output's filetype and
+    /// section), indented by six spaces.
+    fn start_with(
+        buffer: usize,
+        flush: u32,
+        threaded: bool,
+        pin: Option<usize>,
+        output: &str,
+    ) -> WriterProc {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("bench.yaml");
         std::fs::write(
             &cfg,
             format!(
                 "default-log-dir: {d}\nruntime-dir: {d}\nheartbeat:\n  output-flush-interval: {flush}\n\
-                 stats:\n  enabled: no\noutputs:\n  - eve-log:\n      buffer-size: {buffer}\n      threaded: {threaded}\n      types: [alert, flow, anomaly]\n",
+                 stats:\n  enabled: no\noutputs:\n  - eve-log:\n      buffer-size: {buffer}\n      threaded: {threaded}\n{output}      types: [alert, flow, anomaly]\n",
                 d = dir.path().display()
             ),
         )
@@ -323,7 +352,20 @@ fn run_writer_bench(
     events: usize,
     pin: Option<usize>,
 ) -> Row {
-    let w = WriterProc::start(buffer, flush, threaded, pin);
+    run_output_bench(buffer, flush, threaded, events, pin, "").0
+}
+
+/// One run against a writer whose output has `output` added (see
+/// [`WriterProc::start_with`]); also returns the writer (stopped) for its counters.
+fn run_output_bench(
+    buffer: usize,
+    flush: u32,
+    threaded: bool,
+    events: usize,
+    pin: Option<usize>,
+    output: &str,
+) -> (Row, tempfile::TempDir) {
+    let w = WriterProc::start_with(buffer, flush, threaded, pin, output);
     let sock = w.dir.path().join("eve.sock");
     let pool = event_pool();
     let producers = 2usize;
@@ -365,7 +407,7 @@ fn run_writer_bench(
     let cpu = w.cpu_seconds() - cpu0;
     let bytes = w.eve_bytes() as f64;
     let dir = w.dir.path().to_path_buf();
-    let _keep = w.stop();
+    let keep = w.stop();
     // The page outlives the process: read it once the writer has stopped (everything
     // was already written and acknowledged, so stopping writes nothing more).
     let writes = (meerkat_ring::CounterReader::open(&dir.join("counters-eve-writer"))
@@ -373,14 +415,17 @@ fn run_writer_bench(
         .and_then(|r| r.get("eve.write_calls"))
         .unwrap_or(0)
         - writes0) as f64;
-    Row {
-        events: sent,
-        events_per_s: sent / wall,
-        writes_per_1000: writes * 1000.0 / sent,
-        cpu_s: cpu,
-        events_per_cpu_s: sent / cpu.max(1e-9),
-        bytes_per_line: bytes / sent,
-    }
+    (
+        Row {
+            events: sent,
+            events_per_s: sent / wall,
+            writes_per_1000: writes * 1000.0 / sent,
+            cpu_s: cpu,
+            events_per_cpu_s: sent / cpu.max(1e-9),
+            bytes_per_line: bytes / sent,
+        },
+        keep,
+    )
 }
 
 async fn connect(sock: PathBuf) -> EventStreamClient<tonic::transport::Channel> {
@@ -661,5 +706,190 @@ fn profile(events: usize) {
         "in-process profile ({events} events, {:.0} bytes/line): protobuf decode {decode:.0} ns/event, \
          render {render:.0} ns/event, render + 64 KiB buffered file write {write:.0} ns/event",
         total as f64 / events as f64
+    );
+}
+
+/// A server process of the bus bench (redis-server or nats-server), killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn find(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain(["/usr/sbin".into()])
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+fn wait_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server on port {port} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn redis_server(dir: &Path) -> Option<(Server, u16)> {
+    let bin = find("redis-server")?;
+    let port = free_port();
+    let child = Command::new(bin)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+        ])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_port(port);
+    Some((Server(child), port))
+}
+
+fn nats_server(dir: &Path, port: u16) -> Option<Server> {
+    let bin = find("nats-server")?;
+    let child = Command::new(bin)
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(dir.join("js"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_port(port);
+    Some(Server(child))
+}
+
+/// Events per writer CPU-second to a file, to Redis Streams and to NATS JetStream (64 KiB
+/// buffer, interleaved runs, medians), then the spool: writing it (NATS down: every event
+/// goes to the spool) and replaying it (NATS started, the spool sent).
+fn bus_bench(events: usize, runs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_redis, rport)) = redis_server(dir.path()) else {
+        println!("skipped: redis-server is not installed");
+        return;
+    };
+    let nport = free_port();
+    let Some(nats) = nats_server(dir.path(), nport) else {
+        println!("skipped: nats-server is not installed");
+        return;
+    };
+    let redis_out = format!(
+        "      filetype: redis\n      redis:\n        server: 127.0.0.1\n        port: {rport}\n        mode: stream\n        key: bench\n        stream-maxlen: 100000\n"
+    );
+    let nats_out = format!(
+        "      filetype: nats\n      nats:\n        servers: nats://127.0.0.1:{nport}\n        stream: BENCH\n"
+    );
+    let mut rows: Vec<(&str, Vec<Row>)> = vec![
+        ("file", vec![]),
+        ("redis stream", vec![]),
+        ("nats jetstream", vec![]),
+    ];
+    for r in 0..runs {
+        for (i, out) in ["", redis_out.as_str(), nats_out.as_str()]
+            .iter()
+            .enumerate()
+        {
+            let (row, _) = run_output_bench(65536, 0, false, events, None, out);
+            println!(
+                "run {r} {:<16} {:>10.0} events/cpu-s {:>10.0} events/s",
+                rows[i].0, row.events_per_cpu_s, row.events_per_s
+            );
+            rows[i].1.push(row);
+        }
+    }
+    drop(nats);
+    println!(
+        "\n{:<18} {:>14} {:>12} {:>10}",
+        "output", "events/cpu-s", "events/s", "vs file"
+    );
+    let file = median(rows[0].1.iter().map(|r| r.events_per_cpu_s).collect());
+    for (name, rs) in &rows {
+        let cpu = median(rs.iter().map(|r| r.events_per_cpu_s).collect());
+        let wall = median(rs.iter().map(|r| r.events_per_s).collect());
+        println!(
+            "{name:<18} {cpu:>14.0} {wall:>12.0} {:>9.0}%",
+            100.0 * cpu / file
+        );
+    }
+    // Spool write: NATS down, everything spooled; replay: NATS up, the spool drains.
+    let mut write_rates = Vec::new();
+    let mut replay_rates = Vec::new();
+    for _ in 0..runs {
+        let port = free_port();
+        let out = format!(
+            "      filetype: nats\n      nats:\n        servers: nats://127.0.0.1:{port}\n        stream: SPOOL\n      spool:\n        fsync: interval\n"
+        );
+        let w = WriterProc::start_with(65536, 0, false, None, &out);
+        let sock = w.dir.path().join("eve.sock");
+        let pool = event_pool();
+        let per = events / 2 / BATCH;
+        let batches: Vec<Vec<EventBatch>> = (0..2)
+            .map(|p| {
+                (1..=per as u64)
+                    .map(|seq| make_batch(&pool, p as u32, seq, per as u64))
+                    .collect()
+            })
+            .collect();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let cpu0 = w.cpu_seconds();
+        rt.block_on(async {
+            let mut tasks = Vec::new();
+            for b in batches {
+                tasks.push(tokio::spawn(produce(sock.clone(), b)));
+            }
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+        let sent = (per * 2 * BATCH) as f64;
+        let cpu = w.cpu_seconds() - cpu0;
+        write_rates.push(sent / cpu.max(1e-9));
+        let spooled = w.counter("eve.output.0.spooled") as f64;
+        let cpu1 = w.cpu_seconds();
+        let t = Instant::now();
+        let _server = nats_server(w.dir.path(), port).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while w.counter("eve.output.0.replayed") < spooled as u64 {
+            assert!(Instant::now() < deadline, "the spool did not drain");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let wall = t.elapsed().as_secs_f64();
+        let rcpu = w.cpu_seconds() - cpu1;
+        replay_rates.push((spooled / rcpu.max(1e-9), spooled / wall));
+        drop(w.stop());
+    }
+    println!(
+        "spool write (NATS down, fsync interval): {:.0} events/cpu-s; spool replay to NATS: {:.0} events/cpu-s, {:.0} events/s",
+        median(write_rates),
+        median(replay_rates.iter().map(|r| r.0).collect()),
+        median(replay_rates.iter().map(|r| r.1).collect())
     );
 }

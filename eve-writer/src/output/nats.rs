@@ -48,7 +48,7 @@ const STREAM_RETRY: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 struct Msg {
-    subject: String,
+    subject: async_nats::Subject,
     id: String,
     payload: Bytes,
 }
@@ -91,7 +91,12 @@ pub struct NatsLink {
     in_flight: usize,
     seen: u64,
     batch: Vec<Msg>,
+    /// Subjects made so far (one per event type): cloning one is a reference count.
+    subjects: Vec<(Vec<u8>, async_nats::Subject)>,
 }
+
+/// Subjects kept in [`NatsLink::subjects`], at most.
+const MAX_SUBJECTS: usize = 64;
 
 impl NatsLink {
     pub fn new(cfg: &Nats) -> NatsLink {
@@ -107,6 +112,7 @@ impl NatsLink {
             in_flight: 0,
             seen: 0,
             batch: Vec::new(),
+            subjects: Vec::new(),
         }
     }
 
@@ -380,8 +386,19 @@ impl Link for NatsLink {
     }
 
     fn push(&mut self, rec: RecordRef<'_>) {
+        let subject = match self.subjects.iter().find(|(k, _)| k == rec.subject) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let s =
+                    async_nats::Subject::from(String::from_utf8_lossy(rec.subject).into_owned());
+                if self.subjects.len() < MAX_SUBJECTS {
+                    self.subjects.push((rec.subject.to_vec(), s.clone()));
+                }
+                s
+            }
+        };
         self.batch.push(Msg {
-            subject: String::from_utf8_lossy(rec.subject).into_owned(),
+            subject,
             id: String::from_utf8_lossy(rec.id).into_owned(),
             payload: Bytes::copy_from_slice(rec.payload),
         });

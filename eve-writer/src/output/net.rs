@@ -733,7 +733,8 @@ impl NetTarget {
     /// Back to sending directly once the spool is empty and its records are confirmed.
     fn maybe_stop_spooling(&mut self, now: Instant) {
         let spool_empty = self.spool.as_ref().is_none_or(|s| s.is_empty());
-        let replayed_in_memory = self.mem.recs.iter().any(|r| !r.is_direct());
+        // Replayed records come after the direct ones: the last says whether any is left.
+        let replayed_in_memory = self.mem.recs.back().is_some_and(|r| !r.is_direct());
         if !spool_empty || replayed_in_memory {
             return;
         }

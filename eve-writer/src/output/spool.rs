@@ -467,8 +467,13 @@ impl Spool {
                 .segments
                 .back()
                 .is_none_or(|s| s.size >= self.cfg.segment_size);
-            if full || self.tail.is_none() {
-                self.new_segment()?;
+            if (full || self.tail.is_none())
+                && let Err(e) = self.new_segment()
+            {
+                self.counters.write_errors += 1;
+                // What went out before stays out; the rest waits.
+                self.pending.drain(..at);
+                return Err(e);
             }
             // Whole records up to the segment's size (at least one).
             let room = self
