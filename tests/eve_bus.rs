@@ -1,6 +1,7 @@
 //! EVE to a bus, with the real binary and real servers: Redis Streams (`XADD`) and NATS
 //! JetStream, and the faults issue 26 names: the bus stopped under load and restarted,
-//! the writer killed with batches in flight and in the spool. Each server is the test's own, on a free loopback port; a test skips with a
+//! the writer killed with batches in flight and in the spool, a full disk under the
+//! spool. Each server is the test's own, on a free loopback port; a test skips with a
 //! message when the server's binary is not installed (`.ci/setup.d/30-eve.sh` installs
 //! both).
 //!
@@ -295,6 +296,145 @@ fn writer_killed_with_a_spool_loses_nothing() {
     println!(
         "SIGKILL with {spooled} records spooled; the new writer replayed {}",
         counter(&s, "eve.output.0.replayed")
+    );
+}
+
+/// A 1 MiB tmpfs mounted on `dir` for the test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
+            Ok(o) => {
+                println!(
+                    "skipped: cannot mount a tmpfs here ({})",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                println!("skipped: cannot run mount ({e})");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The bus is down and the disk under the spool fills: the writer holds the rest
+/// unacknowledged (the producers stop), says so once, and when the bus is back
+/// everything arrives once.
+#[test]
+fn full_disk_under_the_spool_holds_events_until_the_bus_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut nats) = NatsServer::start(dir.path()) else {
+        return;
+    };
+    nats.down();
+    let n = 4_000;
+    let spool_dir = dir.path().join("spool");
+    let s = Setup::new(&nats_output(
+        &nats.url(),
+        &format!(
+            "      spool:\n        directory: {}\n        segment-size: 64kb\n",
+            spool_dir.display()
+        ),
+    ));
+    let Some(_mount) = Tmpfs::mount(&spool_dir) else {
+        return;
+    };
+    let pcap = s.dir.path().join("t.pcap");
+    write_pcap(&pcap, n);
+    let mut writer = s.start_writer();
+    let mut workers = s.start_workers(WORKERS);
+    let mut capture = s.spawn("capture", &["-r", pcap.to_str().unwrap()]);
+    wait_for("the spool's disk to fill", Duration::from_secs(60), || {
+        counter(&s, "eve.output.0.errors") > 0 && counter(&s, "eve.held_bytes") > 0
+    });
+    let events_in = counter(&s, "eve.events_in");
+    assert!(
+        events_in < 2 * n as u64,
+        "all {events_in} events reached the writer: no backpressure"
+    );
+    nats.up();
+    wait_success(&mut capture, "capture", Duration::from_secs(120));
+    for w in &mut workers {
+        wait_success(w, "detect", Duration::from_secs(120));
+    }
+    wait_for("everything sent", Duration::from_secs(120), || {
+        counter(&s, "eve.output.0.spooled_bytes") == 0 && counter(&s, "eve.held_bytes") == 0
+    });
+    terminate(&writer);
+    wait_success(&mut writer, "eve-writer", Duration::from_secs(30));
+    check_once(&nats.messages("EVE"), n);
+    println!(
+        "full spool disk: {} errors, {events_in} of {} events in before the bus returned",
+        counter(&s, "eve.output.0.errors"),
+        2 * n
+    );
+}
+
+/// The bus is down and the spool reaches max-size (`when-full: block`): backpressure,
+/// then everything once when the bus returns.
+#[test]
+fn full_spool_blocks_then_everything_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut nats) = NatsServer::start(dir.path()) else {
+        return;
+    };
+    nats.down();
+    let n = 4_000;
+    // Small batches and windows, so that a full spool stops the producers quickly.
+    let s = Setup::new(
+        &nats_output(
+            &nats.url(),
+            "      spool:\n        max-size: 256kb\n        segment-size: 64kb\n        when-full: block\n",
+        )
+        .replace(
+            "detect:\n",
+            "detect:\n  event-batch-size: 16\n  max-unacked-batches: 2\n",
+        ),
+    );
+    let pcap = s.dir.path().join("t.pcap");
+    write_pcap(&pcap, n);
+    let mut writer = s.start_writer();
+    let mut workers = s.start_workers(WORKERS);
+    let mut capture = s.spawn("capture", &["-r", pcap.to_str().unwrap()]);
+    wait_for("the spool to be full", Duration::from_secs(60), || {
+        counter(&s, "eve.output.0.spooled_bytes") > 128 * 1024 && counter(&s, "eve.held_bytes") > 0
+    });
+    let events_in = counter(&s, "eve.events_in");
+    assert!(
+        events_in < 2 * n as u64,
+        "no backpressure ({events_in} events in)"
+    );
+    assert!(counter(&s, "eve.output.0.spooled_bytes") <= 256 * 1024);
+    nats.up();
+    wait_success(&mut capture, "capture", Duration::from_secs(120));
+    for w in &mut workers {
+        wait_success(w, "detect", Duration::from_secs(120));
+    }
+    wait_for("everything sent", Duration::from_secs(120), || {
+        counter(&s, "eve.output.0.spooled_bytes") == 0 && counter(&s, "eve.held_bytes") == 0
+    });
+    terminate(&writer);
+    wait_success(&mut writer, "eve-writer", Duration::from_secs(30));
+    check_once(&nats.messages("EVE"), n);
+    assert_eq!(counter(&s, "eve.output.0.dropped"), 0);
+    println!(
+        "full spool (block): {events_in} of {} events in before the bus returned",
+        2 * n
     );
 }
 

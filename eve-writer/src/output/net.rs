@@ -262,6 +262,8 @@ pub struct NetTarget {
     /// Accepted-space start of the first spooled record not yet durable.
     undurable_from: Option<u64>,
     spool_retry_at: Option<Instant>,
+    /// After a failed write-out (a full disk): when to write again.
+    write_retry_at: Option<Instant>,
     spool_full_logged: bool,
     accepted: u64,
     failing: Option<Failing>,
@@ -299,6 +301,7 @@ impl NetTarget {
             spooling: false,
             undurable_from: None,
             spool_retry_at: None,
+            write_retry_at: None,
             spool_full_logged: false,
             accepted: 0,
             failing: None,
@@ -502,6 +505,7 @@ impl NetTarget {
             );
         }
         self.spool_retry_at = Some(Instant::now() + SPOOL_RETRY);
+        self.write_retry_at = self.spool_retry_at;
     }
 
     /// Writes out what was appended to the spool; spooled records become delivered.
@@ -512,11 +516,13 @@ impl NetTarget {
         if !spool.has_pending() {
             return;
         }
-        if self.spool_retry_at.is_some_and(|t| now < t) && self.spool_full_logged {
+        // Only a failed write waits; a full spool (max-size) still writes what it took.
+        if self.write_retry_at.is_some_and(|t| now < t) {
             return;
         }
         match spool.write_out() {
             Ok(()) => {
+                self.write_retry_at = None;
                 self.undurable_from = None;
                 if self.spool_full_logged && self.overflow.recs.is_empty() {
                     self.spool_full_logged = false;
@@ -614,6 +620,7 @@ impl NetTarget {
     /// Hands records to the server, reads its confirmations, replays the spool.
     fn pump(&mut self, now: Instant) {
         if self.spooling {
+            self.spool_write_out(now);
             if !self.overflow.recs.is_empty() {
                 self.drain_overflow(now);
             }
@@ -723,6 +730,11 @@ impl NetTarget {
         self.net.acked += c.n as u64;
         if let (Some(pos), Some(spool)) = (commit, self.spool.as_mut()) {
             spool.commit(pos, now);
+            if self.spool_full_logged {
+                // Confirmed segments are deleted: room again, try the spool now.
+                self.spool_retry_at = None;
+                self.write_retry_at = None;
+            }
         }
         if self.spooling {
             self.maybe_stop_spooling(now);

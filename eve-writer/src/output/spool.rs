@@ -301,6 +301,15 @@ impl Spool {
             segments,
             cfg,
         };
+        if s.cursor.metadata()?.len() < 24 {
+            // Its 24 bytes now, so that later updates (in place) never need a new block:
+            // a full disk cannot stop them.
+            s.cursor_written = Pos {
+                seg: u64::MAX,
+                off: 0,
+            };
+            s.write_cursor()?;
+        }
         if let Some(last) = s.segments.back() {
             let f = OpenOptions::new()
                 .append(true)
