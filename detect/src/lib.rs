@@ -5,7 +5,7 @@
 //! streams the resulting events to the eve-writer over gRPC ([`sink`]). One worker per
 //! process; `meerkat run` starts as many as configured (`detect.workers`).
 
-pub mod app;
+pub use meerkat_app as app;
 pub mod control;
 pub mod decode;
 pub mod engine;

@@ -1,7 +1,7 @@
 //! Parser-level tests: feed request/response bytes, check transactions and buffers.
 
 use super::*;
-use crate::app::{AppState, Buf, BufferId as B, Dir, ParseOutput, Probe};
+use crate::{AppState, Buf, BufferId as B, Dir, ParseOutput, Probe};
 
 fn state() -> HttpState {
     HttpState::new(HttpConfig::default())

@@ -6,7 +6,7 @@ use sha1::{Digest as _, Sha1};
 
 use super::parser::{self, Hello};
 use super::x509::{self, CertInfo};
-use crate::app::{AppState, Dir, ParseOutput, Transaction};
+use crate::{AppState, Dir, ParseOutput, Transaction};
 
 /// Largest record accepted (2^14 plus the allowed expansion).
 pub const MAX_RECORD_LEN: usize = 16_384 + 2_048;

@@ -7,7 +7,7 @@
 
 use super::parser::{Message, Rdata, Record};
 use super::state::DnsTx;
-use crate::app::{Buf, BufferId};
+use crate::{Buf, BufferId};
 
 /// The names in a record's rdata (the targets of name-valued types).
 fn rdata_names<'a>(m: &'a Message, r: &Record) -> impl Iterator<Item = &'a [u8]> {
@@ -96,7 +96,7 @@ pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::dns::parser::{Header, Question, Section};
+    use crate::dns::parser::{Header, Question, Section};
 
     /// Rdata whose texts are not yet in a message's arena.
     enum R {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::parser::{self, Message};
-use crate::app::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
+use crate::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
 
 /// Most live transactions per flow; the oldest unanswered query is dropped beyond it.
 pub const MAX_TX: usize = 256;

@@ -144,7 +144,7 @@ impl Transaction for DnsTx {
 mod tests {
     use super::parser::tests::{QUERY, RESPONSE};
     use super::*;
-    use crate::app::ParseOutput;
+    use crate::ParseOutput;
 
     #[test]
     fn probes() {

@@ -9,7 +9,7 @@
 //! - bodies: de-chunked and decoded, up to the configured body limit.
 
 use super::state::{HttpTx, Message, Progress};
-use crate::app::{Buf, BufferId, Dir};
+use crate::{Buf, BufferId, Dir};
 
 /// Header-derived buffers, built once when a message's headers are complete.
 ///

@@ -5,7 +5,7 @@
 //! `tls_cert_notbefore`/`tls_cert_notafter`.
 
 use super::state::TlsTx;
-use crate::app::{Buf, BufferId, Dir};
+use crate::{Buf, BufferId, Dir};
 
 fn single(index: usize, b: Buf<'_>) -> Buf<'_> {
     if index == 0 { b } else { Buf::Absent }

@@ -14,8 +14,8 @@ use super::decompress::{self, DecodeLimits, Decoder};
 use super::detect::HeaderBuffers;
 use super::parser::{self, ChunkLen, Header, Side, Version};
 use super::uri;
-use crate::app::ReleaseEmpty;
-use crate::app::{AppState, Dir, ParseOutput, Transaction};
+use crate::ReleaseEmpty;
+use crate::{AppState, Dir, ParseOutput, Transaction};
 
 /// Most live transactions per connection (Suricata's `max-tx` default).
 pub const MAX_TX: usize = 512;

@@ -118,7 +118,7 @@ mod tests {
     use super::parser::tests::client_hello_msg;
     use super::x509::tests::sample_cert;
     use super::*;
-    use crate::app::ParseOutput;
+    use crate::ParseOutput;
 
     fn records(ctype: u8, payload: &[u8], max: usize) -> Vec<u8> {
         let mut out = Vec::new();

@@ -4,7 +4,7 @@
 
 use md5::{Digest, Md5};
 
-use crate::app::{AppState, Dir, ParseOutput, Transaction};
+use crate::{AppState, Dir, ParseOutput, Transaction};
 
 /// Longest identification line (RFC 4253 §4.2: 255 bytes with CR LF).
 pub const MAX_BANNER_LEN: usize = 255;
@@ -303,7 +303,7 @@ impl AppState for SshState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::{Buf, BufferId};
+    use crate::{Buf, BufferId};
 
     fn packet(payload: &[u8]) -> Vec<u8> {
         let pad = 4usize;
