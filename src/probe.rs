@@ -60,7 +60,7 @@ impl std::str::FromStr for Role {
 
 pub fn probe(args: &ProbeArgs) -> Outcome {
     let resolved =
-        meerkat_config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
+        meerkat_app::config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
     let runtime = resolved.config.runtime_dir.clone().ok_or_else(|| {
         Failure::usage(anyhow!(
             "runtime-dir is not set: the roles started on their own share it"

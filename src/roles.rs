@@ -8,7 +8,7 @@ use crate::{Failure, Outcome, peers, signals};
 
 fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
     let resolved =
-        meerkat_config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
+        meerkat_app::config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
     if !resolved.ignored_suricata_keys.is_empty() {
         tracing::warn!(
             "Suricata keys not modelled by Meerkat (ignored): {}",

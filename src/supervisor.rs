@@ -149,7 +149,7 @@ fn prepare(args: &RunArgs) -> Result<(Config, Vec<PathBuf>), Failure> {
     if args.simulate_ips {
         tracing::warn!("--simulate-ips is not available; running as an IDS");
     }
-    let resolved = meerkat_config::resolve(args.config.as_deref(), &overrides(args)?)
+    let resolved = meerkat_app::config::resolve(args.config.as_deref(), &overrides(args)?)
         .map_err(Failure::usage)?;
     if !resolved.ignored_suricata_keys.is_empty() {
         tracing::warn!(

@@ -1,6 +1,7 @@
-//! Entry points shared by the fuzz targets (`fuzz/`) and the seed-corpus test
-//! (`tests/fuzz_seeds.rs`): each drives one parser with arbitrary bytes and touches
-//! every buffer and record, so a panic anywhere in a parser surfaces.
+//! The driver shared by the protocols' fuzz targets ([`crate::Descriptor::fuzz`], run by
+//! `fuzz/` and, over each protocol's seeds, by `tests/fuzz_seeds.rs`): it drives one
+//! parser with arbitrary bytes and touches every buffer and record, so a panic anywhere
+//! in a parser surfaces.
 //!
 //! Input layout: byte 0 picks the piece size (low 6 bits), interleaving (bit 6) and a
 //! gap (bit 7); bytes 1-2 (big endian) say how many of the remaining bytes go to the
@@ -8,7 +9,8 @@
 
 use super::{AppState, BufferId, Dir, ParseOutput, Transaction};
 
-fn drive(state: &mut dyn AppState, data: &[u8]) {
+/// Drives `state` with `data` laid out as the module docs say.
+pub fn drive(state: &mut dyn AppState, data: &[u8]) {
     let [ctl, hi, lo, rest @ ..] = data else {
         return;
     };
@@ -59,9 +61,13 @@ fn touch(state: &dyn AppState) {
 }
 
 fn inspect(tx: &dyn Transaction) {
-    for id in (0u16..150).map(BufferId) {
-        for idx in 0..3 {
-            let _ = tx.buffer(id, idx);
+    // Every id of every protocol: a buffer of another protocol must be absent, not
+    // a panic.
+    for &p in crate::AppProto::ALL {
+        for n in 0..64 {
+            for idx in 0..3 {
+                let _ = tx.buffer(BufferId::of(p, n), idx);
+            }
         }
     }
     let _ = tx.record();
@@ -73,39 +79,24 @@ fn inspect(tx: &dyn Transaction) {
     );
 }
 
-pub fn http(data: &[u8]) {
-    let mut s = super::http::HttpState::new(super::http::HttpConfig::default());
-    drive(&mut s, data);
-}
-
-pub fn dns_udp(data: &[u8]) {
-    let mut s = super::dns::DnsState::new(super::Transport::Udp);
-    drive(&mut s, data);
-    let _ = super::dns::parser::parse(data);
-}
-
-pub fn dns_tcp(data: &[u8]) {
-    let mut s = super::dns::DnsState::new(super::Transport::Tcp);
-    drive(&mut s, data);
-}
-
-pub fn tls(data: &[u8]) {
-    let mut s = super::tls::TlsState::new();
-    drive(&mut s, data);
-    let _ = super::tls::x509::parse(data);
-}
-
-pub fn ssh(data: &[u8]) {
-    let mut s = super::ssh::SshState::new();
-    drive(&mut s, data);
-}
-
-/// The probes of every protocol.
+/// Every protocol's probe over `data`, on both transports and in both directions.
 pub fn probes(data: &[u8]) {
     let r = super::Registry::default();
     for t in [super::Transport::Tcp, super::Transport::Udp] {
         for d in [Dir::ToServer, Dir::ToClient] {
             let _ = r.probe(t, d, [40000, 80], data);
         }
+    }
+}
+
+/// Runs the fuzz target called `name` (a protocol's [`crate::FuzzTarget`]) over
+/// `data`; what `fuzz/fuzz_targets/<name>.rs` calls.
+pub fn run(name: &str, data: &[u8]) {
+    if let Some(t) = crate::PROTOCOLS
+        .iter()
+        .flat_map(|d| d.fuzz)
+        .find(|t| t.name == name)
+    {
+        (t.run)(data);
     }
 }

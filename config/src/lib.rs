@@ -340,71 +340,31 @@ pub struct DetectionPorts {
     pub sp: Option<VarValue>,
 }
 
-/// `app-layer.protocols.http.libhtp.default-config`: HTTP parser limits (Suricata's
-/// names and defaults).
+/// `app-layer.protocols.<name>`: the keys every protocol has, and the protocol's own
+/// settings, which the protocol checks and types (each protocol owns its config
+/// section: `meerkat_app::config`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct LibhtpDefaults {
-    /// Bytes of each request body kept for inspection (`http.request_body`,
-    /// `file_data` to server); 0 = unlimited. Suricata's default: 100 KiB.
-    #[serde(default = "default_body_limit")]
-    pub request_body_limit: ByteSize,
-    /// Bytes of each (decompressed) response body kept for inspection; 0 = unlimited.
-    /// Suricata's default: 100 KiB.
-    #[serde(default = "default_body_limit")]
-    pub response_body_limit: ByteSize,
-    /// Content-Encoding layers decoded (0 disables decompression). Suricata's default: 2.
-    #[serde(
-        default = "default_decompress_layers",
-        deserialize_with = "de::flex_usize"
-    )]
-    pub response_body_decompress_layer_limit: usize,
-    /// Decompressed bytes past which a body with a compression ratio above 2048 is a
-    /// compression bomb (decoding stops, `http.compression_bomb`). Suricata's default: 1 MiB.
-    #[serde(default = "default_bomb_limit")]
-    pub compression_bomb_limit: ByteSize,
-}
-
-fn default_body_limit() -> ByteSize {
-    ByteSize::kib(100)
-}
-fn default_decompress_layers() -> usize {
-    2
-}
-fn default_bomb_limit() -> ByteSize {
-    ByteSize::mib(1)
-}
-
-impl Default for LibhtpDefaults {
-    fn default() -> Self {
-        LibhtpDefaults {
-            request_body_limit: default_body_limit(),
-            response_body_limit: default_body_limit(),
-            response_body_decompress_layer_limit: default_decompress_layers(),
-            compression_bomb_limit: default_bomb_limit(),
-        }
-    }
-}
-
-/// `app-layer.protocols.http.libhtp`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Libhtp {
-    #[serde(default)]
-    pub default_config: LibhtpDefaults,
-}
-
-/// `app-layer.protocols.<name>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub struct AppProtocol {
     #[serde(default = "app_yes")]
     pub enabled: AppEnabled,
-    #[serde(default)]
-    pub detection_ports: Option<DetectionPorts>,
-    /// HTTP only: the parser's limits.
+    /// The ports the protocol's detection prefers (for a protocol recognised on its
+    /// ports only: the ports it is recognised on), replacing its default ports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub libhtp: Option<Libhtp>,
+    pub detection_ports: Option<DetectionPorts>,
+    /// Every other key of the section, as written.
+    #[serde(flatten)]
+    pub settings: BTreeMap<String, Value>,
+}
+
+impl Default for AppProtocol {
+    fn default() -> Self {
+        AppProtocol {
+            enabled: AppEnabled::Yes,
+            detection_ports: None,
+            settings: BTreeMap::new(),
+        }
+    }
 }
 
 fn app_yes() -> AppEnabled {
@@ -420,15 +380,6 @@ pub struct AppLayer {
 }
 
 impl AppLayer {
-    /// The HTTP parser limits (`app-layer.protocols.http.libhtp.default-config`).
-    pub fn libhtp(&self) -> LibhtpDefaults {
-        self.protocols
-            .get("http")
-            .and_then(|p| p.libhtp.as_ref())
-            .map(|l| l.default_config.clone())
-            .unwrap_or_default()
-    }
-
     /// Whether parsing of `proto` is on (default: on for the protocols Meerkat parses).
     pub fn enabled(&self, proto: &str) -> AppEnabled {
         self.protocols
@@ -1130,14 +1081,8 @@ impl Config {
             )));
         }
         control::validate(&self.control, &self.supervisor)?;
-        let known = keys::suricata_app_protocols();
-        for name in self.app_layer.protocols.keys() {
-            if !known.contains(&name.as_str()) {
-                return Err(ConfigError::UnknownKeys(vec![format!(
-                    "app-layer.protocols.{name}"
-                )]));
-            }
-        }
+        // `app-layer.protocols.<name>`: the names are checked where the protocols are
+        // (meerkat_app::config).
         let fp = self.scanner.fingerprint.length.bytes();
         if !(1..=1 << 20).contains(&fp) {
             return Err(ConfigError::Invalid(format!(
@@ -1320,33 +1265,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn libhtp_limits() {
-        let mut tree = parse_text(
-            "app-layer:\n  protocols:\n    http:\n      libhtp:\n        default-config:\n          response-body-limit: 1mb\n          personality: IDS\n",
-        )
-        .unwrap();
-        set::apply(
-            &mut tree,
-            "app-layer.protocols.http.libhtp.default-config.response-body-decompress-layer-limit=3",
-        )
-        .unwrap();
-        let r = resolve_tree(tree).unwrap();
-        assert!(
-            r.ignored_suricata_keys
-                .iter()
-                .any(|k| k.contains("personality"))
-        );
-        let l = r.config.app_layer.libhtp();
-        assert_eq!(l.response_body_limit, ByteSize::mib(1));
-        assert_eq!(l.request_body_limit, ByteSize::kib(100));
-        assert_eq!(l.response_body_decompress_layer_limit, 3);
-        assert_eq!(
-            Config::default().app_layer.libhtp(),
-            LibhtpDefaults::default()
-        );
-    }
-
-    #[test]
     fn default_round_trips() {
         let c = Config::default();
         let text = c.to_yaml();
@@ -1445,11 +1363,11 @@ app-layer:
             r.ignored_suricata_keys
                 .contains(&"outputs.fast".to_string())
         );
-        // libhtp's limits are modelled; the personality is not.
+        // A protocol's own keys are its to check (meerkat_app::config).
         assert!(
-            r.ignored_suricata_keys.contains(
-                &"app-layer.protocols.http.libhtp.default-config.personality".to_string()
-            )
+            c.app_layer.protocols["http"]
+                .settings
+                .contains_key("libhtp")
         );
     }
 
@@ -1533,8 +1451,6 @@ outputs:
     fn unknown_key_is_an_error_naming_it() {
         let e = resolve(None, &["stream.midstreem=yes".to_string()]).unwrap_err();
         assert_eq!(e.to_string(), "unknown config key: stream.midstreem");
-        let e = resolve(None, &["app-layer.protocols.htttp.enabled=yes".to_string()]).unwrap_err();
-        assert!(e.to_string().contains("app-layer.protocols.htttp"), "{e}");
     }
 
     #[test]

@@ -31,4 +31,6 @@ pub enum DetectError {
     Sink(#[from] sink::SinkError),
     #[error("{0}")]
     Control(String),
+    #[error(transparent)]
+    Config(#[from] meerkat_config::ConfigError),
 }

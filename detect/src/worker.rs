@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use meerkat_capture::{counters_path, ring_path};
-use meerkat_config::{AppEnabled, ChecksumChecks, Config};
+use meerkat_config::{ChecksumChecks, Config};
 use meerkat_proto::events::Event;
 use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
@@ -96,9 +96,6 @@ const STAT_NAMES: &[&str] = &[
     "tcp_gaps",
     "fragments",
     "defrag_reassembled",
-    "app_http",
-    "app_dns",
-    "app_tls",
     "app_errors",
     "anomalies",
     "ring_corrupt",
@@ -117,6 +114,12 @@ const STAT_NAMES: &[&str] = &[
     "resume_skipped",
 ];
 
+/// The counter of worker `index` for the flows recognised as protocol `p`
+/// (`detect.N.app_<name>`).
+pub fn app_counter(index: usize, p: app::AppProto) -> String {
+    format!("detect.{index}.app_{}", p.name())
+}
+
 /// Counter names of worker `index`.
 pub fn counter_names(index: usize) -> Vec<String> {
     let mut names: Vec<String> = STAT_NAMES
@@ -125,6 +128,9 @@ pub fn counter_names(index: usize) -> Vec<String> {
         .collect();
     for ev in DecodeEvent::ALL {
         names.push(format!("detect.{index}.{}", ev.name()));
+    }
+    for p in app::AppProto::ALL {
+        names.push(app_counter(index, *p));
     }
     names
 }
@@ -145,8 +151,8 @@ struct Settings {
     depth: u64,
     want_anomaly: bool,
     want_flow: bool,
-    /// Per app protocol: (detect, parse).
-    app: [(bool, bool); app::APP_PROTOS],
+    /// Per app protocol: log its records (it has a record, some output logs its
+    /// type, and it is parsed, not `detection-only`).
     log_app: [bool; app::APP_PROTOS],
 }
 
@@ -636,11 +642,7 @@ impl Inner {
         );
         match self.registry.probe(transport, dir, ports, data) {
             app::Detected::Proto(p) => {
-                dir == Dir::ToServer
-                    && self
-                        .registry
-                        .get(p)
-                        .is_some_and(|p| p.is_reply(transport, data))
+                dir == Dir::ToServer && self.registry.is_reply(p, transport, data)
             }
             _ => matches!(
                 self.registry
@@ -712,10 +714,7 @@ impl Inner {
                 app.dir_probed[d] = true;
                 self.pkt_proto_done = true;
                 self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
-                if self.cfg.app[proto as usize % app::APP_PROTOS].1
-                    && let Some(p) = self.registry.get(proto)
-                {
-                    let mut state = p.new_state(transport);
+                if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);
                     if !out.failed {
@@ -1075,34 +1074,18 @@ impl Settings {
     fn from_config(config: &Config) -> Settings {
         // Any output that logs the type wants it (outputs filter by type themselves).
         let wants = |t: &str| config.eve_wants(t);
-        let app_setting = |name: &str| match config.app_layer.enabled(name) {
-            AppEnabled::Yes => (true, true),
-            AppEnabled::DetectionOnly => (true, false),
-            AppEnabled::No => (false, false),
-        };
         Settings {
             midstream: config.stream.midstream,
             inline: config.stream.inline,
             depth: config.stream.reassembly.depth.bytes(),
             want_anomaly: wants("anomaly"),
             want_flow: wants("flow"),
-            app: [
-                (false, false),
-                app_setting("http"),
-                app_setting("dns"),
-                app_setting("tls"),
-                app_setting("ssh"),
-                app_setting("llmnr"),
-            ],
-            // No EVE `ssh` or `llmnr` record yet.
-            log_app: [
-                false,
-                wants("http"),
-                wants("dns"),
-                wants("tls"),
-                false,
-                false,
-            ],
+            log_app: std::array::from_fn(|i| {
+                app::PROTOCOLS
+                    .get(i.wrapping_sub(1))
+                    .and_then(|d| d.record)
+                    .is_some_and(|r| wants(r.event_type))
+            }),
         }
     }
 }
@@ -1121,7 +1104,14 @@ impl Checksums {
 }
 
 impl Worker {
-    fn new(config: &Config, index: usize, engine: Engine, st: DetectState, sink: Out) -> Worker {
+    fn new(
+        config: &Config,
+        registry: app::Registry,
+        index: usize,
+        engine: Engine,
+        st: DetectState,
+        sink: Out,
+    ) -> Worker {
         Worker {
             flows: FlowTable::new(index),
             defrag: Defrag::default(),
@@ -1136,7 +1126,7 @@ impl Worker {
                 decode_counts: [0; DecodeEvent::ALL.len()],
                 hits: Vec::new(),
                 to_log: Vec::new(),
-                registry: app::Registry::from_config(config),
+                registry,
                 now_ns: 0,
                 pkt_app_events: 0,
                 pkt_proto_done: false,
@@ -1184,11 +1174,16 @@ pub struct InProcessResult {
 }
 
 impl InProcess {
-    /// A worker with `engine`, per-host state kept locally.
+    /// A worker with `engine`, per-host state kept locally. `config`'s app-layer
+    /// sections must load (as every config loaded with `meerkat_app::config::resolve`
+    /// does): this harness for tests and benchmarks does not report config errors.
     pub fn new(config: &Config, engine: Engine) -> InProcess {
+        let registry = app::Registry::from_config(config)
+            .expect("InProcess is given a config whose app-layer sections load");
         InProcess {
             w: Worker::new(
                 config,
+                registry,
                 0,
                 engine,
                 DetectState::default(),
@@ -1299,6 +1294,7 @@ pub fn run_generation(
         .clone()
         .ok_or(DetectError::NoRuntimeDir)?;
     let started = Instant::now();
+    let registry = app::Registry::from_config(config)?;
     let ctx = RuleContext::from_config(config).map_err(DetectError::Rules)?;
     let loaded = rules::load_files(&config.rule_paths(), &ctx).map_err(DetectError::Rules)?;
     if index == 0 {
@@ -1346,6 +1342,10 @@ pub fn run_generation(
     let decode_refs: Vec<CounterRef> = DecodeEvent::ALL
         .iter()
         .map(|e| page.expect(&format!("detect.{index}.{}", e.name())))
+        .collect();
+    let app_refs: Vec<CounterRef> = app::AppProto::ALL
+        .iter()
+        .map(|p| page.expect(&app_counter(index, *p)))
         .collect();
 
     let ring = ring_path(&runtime, index);
@@ -1399,6 +1399,7 @@ pub fn run_generation(
         meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
     let mut w = Worker::new(
         config,
+        registry,
         index,
         engine,
         DetectState::with_shared(table),
@@ -1443,9 +1444,6 @@ pub fn run_generation(
             s.tcp_gaps,
             s.fragments,
             w.defrag.stats.reassembled,
-            s.app_flows[1],
-            s.app_flows[2],
-            s.app_flows[3],
             s.app_parse_errors,
             s.anomalies,
             ring_corrupt,
@@ -1455,6 +1453,9 @@ pub fn run_generation(
         }
         for (r, v) in decode_refs.iter().zip(w.x.decode_counts) {
             r.set(v);
+        }
+        for (r, &p) in app_refs.iter().zip(app::AppProto::ALL) {
+            r.set(s.app_flows[p.index()]);
         }
         w.sweep();
         // Every event of the records read so far is pushed (the sweep's included).

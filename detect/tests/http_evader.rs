@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use meerkat_detect::app::http::{HttpConfig, HttpState};
-use meerkat_detect::app::{AppState, Buf, BufferId, Dir, ParseOutput};
+use meerkat_detect::app::{AppState, Buf, Dir, ParseOutput};
 use meerkat_detect::decode::{self, L4};
 
 fn corpus() -> Option<PathBuf> {
@@ -115,12 +115,15 @@ fn run(pcap: &Path, cfg: HttpConfig) -> Vec<Vec<u8>> {
     state.eof(Dir::ToServer, &mut out);
     state.eof(Dir::ToClient, &mut out);
     (0..state.tx_count())
-        .filter_map(
-            |i| match state.tx(i)?.buffer(BufferId::HTTP_RESPONSE_BODY, 0) {
+        .filter_map(|i| {
+            match state
+                .tx(i)?
+                .buffer(meerkat_app::http::detect::RESPONSE_BODY, 0)
+            {
                 Buf::Ready(b) | Buf::Partial(b) => Some(b.to_vec()),
                 _ => None,
-            },
-        )
+            }
+        })
         .collect()
 }
 

@@ -33,7 +33,6 @@ pub use meerkat_eve as json;
 pub mod output;
 pub mod pattern;
 pub mod render;
-pub mod render_app;
 pub mod server;
 pub mod state;
 pub mod stats;

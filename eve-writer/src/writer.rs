@@ -67,17 +67,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// input and go to the unsuffixed file.
 pub const MAX_THREADED_FILES: u32 = 1024;
 
-const TYPES: &[EventType] = &[
-    EventType::Alert,
-    EventType::Flow,
-    EventType::Anomaly,
-    EventType::Stats,
-    EventType::Http,
-    EventType::Dns,
-    EventType::Tls,
-    EventType::Fileinfo,
-];
-
 /// The writer's own counter names (without the page prefix `eve.`).
 const COUNTERS: &[&str] = &[
     "batches",
@@ -102,8 +91,10 @@ const COUNTERS: &[&str] = &[
 /// Counter names of the writer's page.
 pub fn counter_names() -> Vec<String> {
     let mut v: Vec<String> = COUNTERS.iter().map(|n| format!("eve.{n}")).collect();
-    for t in TYPES {
-        v.push(format!("eve.events.{}", render::type_name(*t)));
+    for k in 0..render::KINDS {
+        if let Some(n) = render::kind_name(k) {
+            v.push(format!("eve.events.{n}"));
+        }
     }
     v
 }
@@ -126,19 +117,26 @@ struct Counters {
     reopens: CounterRef,
     stats_records: CounterRef,
     fenced: CounterRef,
-    by_type: Vec<CounterRef>,
+    /// Events written per kind (see [`render::kind`]).
+    by_type: Vec<Option<CounterRef>>,
     page: CounterPage,
 }
 
-fn type_bit(t: EventType) -> u32 {
-    1 << (t as i32)
+/// The bit of event kind `k` (see [`render::kind`]) in an output's type mask.
+fn type_bit(k: usize) -> u64 {
+    1 << k
+}
+
+/// The bit of the `stats` kind.
+fn stats_bit() -> u64 {
+    render::core_kind(EventType::Stats).map_or(0, type_bit)
 }
 
 /// One configured eve-log output.
 #[derive(Debug)]
 struct Output {
-    /// Bit per EventType that this output logs.
-    types: u32,
+    /// Bit per event kind that this output logs.
+    types: u64,
     opts: RenderOptions,
     /// Index of the first output with the same render options (its line is reused).
     render_group: usize,
@@ -151,11 +149,10 @@ struct Output {
     by_worker: Vec<Option<usize>>,
 }
 
-fn type_mask(eve: &EveLog) -> u32 {
-    TYPES
-        .iter()
-        .filter(|t| eve.type_entry(render::type_name(**t)).is_some())
-        .fold(0, |m, t| m | type_bit(*t))
+fn type_mask(eve: &EveLog) -> u64 {
+    (0..render::KINDS)
+        .filter(|k| render::kind_name(*k).is_some_and(|n| eve.type_entry(n).is_some()))
+        .fold(0, |m, k| m | type_bit(k))
 }
 
 fn render_options(eve: &EveLog) -> RenderOptions {
@@ -262,9 +259,8 @@ impl Writer {
             reopens: c("reopens"),
             stats_records: c("stats_records"),
             fenced: c("fenced_batches"),
-            by_type: TYPES
-                .iter()
-                .map(|t| c(&format!("events.{}", render::type_name(*t))))
+            by_type: (0..render::KINDS)
+                .map(|k| render::kind_name(k).map(|n| c(&format!("events.{n}"))))
                 .collect(),
             page: page.clone(),
         };
@@ -334,10 +330,7 @@ impl Writer {
         w.chosen = vec![None; w.outputs.len()];
         let interval = config.heartbeat.output_flush_interval;
         w.flush_every = (interval > 0).then(|| Duration::from_secs(u64::from(interval)));
-        let wants_stats = w
-            .outputs
-            .iter()
-            .any(|o| o.types & type_bit(EventType::Stats) != 0);
+        let wants_stats = w.outputs.iter().any(|o| o.types & stats_bit() != 0);
         w.stats_every = (config.stats.enabled && wants_stats && config.stats.interval > 0)
             .then(|| Duration::from_secs(config.stats.interval));
         Ok(w)
@@ -484,12 +477,10 @@ impl Writer {
                     first_error.get_or_insert(e);
                     continue;
                 }
-                let kind =
-                    EventType::try_from(self.event.event_type).unwrap_or(EventType::Unspecified);
-                if kind == EventType::Unspecified {
+                let Some(kind) = render::kind(&self.event) else {
                     self.counters.unknown.add(1);
                     continue;
-                }
+                };
                 let bit = type_bit(kind);
                 let mut rendered_group = usize::MAX;
                 let mut written = false;
@@ -516,8 +507,8 @@ impl Writer {
                 }
                 if written {
                     self.counters.events_written.add(1);
-                    if let Some(i) = TYPES.iter().position(|t| *t == kind) {
-                        self.counters.by_type[i].add(1);
+                    if let Some(Some(c)) = self.counters.by_type.get(kind) {
+                        c.add(1);
                     }
                 }
             }
@@ -668,7 +659,7 @@ impl Writer {
             .unwrap_or(0);
         self.update_counters();
         let ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
-        let bit = type_bit(EventType::Stats);
+        let bit = stats_bit();
         for o in 0..self.outputs.len() {
             if self.outputs[o].types & bit == 0 {
                 continue;

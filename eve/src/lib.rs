@@ -216,6 +216,20 @@ impl<'a> Obj<'a> {
     }
 }
 
+/// Writes `[{...},{...}]`: one object per item, filled by `f`.
+pub fn array<T>(buf: &mut Vec<u8>, items: &[T], mut f: impl FnMut(&mut Obj<'_>, &T)) {
+    buf.push(b'[');
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        let mut o = Obj::new(buf);
+        f(&mut o, it);
+        o.end();
+    }
+    buf.push(b']');
+}
+
 /// Writes a JSON array of strings.
 pub fn str_array<'s>(buf: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
     buf.push(b'[');

@@ -4,7 +4,6 @@
 //!   (alerts, flows, app-layer records, anomalies, stats) to the eve-writer, with batch
 //!   sequence numbers and cumulative acknowledgements so that nothing is lost across a
 //!   reconnect.
-//! - [`dns`]: DNS record type names, shared by the parser and the EVE renderer.
 //! - [`writer`]: `WriterAdmin`, the eve-writer's control service (flush, reopen,
 //!   counters), served on the same socket as the event stream.
 //! - [`control`]: `Control`, the stack's control API (`meerkat ctl`), and
@@ -16,7 +15,6 @@
 #![allow(missing_debug_implementations, clippy::all)]
 
 /// Event stream (detect -> eve-writer).
-pub mod dns;
 pub mod events {
     tonic::include_proto!("meerkat.events.v1");
 }

@@ -7,7 +7,128 @@
 
 use super::parser::{Message, Rdata, Record};
 use super::state::DnsTx;
+use crate::AppProto;
+use crate::buffers::{BufferDef, def};
+use crate::descriptor::{KeywordDef, KeywordKind};
+use crate::value::{KwValue, NumCmp, parse_num_cmp, required};
 use crate::{Buf, BufferId};
+use crate::{Dir, Transaction};
+
+/// `dns.query`: one item per question name.
+pub const QUERY: BufferId = BufferId::of(AppProto::Dns, 1);
+/// `dns.queries.rrname` in a response: one item per question name.
+pub const RESP_QUERIES: BufferId = BufferId::of(AppProto::Dns, 2);
+/// `dns.answers.rrname` in a request (rare, but Suricata inspects it).
+pub const REQ_ANSWERS: BufferId = BufferId::of(AppProto::Dns, 3);
+/// `dns.answers.rrname` in a response: one item per answer record name.
+pub const RESP_ANSWERS: BufferId = BufferId::of(AppProto::Dns, 4);
+/// `dns.response.rrname`: every name of a response: question names, the owner names
+/// of answer, authority and additional records, and the names in their rdata (CNAME,
+/// PTR, NS, DNAME targets, MX exchange, SRV target, SOA mname and rname).
+pub const RESPONSE_RRNAME: BufferId = BufferId::of(AppProto::Dns, 5);
+/// `dns.authorities.rrname`: one item per authority record name.
+pub const REQ_AUTHORITIES: BufferId = BufferId::of(AppProto::Dns, 6);
+pub const RESP_AUTHORITIES: BufferId = BufferId::of(AppProto::Dns, 7);
+/// `dns.additionals.rrname`: one item per additional record name.
+pub const REQ_ADDITIONALS: BufferId = BufferId::of(AppProto::Dns, 8);
+pub const RESP_ADDITIONALS: BufferId = BufferId::of(AppProto::Dns, 9);
+/// Not a sticky buffer: 1 byte, the opcode of the request (`dns.opcode`).
+pub const OPCODE_REQ: BufferId = BufferId::of(AppProto::Dns, 11);
+/// Not a sticky buffer: 1 byte, the opcode of the response.
+pub const OPCODE_RESP: BufferId = BufferId::of(AppProto::Dns, 12);
+
+/// DNS's keywords that are not buffers.
+pub static KEYWORDS: &[KeywordDef] = &[KeywordDef {
+    name: "dns.opcode",
+    aliases: &[],
+    kind: KeywordKind::Check {
+        parse: parse_opcode,
+        eval: eval_opcode,
+    },
+}];
+
+/// `dns.opcode:[!]N` (or a comparison): the opcode of the message of the direction
+/// being inspected.
+fn parse_opcode(v: Option<&str>) -> Result<KwValue, String> {
+    let val = required(v)?;
+    parse_num_cmp(val)
+        .filter(|c| !matches!(c, NumCmp::MaskEq(..) | NumCmp::MaskNe(..)))
+        .map(KwValue::Num)
+        .ok_or_else(|| format!("bad opcode `{val}`"))
+}
+
+fn eval_opcode(v: &KwValue, dir: Dir, _now_s: i64, tx: &dyn Transaction) -> Option<bool> {
+    let KwValue::Num(cmp) = v else {
+        return Some(false);
+    };
+    let id = match dir {
+        Dir::ToServer => OPCODE_REQ,
+        Dir::ToClient => OPCODE_RESP,
+    };
+    match tx.buffer(id, 0) {
+        Buf::Ready(b) | Buf::Partial(b) if !b.is_empty() => Some(cmp.test(u64::from(b[0]))),
+        Buf::NotYet => None,
+        _ => Some(false),
+    }
+}
+
+/// The sticky buffers of DNS.
+pub static BUFFERS: &[BufferDef] = &[
+    def(
+        "dns.query",
+        &["dns_query"],
+        None,
+        AppProto::Dns,
+        Some(QUERY),
+        None,
+        true,
+    ),
+    def(
+        "dns.queries.rrname",
+        &[],
+        None,
+        AppProto::Dns,
+        Some(QUERY),
+        Some(RESP_QUERIES),
+        true,
+    ),
+    def(
+        "dns.answers.rrname",
+        &[],
+        None,
+        AppProto::Dns,
+        Some(REQ_ANSWERS),
+        Some(RESP_ANSWERS),
+        true,
+    ),
+    def(
+        "dns.response.rrname",
+        &[],
+        None,
+        AppProto::Dns,
+        None,
+        Some(RESPONSE_RRNAME),
+        true,
+    ),
+    def(
+        "dns.authorities.rrname",
+        &[],
+        None,
+        AppProto::Dns,
+        Some(REQ_AUTHORITIES),
+        Some(RESP_AUTHORITIES),
+        true,
+    ),
+    def(
+        "dns.additionals.rrname",
+        &[],
+        None,
+        AppProto::Dns,
+        Some(REQ_ADDITIONALS),
+        Some(RESP_ADDITIONALS),
+        true,
+    ),
+];
 
 /// The names in a record's rdata (the targets of name-valued types).
 fn rdata_names<'a>(m: &'a Message, r: &Record) -> impl Iterator<Item = &'a [u8]> {
@@ -72,17 +193,17 @@ fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
 
 pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
     let (request, f) = match id {
-        BufferId::DNS_QUERY => (true, Field::Question),
-        BufferId::DNS_RESP_QUERIES => (false, Field::Question),
-        BufferId::DNS_REQ_ANSWERS => (true, Field::Answer),
-        BufferId::DNS_RESP_ANSWERS => (false, Field::Answer),
-        BufferId::DNS_REQ_AUTHORITIES => (true, Field::Authority),
-        BufferId::DNS_RESP_AUTHORITIES => (false, Field::Authority),
-        BufferId::DNS_REQ_ADDITIONALS => (true, Field::Additional),
-        BufferId::DNS_RESP_ADDITIONALS => (false, Field::Additional),
-        BufferId::DNS_RESPONSE_RRNAME => (false, Field::AnyName),
-        BufferId::DNS_OPCODE_REQ => (true, Field::Opcode),
-        BufferId::DNS_OPCODE_RESP => (false, Field::Opcode),
+        QUERY => (true, Field::Question),
+        RESP_QUERIES => (false, Field::Question),
+        REQ_ANSWERS => (true, Field::Answer),
+        RESP_ANSWERS => (false, Field::Answer),
+        REQ_AUTHORITIES => (true, Field::Authority),
+        RESP_AUTHORITIES => (false, Field::Authority),
+        REQ_ADDITIONALS => (true, Field::Additional),
+        RESP_ADDITIONALS => (false, Field::Additional),
+        RESPONSE_RRNAME => (false, Field::AnyName),
+        OPCODE_REQ => (true, Field::Opcode),
+        OPCODE_RESP => (false, Field::Opcode),
         _ => return Buf::Absent,
     };
     // The request's buffers: absent without a request. The response's: not yet.
@@ -157,17 +278,11 @@ mod tests {
             )),
             ..DnsTx::default()
         };
-        assert_eq!(
-            items(&tx, BufferId::DNS_QUERY),
-            vec![b"www.example.com".to_vec()]
-        );
-        assert_eq!(
-            items(&tx, BufferId::DNS_REQ_ANSWERS),
-            vec![b"x.oisf.net".to_vec()]
-        );
+        assert_eq!(items(&tx, QUERY), vec![b"www.example.com".to_vec()]);
+        assert_eq!(items(&tx, REQ_ANSWERS), vec![b"x.oisf.net".to_vec()]);
         // No response yet: its buffers wait.
-        assert_eq!(buffer(&tx, BufferId::DNS_RESP_ANSWERS, 0), Buf::NotYet);
-        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_REQ, 0), Buf::Ready(&[4]));
+        assert_eq!(buffer(&tx, RESP_ANSWERS, 0), Buf::NotYet);
+        assert_eq!(buffer(&tx, OPCODE_REQ, 0), Buf::Ready(&[4]));
         tx.response = Some(msg(
             0x8000,
             "www.example.com",
@@ -178,7 +293,7 @@ mod tests {
             ],
         ));
         assert_eq!(
-            items(&tx, BufferId::DNS_RESP_ANSWERS),
+            items(&tx, RESP_ANSWERS),
             vec![
                 b"www.example.com".to_vec(),
                 b"example.com".to_vec(),
@@ -187,7 +302,7 @@ mod tests {
         );
         // Names only: the A record's address is not one.
         assert_eq!(
-            items(&tx, BufferId::DNS_RESPONSE_RRNAME),
+            items(&tx, RESPONSE_RRNAME),
             vec![
                 b"www.example.com".to_vec(),
                 b"www.example.com".to_vec(),
@@ -197,16 +312,16 @@ mod tests {
                 b"mail.example.com".to_vec(),
             ]
         );
-        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_RESP, 0), Buf::Ready(&[0]));
-        assert_eq!(buffer(&tx, BufferId::DNS_OPCODE_RESP, 1), Buf::Absent);
+        assert_eq!(buffer(&tx, OPCODE_RESP, 0), Buf::Ready(&[0]));
+        assert_eq!(buffer(&tx, OPCODE_RESP, 1), Buf::Absent);
         // A response alone has no request buffers.
         let alone = DnsTx {
             response: tx.response.take(),
             ..DnsTx::default()
         };
-        assert_eq!(buffer(&alone, BufferId::DNS_QUERY, 0), Buf::Absent);
+        assert_eq!(buffer(&alone, QUERY, 0), Buf::Absent);
         assert_eq!(
-            items(&alone, BufferId::DNS_RESP_QUERIES),
+            items(&alone, RESP_QUERIES),
             vec![b"www.example.com".to_vec()]
         );
     }

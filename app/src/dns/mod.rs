@@ -2,19 +2,67 @@
 //! query/response transactions matched by id, `dns.query`, and the EVE `dns` record.
 
 pub mod detect;
+pub mod eve;
 pub mod logger;
+pub mod names;
 pub mod parser;
 pub mod state;
 
 pub use state::{DnsState, DnsTx};
 
-use super::{
-    AppProto, AppRecord, AppState, Buf, BufferId, Dir, Probe, Protocol, Transaction, Transport,
+use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction, Transport};
+
+/// DNS over UDP and TCP.
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Dns,
+    name: "dns",
+    aliases: &[],
+    transports: Transports::BOTH,
+    default_ports: &[53, 5353],
+    port_bound: false,
+    probe,
+    is_reply,
+    build: Build::Plain(|t| Box::new(DnsState::new(t))),
+    buffers: detect::BUFFERS,
+    keywords: detect::KEYWORDS,
+    events: EVENTS,
+    record: Some(RecordDef {
+        event_type: "dns",
+        render: eve::render,
+    }),
+    fuzz: &[
+        FuzzTarget {
+            name: "dns_udp",
+            run: fuzz_udp,
+        },
+        FuzzTarget {
+            name: "dns_tcp",
+            run: fuzz_tcp,
+        },
+    ],
 };
 
-/// The DNS protocol descriptor.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DnsProtocol;
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "dns.gap",
+    "dns.infinite_loop",
+    "dns.malformed_data",
+    "dns.too_many_records",
+    "dns.too_many_transactions",
+    "dns.unsolicited_response",
+];
+
+/// Fuzz target: DNS over UDP (one datagram per piece), and the message parser alone.
+pub fn fuzz_udp(data: &[u8]) {
+    crate::fuzz::drive(&mut DnsState::new(Transport::Udp), data);
+    let _ = parser::parse(data);
+}
+
+/// Fuzz target: DNS over TCP (length-prefixed messages across pieces).
+pub fn fuzz_tcp(data: &[u8]) {
+    crate::fuzz::drive(&mut DnsState::new(Transport::Tcp), data);
+}
 
 /// Most questions a message may have to be taken for DNS by the probe.
 pub const MAX_PROBE_QUESTIONS: u16 = 16;
@@ -63,44 +111,31 @@ pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
     }
 }
 
-impl Protocol for DnsProtocol {
-    fn proto(&self) -> AppProto {
-        AppProto::Dns
-    }
-
-    fn probe(&self, transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
-        match transport {
-            Transport::Udp => probe_message(data, true),
-            Transport::Tcp => {
-                let Some(l) = data.get(..2) else {
-                    return Probe::NeedMore;
-                };
-                let len = usize::from(u16::from_be_bytes([l[0], l[1]]));
-                if len < parser::HEADER_LEN {
-                    return Probe::NoMatch;
-                }
-                let body = &data[2..];
-                probe_message(&body[..body.len().min(len)], body.len() >= len)
+/// Recognises a DNS message (over TCP: with its length prefix).
+pub fn probe(transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
+    match transport {
+        Transport::Udp => probe_message(data, true),
+        Transport::Tcp => {
+            let Some(l) = data.get(..2) else {
+                return Probe::NeedMore;
+            };
+            let len = usize::from(u16::from_be_bytes([l[0], l[1]]));
+            if len < parser::HEADER_LEN {
+                return Probe::NoMatch;
             }
+            let body = &data[2..];
+            probe_message(&body[..body.len().min(len)], body.len() >= len)
         }
     }
+}
 
-    fn default_ports(&self) -> &'static [u16] {
-        &[53, 5353]
-    }
-
-    /// A message with the QR bit set is a response.
-    fn is_reply(&self, transport: Transport, data: &[u8]) -> bool {
-        let flags_at = match transport {
-            Transport::Udp => 2,
-            Transport::Tcp => 4,
-        };
-        data.get(flags_at).is_some_and(|f| f & 0x80 != 0)
-    }
-
-    fn new_state(&self, transport: Transport) -> Box<dyn AppState> {
-        Box::new(DnsState::new(transport))
-    }
+/// A message with the QR bit set is a response.
+pub fn is_reply(transport: Transport, data: &[u8]) -> bool {
+    let flags_at = match transport {
+        Transport::Udp => 2,
+        Transport::Tcp => 4,
+    };
+    data.get(flags_at).is_some_and(|f| f & 0x80 != 0)
 }
 
 impl Transaction for DnsTx {
@@ -142,20 +177,24 @@ impl Transaction for DnsTx {
 
 #[cfg(test)]
 mod tests {
+    use crate::AppState;
+
+    #[test]
+    fn every_raised_event_is_listed() {
+        let n =
+            crate::events::raised_names_are_listed(super::EVENTS, include_str!("state.rs"), "dns");
+        assert!(n > 0);
+    }
     use super::parser::tests::{QUERY, RESPONSE};
     use super::*;
     use crate::ParseOutput;
 
     #[test]
     fn probes() {
-        let p = DnsProtocol;
-        assert_eq!(p.probe(Transport::Udp, Dir::ToServer, QUERY), Probe::Match);
+        assert_eq!(probe(Transport::Udp, Dir::ToServer, QUERY), Probe::Match);
+        assert_eq!(probe(Transport::Udp, Dir::ToClient, RESPONSE), Probe::Match);
         assert_eq!(
-            p.probe(Transport::Udp, Dir::ToClient, RESPONSE),
-            Probe::Match
-        );
-        assert_eq!(
-            p.probe(Transport::Udp, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n"),
+            probe(Transport::Udp, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n"),
             Probe::NoMatch
         );
         // A NOTIFY (opcode 4) carrying the new SOA as an answer is a DNS request.
@@ -164,22 +203,16 @@ mod tests {
         notify[7] = 1;
         notify
             .extend_from_slice(b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x01\x02\x03\x04");
-        assert_eq!(
-            p.probe(Transport::Udp, Dir::ToServer, &notify),
-            Probe::Match
-        );
+        assert_eq!(probe(Transport::Udp, Dir::ToServer, &notify), Probe::Match);
         // Counts the datagram cannot hold.
         let mut bogus = QUERY.to_vec();
         bogus[9] = 200;
-        assert_eq!(
-            p.probe(Transport::Udp, Dir::ToServer, &bogus),
-            Probe::NoMatch
-        );
+        assert_eq!(probe(Transport::Udp, Dir::ToServer, &bogus), Probe::NoMatch);
         let mut tcp = (QUERY.len() as u16).to_be_bytes().to_vec();
         tcp.extend_from_slice(QUERY);
-        assert_eq!(p.probe(Transport::Tcp, Dir::ToServer, &tcp), Probe::Match);
+        assert_eq!(probe(Transport::Tcp, Dir::ToServer, &tcp), Probe::Match);
         assert_eq!(
-            p.probe(Transport::Tcp, Dir::ToServer, &tcp[..10]),
+            probe(Transport::Tcp, Dir::ToServer, &tcp[..10]),
             Probe::NeedMore
         );
     }
@@ -198,11 +231,8 @@ mod tests {
         let t0 = s.tx(0).unwrap();
         assert!(t0.complete(Dir::ToClient));
         assert!(!s.tx(1).unwrap().complete(Dir::ToClient));
-        assert_eq!(
-            t0.buffer(BufferId::DNS_QUERY, 0),
-            Buf::Ready(b"www.example.com")
-        );
-        assert_eq!(t0.buffer(BufferId::DNS_QUERY, 1), Buf::Absent);
+        assert_eq!(t0.buffer(detect::QUERY, 0), Buf::Ready(b"www.example.com"));
+        assert_eq!(t0.buffer(detect::QUERY, 1), Buf::Absent);
         let Some(AppRecord::Dns(r)) = t0.event_record(Dir::ToClient) else {
             panic!()
         };

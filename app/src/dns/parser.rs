@@ -21,7 +21,7 @@ pub const HEADER_LEN: usize = 12;
 
 /// Record types with a name here (the rest keep their number).
 pub fn type_name(t: u16) -> Option<&'static str> {
-    meerkat_proto::dns::rrtype_name(u32::from(t))
+    super::names::rrtype_name(u32::from(t))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

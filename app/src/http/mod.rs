@@ -7,8 +7,10 @@
 //! - [`state`]: the per-connection state machine and its transactions;
 //! - [`detect`]: the sticky buffers; [`logger`]: the EVE record.
 
+pub mod config;
 pub mod decompress;
 pub mod detect;
+pub mod eve;
 pub mod logger;
 pub mod parser;
 pub mod state;
@@ -16,9 +18,74 @@ pub mod uri;
 
 pub use state::{HttpConfig, HttpState, HttpTx};
 
-use super::{
-    AppProto, AppRecord, AppState, Buf, BufferId, Dir, Probe, Protocol, Transaction, Transport,
+use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports, never_reply};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
+
+/// The HTTP/1 protocol.
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Http,
+    name: "http",
+    aliases: &["http1"],
+    transports: Transports::TCP,
+    default_ports: &[80, 8080, 8000, 3128],
+    port_bound: false,
+    probe: |_, dir, data| probe(dir, data),
+    is_reply: never_reply,
+    build: Build::Configured {
+        keys: config::KEYS,
+        build: config::build,
+    },
+    buffers: detect::BUFFERS,
+    keywords: detect::KEYWORDS,
+    events: EVENTS,
+    record: Some(RecordDef {
+        event_type: "http",
+        render: eve::render,
+    }),
+    fuzz: &[FuzzTarget {
+        name: "http",
+        run: fuzz,
+    }],
 };
+
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "http.100_continue_already_seen",
+    "http.compression_bomb",
+    "http.duplicate_content_length_field_in_request",
+    "http.duplicate_content_length_field_in_response",
+    "http.gap_in_message",
+    "http.gzip_decompression_failed",
+    "http.invalid_content_length_field_in_request",
+    "http.invalid_content_length_field_in_response",
+    "http.invalid_request_chunk_len",
+    "http.invalid_request_field_folding",
+    "http.invalid_response_chunk_len",
+    "http.invalid_response_field_folding",
+    "http.invalid_response_status",
+    "http.request_field_too_long",
+    "http.request_header_invalid",
+    "http.request_header_repetition",
+    "http.request_line_invalid",
+    "http.request_line_leading_whitespace",
+    "http.request_line_missing_protocol",
+    "http.request_smuggling",
+    "http.request_too_many_headers",
+    "http.response_body_unexpected",
+    "http.response_field_too_long",
+    "http.response_header_invalid",
+    "http.response_header_repetition",
+    "http.response_line_invalid",
+    "http.response_too_many_headers",
+    "http.too_many_encoding_layers",
+    "http.too_many_transactions",
+    "http.unable_to_match_response_to_request",
+];
+
+/// The fuzz target: the parser over arbitrary bytes in both directions.
+pub fn fuzz(data: &[u8]) {
+    crate::fuzz::drive(&mut HttpState::new(HttpConfig::default()), data);
+}
 
 /// Request methods recognised by the probe, each followed by a space or tab.
 const METHODS: &[&[u8]] = &[
@@ -69,27 +136,6 @@ const METHODS: &[&[u8]] = &[
     b"UNLINK",
 ];
 
-/// The HTTP/1 protocol descriptor with its settings.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HttpProtocol {
-    pub cfg: HttpConfig,
-}
-
-impl HttpConfig {
-    /// The settings from `app-layer.protocols.http.libhtp.default-config`.
-    pub fn from_config(c: &meerkat_config::LibhtpDefaults) -> HttpConfig {
-        let size = |b: meerkat_config::ByteSize| usize::try_from(b.bytes()).unwrap_or(usize::MAX);
-        HttpConfig {
-            request_body_limit: size(c.request_body_limit),
-            response_body_limit: size(c.response_body_limit),
-            decode: decompress::DecodeLimits {
-                layer_limit: c.response_body_decompress_layer_limit,
-                bomb_limit: c.compression_bomb_limit.bytes(),
-            },
-        }
-    }
-}
-
 /// Recognises the start of a request (`METHOD SP`) or response (`HTTP/`).
 pub fn probe(dir: Dir, data: &[u8]) -> Probe {
     let prefix_of = |pat: &[u8]| data.len() < pat.len() && pat.starts_with(data);
@@ -120,27 +166,6 @@ pub fn probe(dir: Dir, data: &[u8]) -> Probe {
                 Probe::NoMatch
             }
         }
-    }
-}
-
-impl Protocol for HttpProtocol {
-    fn proto(&self) -> AppProto {
-        AppProto::Http
-    }
-
-    fn probe(&self, transport: Transport, dir: Dir, data: &[u8]) -> Probe {
-        match transport {
-            Transport::Tcp => probe(dir, data),
-            Transport::Udp => Probe::NoMatch,
-        }
-    }
-
-    fn default_ports(&self) -> &'static [u16] {
-        &[80, 8080, 8000, 3128]
-    }
-
-    fn new_state(&self, _transport: Transport) -> Box<dyn AppState> {
-        Box::new(HttpState::new(self.cfg))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Parser-level tests: feed request/response bytes, check transactions and buffers.
 
 use super::*;
-use crate::{AppState, Buf, BufferId as B, Dir, ParseOutput, Probe};
+use crate::{AppState, Buf, Dir, ParseOutput, Probe};
 
 fn state() -> HttpState {
     HttpState::new(HttpConfig::default())
@@ -44,28 +44,28 @@ fn request_buffers() {
         let mut s = state();
         feed(&mut s, Dir::ToServer, req, step);
         let t = tx(&s, 0);
-        assert_eq!(ready(t.buffer(B::HTTP_URI, 0)), b"/b c?x=%41");
-        assert_eq!(ready(t.buffer(B::HTTP_URI_RAW, 0)), b"/a/../b%20c?x=%41");
-        assert_eq!(ready(t.buffer(B::HTTP_METHOD, 0)), b"GET");
-        assert_eq!(ready(t.buffer(B::HTTP_HOST, 0)), b"example.com");
-        assert_eq!(ready(t.buffer(B::HTTP_HOST_RAW, 0)), b"Example.COM:8080");
-        assert_eq!(ready(t.buffer(B::HTTP_USER_AGENT, 0)), b"ua");
-        assert_eq!(ready(t.buffer(B::HTTP_COOKIE_REQ, 0)), b"k=v");
+        assert_eq!(ready(t.buffer(detect::URI, 0)), b"/b c?x=%41");
+        assert_eq!(ready(t.buffer(detect::URI_RAW, 0)), b"/a/../b%20c?x=%41");
+        assert_eq!(ready(t.buffer(detect::METHOD, 0)), b"GET");
+        assert_eq!(ready(t.buffer(detect::HOST, 0)), b"example.com");
+        assert_eq!(ready(t.buffer(detect::HOST_RAW, 0)), b"Example.COM:8080");
+        assert_eq!(ready(t.buffer(detect::USER_AGENT, 0)), b"ua");
+        assert_eq!(ready(t.buffer(detect::COOKIE_REQ, 0)), b"k=v");
         assert_eq!(
-            ready(t.buffer(B::HTTP_HEADER_REQ, 0)),
+            ready(t.buffer(detect::HEADER_REQ, 0)),
             b"Host: Example.COM:8080\r\nUser-Agent: ua\r\nCookie: k=v\r\nX-A: 1, 2\r\n"
         );
         assert_eq!(
-            ready(t.buffer(B::HTTP_HEADER_NAMES_REQ, 0)),
+            ready(t.buffer(detect::HEADER_NAMES_REQ, 0)),
             b"\r\nHost\r\nUser-Agent\r\nCookie\r\nX-A\r\n\r\n"
         );
-        assert_eq!(ready(t.buffer(B::HTTP_REQUEST_HEADER, 3)), b"X-A: 1, 2");
-        assert_eq!(t.buffer(B::HTTP_REQUEST_HEADER, 4), Buf::Absent);
-        assert_eq!(t.buffer(B::HTTP_REFERER, 0), Buf::Absent);
-        assert_eq!(t.buffer(B::HTTP_REQUEST_BODY, 0), Buf::Absent);
+        assert_eq!(ready(t.buffer(detect::REQUEST_HEADER, 3)), b"X-A: 1, 2");
+        assert_eq!(t.buffer(detect::REQUEST_HEADER, 4), Buf::Absent);
+        assert_eq!(t.buffer(detect::REFERER, 0), Buf::Absent);
+        assert_eq!(t.buffer(detect::REQUEST_BODY, 0), Buf::Absent);
         assert!(t.complete(Dir::ToServer));
         assert!(!t.complete(Dir::ToClient));
-        assert_eq!(t.buffer(B::HTTP_STAT_CODE, 0), Buf::NotYet);
+        assert_eq!(t.buffer(detect::STAT_CODE, 0), Buf::NotYet);
     }
 }
 
@@ -79,9 +79,9 @@ fn not_yet_before_headers_end() {
         100,
     );
     let t = tx(&s, 0);
-    assert_eq!(ready(t.buffer(B::HTTP_URI, 0)), b"/x");
-    assert_eq!(t.buffer(B::HTTP_HOST, 0), Buf::NotYet);
-    assert_eq!(t.buffer(B::HTTP_REQUEST_BODY, 0), Buf::NotYet);
+    assert_eq!(ready(t.buffer(detect::URI, 0)), b"/x");
+    assert_eq!(t.buffer(detect::HOST, 0), Buf::NotYet);
+    assert_eq!(t.buffer(detect::REQUEST_BODY, 0), Buf::NotYet);
 }
 
 #[test]
@@ -95,15 +95,15 @@ fn pipelined_keepalive_content_length_and_chunked() {
         let mut out = ParseOutput::default();
         s.eof(Dir::ToClient, &mut out);
         assert_eq!(s.tx_count(), 3);
-        assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_REQUEST_BODY, 0)), b"hello");
-        assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_URI, 0)), b"/2");
-        assert_eq!(ready(tx(&s, 2).buffer(B::HTTP_REQUEST_BODY, 0)), b"abcde");
-        assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)), b"ok");
-        assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_STAT_CODE, 0)), b"404");
-        assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_STAT_MSG, 0)), b"Not Found");
-        assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_RESPONSE_BODY, 0)), b"nope");
+        assert_eq!(ready(tx(&s, 0).buffer(detect::REQUEST_BODY, 0)), b"hello");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::URI, 0)), b"/2");
+        assert_eq!(ready(tx(&s, 2).buffer(detect::REQUEST_BODY, 0)), b"abcde");
+        assert_eq!(ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)), b"ok");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::STAT_CODE, 0)), b"404");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::STAT_MSG, 0)), b"Not Found");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::RESPONSE_BODY, 0)), b"nope");
         assert_eq!(
-            ready(tx(&s, 2).buffer(B::HTTP_RESPONSE_BODY, 0)),
+            ready(tx(&s, 2).buffer(detect::RESPONSE_BODY, 0)),
             b"until close"
         );
         for i in 0..3 {
@@ -126,12 +126,12 @@ fn partial_body_then_ready() {
         100,
     );
     assert_eq!(
-        tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0),
+        tx(&s, 0).buffer(detect::RESPONSE_BODY, 0),
         Buf::Partial(b"12345")
     );
     feed(&mut s, Dir::ToClient, b"67890", 100);
     assert_eq!(
-        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
         b"1234567890"
     );
 }
@@ -153,7 +153,7 @@ fn gzip_body_and_limit() {
     let mut s = state();
     feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
     feed(&mut s, Dir::ToClient, &resp, 1460);
-    let b = ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0));
+    let b = ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0));
     // Capped at the default response-body-limit.
     assert_eq!(b.len(), 100 * 1024);
     assert!(b.iter().all(|&c| c == b'A'));
@@ -170,7 +170,7 @@ fn folding_and_weird_lines() {
         2,
     );
     let t = tx(&s, 0);
-    assert_eq!(ready(t.buffer(B::HTTP_RESPONSE_BODY, 0)), b"hello");
+    assert_eq!(ready(t.buffer(detect::RESPONSE_BODY, 0)), b"hello");
     assert!(an.contains(&"http.invalid_response_field_folding"));
     assert!(an.contains(&"http.response_header_invalid"));
 }
@@ -183,10 +183,10 @@ fn http09_and_body_without_status_line() {
     let mut out = ParseOutput::default();
     s.eof(Dir::ToClient, &mut out);
     assert_eq!(
-        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
         b"<html>old</html>"
     );
-    assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_PROTOCOL_REQ, 0)), b"");
+    assert_eq!(ready(tx(&s, 0).buffer(detect::PROTOCOL_REQ, 0)), b"");
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn response_without_request_and_100_continue() {
         100,
     );
     assert!(an.contains(&"http.unable_to_match_response_to_request"));
-    assert_eq!(tx(&s, 0).buffer(B::HTTP_URI, 0), Buf::Absent);
+    assert_eq!(tx(&s, 0).buffer(detect::URI, 0), Buf::Absent);
     assert!(tx(&s, 0).complete(Dir::ToServer) && tx(&s, 0).complete(Dir::ToClient));
     let mut s = state();
     feed(
@@ -215,7 +215,7 @@ fn response_without_request_and_100_continue() {
         5,
     );
     assert_eq!(s.tx_count(), 1);
-    assert_eq!(ready(tx(&s, 0).buffer(B::HTTP_STAT_CODE, 0)), b"201");
+    assert_eq!(ready(tx(&s, 0).buffer(detect::STAT_CODE, 0)), b"201");
 }
 
 #[test]
@@ -233,8 +233,8 @@ fn head_response_has_no_body_and_connect_stops() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz",
         100,
     );
-    assert_eq!(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0), Buf::Absent);
-    assert_eq!(ready(tx(&s, 1).buffer(B::HTTP_RESPONSE_BODY, 0)), b"z");
+    assert_eq!(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0), Buf::Absent);
+    assert_eq!(ready(tx(&s, 1).buffer(detect::RESPONSE_BODY, 0)), b"z");
     let mut s = state();
     feed(
         &mut s,
@@ -280,12 +280,12 @@ fn gaps() {
     s.gap(Dir::ToClient, 3, &mut out);
     feed(&mut s, Dir::ToClient, b"fghijHTTP/1.1 204 No\r\n\r\n", 100);
     assert_eq!(
-        ready(tx(&s, 0).buffer(B::HTTP_RESPONSE_BODY, 0)),
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
         b"abfghij"
     );
     // The 204 has no request to pair with.
     assert_eq!(s.tx_count(), 2);
-    assert_eq!(tx(&s, 1).buffer(B::HTTP_URI, 0), Buf::Absent);
+    assert_eq!(tx(&s, 1).buffer(detect::URI, 0), Buf::Absent);
 }
 
 #[test]
@@ -330,13 +330,13 @@ fn request_without_end_of_headers() {
     );
     let t = tx(&s, 0);
     assert_eq!(t.progress(Dir::ToServer), 2);
-    assert_eq!(ready(t.buffer(B::HTTP_URI, 0)), b"/normalized uri");
-    assert_eq!(ready(t.buffer(B::HTTP_URI_RAW, 0)), b"/normalized%20uri");
+    assert_eq!(ready(t.buffer(detect::URI, 0)), b"/normalized uri");
+    assert_eq!(ready(t.buffer(detect::URI_RAW, 0)), b"/normalized%20uri");
     let mut out = ParseOutput::default();
     s.eof(Dir::ToServer, &mut out);
     let t = tx(&s, 0);
     assert_eq!(t.progress(Dir::ToServer), 5);
-    assert_eq!(ready(t.buffer(B::HTTP_USER_AGENT, 0)), b"Mozilla/1.0");
+    assert_eq!(ready(t.buffer(detect::USER_AGENT, 0)), b"Mozilla/1.0");
 }
 
 #[test]
@@ -350,26 +350,26 @@ fn file_names() {
         assert_eq!(s.tx_count(), 4);
         // A request body is a file named after the URI path (decoded, no query).
         assert_eq!(
-            ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_REQ, 0)),
+            ready(tx(&s, 0).buffer(detect::FILE_NAME_REQ, 0)),
             b"/up/a b.txt"
         );
         assert_eq!(
-            ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            ready(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0)),
             b"/up/a b.txt"
         );
         // No request body, no request file.
-        assert_eq!(tx(&s, 1).buffer(B::HTTP_FILE_NAME_REQ, 0), Buf::Absent);
+        assert_eq!(tx(&s, 1).buffer(detect::FILE_NAME_REQ, 0), Buf::Absent);
         assert_eq!(
-            ready(tx(&s, 1).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            ready(tx(&s, 1).buffer(detect::FILE_NAME_RESP, 0)),
             b"/dl/r.pdf"
         );
         // Content-Disposition names the response's file.
         assert_eq!(
-            ready(tx(&s, 2).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+            ready(tx(&s, 2).buffer(detect::FILE_NAME_RESP, 0)),
             b"Report 1.DOC"
         );
         // A response without a body carries no file.
-        assert_eq!(tx(&s, 3).buffer(B::HTTP_FILE_NAME_RESP, 0), Buf::Absent);
+        assert_eq!(tx(&s, 3).buffer(detect::FILE_NAME_RESP, 0), Buf::Absent);
     }
 }
 
@@ -383,10 +383,10 @@ fn file_name_waits_for_body_bytes() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n",
         100,
     );
-    assert_eq!(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0), Buf::NotYet);
+    assert_eq!(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0), Buf::NotYet);
     feed(&mut s, Dir::ToClient, b"ab", 100);
     assert_eq!(
-        ready(tx(&s, 0).buffer(B::HTTP_FILE_NAME_RESP, 0)),
+        ready(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0)),
         b"/f.bin"
     );
 }
@@ -408,4 +408,14 @@ fn content_disposition_filename() {
         f(b"attachment; filename=\"unterminated"),
         Some(&b"unterminated"[..])
     );
+}
+
+#[test]
+fn every_raised_event_is_listed() {
+    let n = crate::events::raised_names_are_listed(
+        crate::http::EVENTS,
+        include_str!("state.rs"),
+        "http",
+    );
+    assert!(n > 0);
 }

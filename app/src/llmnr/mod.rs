@@ -4,36 +4,42 @@
 //! Detection is by content (a well-formed DNS message) on LLMNR's port only: elsewhere
 //! the same message is DNS.
 
-use super::dns::{self, DnsState};
-use super::{AppProto, AppState, Dir, Probe, Protocol, Transport};
+pub mod detect;
+
+use crate::AppProto;
+use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports};
+use crate::dns::{self, DnsState};
 
 pub const PORT: u16 = 5355;
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LlmnrProtocol;
+/// LLMNR: DNS's parser and buffers under LLMNR's name, on its port. No EVE record of its
+/// own yet (alerts carry `app_proto`).
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Llmnr,
+    name: "llmnr",
+    aliases: &[],
+    transports: Transports::BOTH,
+    default_ports: &[PORT],
+    port_bound: true,
+    probe: dns::probe,
+    is_reply: dns::is_reply,
+    build: Build::Plain(|t| Box::new(DnsState::new(t))),
+    buffers: detect::BUFFERS,
+    keywords: &[],
+    // The DNS parser's anomalies are DNS's (`dns.<event>`).
+    events: &[],
+    record: None,
+    fuzz: &[FuzzTarget {
+        name: "llmnr",
+        run: fuzz,
+    }],
+};
 
-impl Protocol for LlmnrProtocol {
-    fn proto(&self) -> AppProto {
-        AppProto::Llmnr
+/// Fuzz target: every protocol's probe on LLMNR's port, then the parser on UDP.
+pub fn fuzz(data: &[u8]) {
+    let r = crate::Registry::default();
+    for d in [crate::Dir::ToServer, crate::Dir::ToClient] {
+        let _ = r.probe(crate::Transport::Udp, d, [40000, PORT], data);
     }
-
-    fn probe(&self, transport: Transport, dir: Dir, data: &[u8]) -> Probe {
-        dns::DnsProtocol.probe(transport, dir, data)
-    }
-
-    fn default_ports(&self) -> &'static [u16] {
-        &[PORT]
-    }
-
-    fn port_bound(&self) -> bool {
-        true
-    }
-
-    fn is_reply(&self, transport: Transport, data: &[u8]) -> bool {
-        dns::DnsProtocol.is_reply(transport, data)
-    }
-
-    fn new_state(&self, transport: Transport) -> Box<dyn AppState> {
-        Box::new(DnsState::new(transport))
-    }
+    crate::fuzz::drive(&mut DnsState::new(crate::Transport::Udp), data);
 }

@@ -6,14 +6,48 @@
 //! `ssh.software` (the side's banner fields), `ssh.hassh`/`ssh.hassh.string` (the
 //! client's KEXINIT) and `ssh.hassh.server`/`ssh.hassh.server.string` (the server's).
 
+pub mod detect;
 pub mod state;
 
 pub use state::{SshState, SshTx};
 
-use super::{AppProto, AppState, Buf, BufferId, Dir, Probe, Protocol, Transaction, Transport};
+use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports, never_reply};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SshProtocol;
+/// SSH. No EVE record of its own yet (alerts carry `app_proto`).
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Ssh,
+    name: "ssh",
+    aliases: &[],
+    transports: Transports::TCP,
+    default_ports: &[22],
+    port_bound: false,
+    probe: |_, _, data| probe(data),
+    is_reply: never_reply,
+    build: Build::Plain(|_| Box::new(SshState::new())),
+    buffers: detect::BUFFERS,
+    keywords: &[],
+    events: EVENTS,
+    record: None,
+    fuzz: &[FuzzTarget {
+        name: "ssh",
+        run: fuzz,
+    }],
+};
+
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "ssh.invalid_banner",
+    "ssh.invalid_record",
+    "ssh.long_banner",
+    "ssh.long_kex_record",
+];
+
+/// Fuzz target: the parser over arbitrary bytes in both directions, and every probe.
+pub fn fuzz(data: &[u8]) {
+    crate::fuzz::drive(&mut SshState::new(), data);
+    crate::fuzz::probes(data);
+}
 
 /// Recognises the identification string every SSH side sends first (`SSH-2.0-...`).
 pub fn probe(data: &[u8]) -> Probe {
@@ -28,27 +62,6 @@ pub fn probe(data: &[u8]) -> Probe {
         Probe::NeedMore
     } else {
         Probe::NoMatch
-    }
-}
-
-impl Protocol for SshProtocol {
-    fn proto(&self) -> AppProto {
-        AppProto::Ssh
-    }
-
-    fn probe(&self, transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
-        match transport {
-            Transport::Tcp => probe(data),
-            Transport::Udp => Probe::NoMatch,
-        }
-    }
-
-    fn default_ports(&self) -> &'static [u16] {
-        &[22]
-    }
-
-    fn new_state(&self, _transport: Transport) -> Box<dyn AppState> {
-        Box::new(SshState::new())
     }
 }
 
@@ -80,14 +93,14 @@ impl Transaction for SshTx {
             return Buf::Absent;
         }
         let (dir, what) = match id {
-            BufferId::SSH_PROTO_CLIENT => (Dir::ToServer, 0),
-            BufferId::SSH_PROTO_SERVER => (Dir::ToClient, 0),
-            BufferId::SSH_SOFTWARE_CLIENT => (Dir::ToServer, 1),
-            BufferId::SSH_SOFTWARE_SERVER => (Dir::ToClient, 1),
-            BufferId::SSH_HASSH => (Dir::ToServer, 2),
-            BufferId::SSH_HASSH_SERVER => (Dir::ToClient, 2),
-            BufferId::SSH_HASSH_STRING => (Dir::ToServer, 3),
-            BufferId::SSH_HASSH_SERVER_STRING => (Dir::ToClient, 3),
+            detect::PROTO_CLIENT => (Dir::ToServer, 0),
+            detect::PROTO_SERVER => (Dir::ToClient, 0),
+            detect::SOFTWARE_CLIENT => (Dir::ToServer, 1),
+            detect::SOFTWARE_SERVER => (Dir::ToClient, 1),
+            detect::HASSH => (Dir::ToServer, 2),
+            detect::HASSH_SERVER => (Dir::ToClient, 2),
+            detect::HASSH_STRING => (Dir::ToServer, 3),
+            detect::HASSH_SERVER_STRING => (Dir::ToClient, 3),
             _ => return Buf::Absent,
         };
         let s = self.side(dir);
@@ -107,7 +120,7 @@ impl Transaction for SshTx {
         }
     }
 
-    fn record(&self) -> Option<super::AppRecord> {
+    fn record(&self) -> Option<AppRecord> {
         // No EVE `ssh` event type yet: alerts carry `app_proto` only.
         None
     }
@@ -119,6 +132,13 @@ fn not_yet(done: bool) -> Buf<'static> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_raised_event_is_listed() {
+        let n =
+            crate::events::raised_names_are_listed(super::EVENTS, include_str!("state.rs"), "ssh");
+        assert!(n > 0);
+    }
     use super::*;
 
     #[test]

@@ -359,16 +359,22 @@ mod tests {
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
         s.parse(Dir::ToClient, b"Welcome\r\nSSH-1.99-Cisco-1.25\n", &mut out);
         let tx = &s.tx;
-        assert_eq!(ready(tx, BufferId::SSH_PROTO_CLIENT), b"2.0");
-        assert_eq!(ready(tx, BufferId::SSH_SOFTWARE_CLIENT), b"OpenSSH_8.9p1");
-        assert_eq!(ready(tx, BufferId::SSH_PROTO_SERVER), b"1.99");
-        assert_eq!(ready(tx, BufferId::SSH_SOFTWARE_SERVER), b"Cisco-1.25");
-        let string = ready(tx, BufferId::SSH_HASSH_STRING);
+        assert_eq!(ready(tx, crate::ssh::detect::PROTO_CLIENT), b"2.0");
+        assert_eq!(
+            ready(tx, crate::ssh::detect::SOFTWARE_CLIENT),
+            b"OpenSSH_8.9p1"
+        );
+        assert_eq!(ready(tx, crate::ssh::detect::PROTO_SERVER), b"1.99");
+        assert_eq!(
+            ready(tx, crate::ssh::detect::SOFTWARE_SERVER),
+            b"Cisco-1.25"
+        );
+        let string = ready(tx, crate::ssh::detect::HASSH_STRING);
         assert_eq!(
             string,
             b"curve25519-sha256,diffie-hellman-group1-sha1;aes128-ctr;hmac-sha2-256;none"
         );
-        let hash = ready(tx, BufferId::SSH_HASSH);
+        let hash = ready(tx, crate::ssh::detect::HASSH);
         let want: String = Md5::digest(&string)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -377,9 +383,12 @@ mod tests {
         assert!(tx.complete(Dir::ToServer));
         assert_eq!(tx.progress(Dir::ToServer), 3);
         // The server's KEXINIT has not come: not yet, then absent once it ended.
-        assert_eq!(tx.buffer(BufferId::SSH_HASSH_SERVER, 0), Buf::NotYet);
+        assert_eq!(tx.buffer(crate::ssh::detect::HASSH_SERVER, 0), Buf::NotYet);
         s.eof(Dir::ToClient, &mut out);
-        assert_eq!(s.tx.buffer(BufferId::SSH_HASSH_SERVER, 0), Buf::Absent);
+        assert_eq!(
+            s.tx.buffer(crate::ssh::detect::HASSH_SERVER, 0),
+            Buf::Absent
+        );
     }
 
     #[test]
@@ -408,6 +417,6 @@ mod tests {
         s.parse(Dir::ToServer, b"SSH-2.0-x\n", &mut out);
         s.parse(Dir::ToServer, &packet(&k), &mut out);
         assert_eq!(out.anomalies, ["ssh.invalid_record"]);
-        assert_eq!(s.tx.buffer(BufferId::SSH_HASSH, 0), Buf::NotYet);
+        assert_eq!(s.tx.buffer(crate::ssh::detect::HASSH, 0), Buf::NotYet);
     }
 }

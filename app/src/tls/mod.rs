@@ -3,6 +3,7 @@
 //! buffers and the EVE `tls` record.
 
 pub mod detect;
+pub mod eve;
 pub mod logger;
 pub mod parser;
 pub mod state;
@@ -10,12 +11,50 @@ pub mod x509;
 
 pub use state::{TlsState, TlsTx};
 
-use super::{
-    AppProto, AppRecord, AppState, Buf, BufferId, Dir, Probe, Protocol, Transaction, Transport,
+use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports, never_reply};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
+
+/// TLS (and SSL) handshakes.
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Tls,
+    name: "tls",
+    aliases: &[],
+    transports: Transports::TCP,
+    default_ports: &[443, 8443, 993, 995, 465, 636, 853],
+    port_bound: false,
+    probe: |_, dir, data| probe(dir, data),
+    is_reply: never_reply,
+    build: Build::Plain(|_| Box::new(TlsState::new())),
+    buffers: detect::BUFFERS,
+    keywords: detect::KEYWORDS,
+    events: EVENTS,
+    record: Some(RecordDef {
+        event_type: "tls",
+        render: eve::render,
+    }),
+    fuzz: &[FuzzTarget {
+        name: "tls",
+        run: fuzz,
+    }],
 };
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TlsProtocol;
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "tls.gap",
+    "tls.handshake_too_long",
+    "tls.invalid_certificate",
+    "tls.invalid_handshake_message",
+    "tls.invalid_record_length",
+    "tls.invalid_record_type",
+];
+
+/// Fuzz target: the parser over arbitrary bytes in both directions, the certificate
+/// parser alone, and every probe.
+pub fn fuzz(data: &[u8]) {
+    crate::fuzz::drive(&mut TlsState::new(), data);
+    let _ = x509::parse(data);
+    crate::fuzz::probes(data);
+}
 
 /// Recognises a TLS record carrying a handshake (type 22, version 3.x, a sane length,
 /// a ClientHello or ServerHello first), or an SSLv2-framed ClientHello.
@@ -49,27 +88,6 @@ pub fn probe(dir: Dir, data: &[u8]) -> Probe {
         return Probe::Match;
     }
     Probe::NoMatch
-}
-
-impl Protocol for TlsProtocol {
-    fn proto(&self) -> AppProto {
-        AppProto::Tls
-    }
-
-    fn probe(&self, transport: Transport, dir: Dir, data: &[u8]) -> Probe {
-        match transport {
-            Transport::Tcp => probe(dir, data),
-            Transport::Udp => Probe::NoMatch,
-        }
-    }
-
-    fn default_ports(&self) -> &'static [u16] {
-        &[443, 8443, 993, 995, 465, 636, 853]
-    }
-
-    fn new_state(&self, _transport: Transport) -> Box<dyn AppState> {
-        Box::new(TlsState::new())
-    }
 }
 
 impl Transaction for TlsTx {
@@ -115,6 +133,14 @@ impl Transaction for TlsTx {
 
 #[cfg(test)]
 mod tests {
+    use crate::AppState;
+
+    #[test]
+    fn every_raised_event_is_listed() {
+        let n =
+            crate::events::raised_names_are_listed(super::EVENTS, include_str!("state.rs"), "tls");
+        assert!(n > 0);
+    }
     use super::parser::tests::client_hello_msg;
     use super::x509::tests::sample_cert;
     use super::*;
@@ -173,12 +199,9 @@ mod tests {
                 s.parse(Dir::ToServer, c, &mut out);
             }
             let tx = s.tx(0).unwrap();
-            assert_eq!(
-                tx.buffer(BufferId::TLS_SNI, 0),
-                Buf::Ready(b"secure.example.com")
-            );
-            assert_eq!(tx.buffer(BufferId::TLS_CERT_SUBJECT, 0), Buf::NotYet);
-            assert!(matches!(tx.buffer(BufferId::JA3_HASH, 0), Buf::Ready(h) if h.len() == 32));
+            assert_eq!(tx.buffer(detect::SNI, 0), Buf::Ready(b"secure.example.com"));
+            assert_eq!(tx.buffer(detect::CERT_SUBJECT, 0), Buf::NotYet);
+            assert!(matches!(tx.buffer(detect::JA3_HASH, 0), Buf::Ready(h) if h.len() == 32));
             for c in server_flight().chunks(step) {
                 s.parse(Dir::ToClient, c, &mut out);
             }
@@ -186,45 +209,36 @@ mod tests {
             let tx = s.tx(0).unwrap();
             assert!(tx.complete(Dir::ToClient));
             assert_eq!(
-                tx.buffer(BufferId::TLS_CERT_SUBJECT, 0),
+                tx.buffer(detect::CERT_SUBJECT, 0),
                 Buf::Ready(b"C=US, CN=example.com")
             );
             assert_eq!(
-                tx.buffer(BufferId::TLS_CERT_ISSUER, 0),
+                tx.buffer(detect::CERT_ISSUER, 0),
                 Buf::Ready(b"C=US, O=Test CA")
             );
-            assert_eq!(
-                tx.buffer(BufferId::TLS_CERT_SERIAL, 0),
-                Buf::Ready(b"00:C4:1F")
-            );
+            assert_eq!(tx.buffer(detect::CERT_SERIAL, 0), Buf::Ready(b"00:C4:1F"));
             assert!(
-                matches!(tx.buffer(BufferId::TLS_CERT_FINGERPRINT, 0), Buf::Ready(f) if f.len() == 59)
+                matches!(tx.buffer(detect::CERT_FINGERPRINT, 0), Buf::Ready(f) if f.len() == 59)
             );
             assert_eq!(
-                tx.buffer(BufferId::TLS_SUBJECTALTNAME, 1),
+                tx.buffer(detect::SUBJECTALTNAME, 1),
                 Buf::Ready(b"www.example.com")
             );
-            assert_eq!(tx.buffer(BufferId::TLS_VERSION_NUM, 0), Buf::Ready(&[3, 3]));
-            assert_eq!(tx.buffer(BufferId::TLS_STATE, 0), Buf::Ready(&[3]));
-            assert_eq!(
-                tx.buffer(BufferId::TLS_VERSION_SERVER, 0),
-                Buf::Ready(&[3, 3])
-            );
+            assert_eq!(tx.buffer(detect::VERSION_NUM, 0), Buf::Ready(&[3, 3]));
+            assert_eq!(tx.buffer(detect::STATE, 0), Buf::Ready(&[3]));
+            assert_eq!(tx.buffer(detect::VERSION_SERVER, 0), Buf::Ready(&[3, 3]));
             // The test ClientHello's random is 32 bytes of 7.
+            assert_eq!(tx.buffer(detect::RANDOM_CLIENT, 0), Buf::Ready(&[7; 32]));
             assert_eq!(
-                tx.buffer(BufferId::TLS_RANDOM_CLIENT, 0),
-                Buf::Ready(&[7; 32])
-            );
-            assert_eq!(
-                tx.buffer(BufferId::TLS_RANDOM_TIME_CLIENT, 0),
+                tx.buffer(detect::RANDOM_TIME_CLIENT, 0),
                 Buf::Ready(&[7; 4])
             );
             assert_eq!(
-                tx.buffer(BufferId::TLS_RANDOM_BYTES_CLIENT, 0),
+                tx.buffer(detect::RANDOM_BYTES_CLIENT, 0),
                 Buf::Ready(&[7; 28])
             );
             assert_eq!(
-                tx.buffer(BufferId::TLS_NOTAFTER, 0),
+                tx.buffer(detect::NOTAFTER, 0),
                 Buf::Ready(&2_019_729_600i64.to_be_bytes())
             );
             let Some(AppRecord::Tls(r)) = tx.record() else {
@@ -249,12 +263,9 @@ mod tests {
             &mut out,
         );
         let tx = s.tx(0).unwrap();
-        assert_eq!(
-            tx.buffer(BufferId::TLS_VERSION_CLIENT, 0),
-            Buf::Ready(&[3, 1])
-        );
-        assert_eq!(tx.buffer(BufferId::TLS_VERSION_SERVER, 0), Buf::NotYet);
-        assert_eq!(tx.buffer(BufferId::TLS_RANDOM_CLIENT, 0), Buf::Absent);
+        assert_eq!(tx.buffer(detect::VERSION_CLIENT, 0), Buf::Ready(&[3, 1]));
+        assert_eq!(tx.buffer(detect::VERSION_SERVER, 0), Buf::NotYet);
+        assert_eq!(tx.buffer(detect::RANDOM_CLIENT, 0), Buf::Absent);
     }
 
     #[test]

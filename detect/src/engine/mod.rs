@@ -33,8 +33,8 @@ use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
 use crate::decode::{L4, Packet};
 use crate::rules::{
     Absent, Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
-    ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, TlsCheck, Transform,
-    VlanLayer, XbitOp,
+    ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, Transform, VlanLayer,
+    XbitOp,
 };
 use matcher::List;
 use mpm::{Mpm, MpmBuilder};
@@ -88,7 +88,7 @@ fn only_sets_flowbits(rule: &Rule) -> bool {
         .all(|c| matches!(c, FlowbitCmd::Set(_)))
         && rule.flowints.is_empty()
         && rule.xbits.is_empty()
-        && rule.tls.is_empty()
+        && rule.tx_checks.is_empty()
 }
 
 /// Suricata's IP-only rule test.
@@ -492,7 +492,7 @@ impl Engine {
                     absent: b.list.absent,
                 })
                 .collect();
-            let app = !rule.buffers.is_empty() || !rule.tls.is_empty();
+            let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();
             // Register the rule in its groups.
             if app {
                 let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
@@ -1293,8 +1293,8 @@ impl Engine {
     ) -> TxMatch {
         let mut partial = false;
         st.scratch.vars = [0; 16];
-        for check in &sig.rule.tls {
-            match tls_check(*check, dir, now_s, tx) {
+        for check in &sig.rule.tx_checks {
+            match check.eval(dir, now_s, tx) {
                 Some(true) => {}
                 Some(false) => return TxMatch::Never,
                 None => return TxMatch::NotYet,
@@ -1366,107 +1366,6 @@ enum TxMatch {
     NoMatchYet,
     /// Cannot match this transaction.
     Never,
-}
-
-/// Evaluates an app-layer property check on `tx` inspected in `dir` at packet time
-/// `now_s` (seconds): `Some(result)`, or `None` when the value is not known yet.
-fn tls_check(c: TlsCheck, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<bool> {
-    let read = |id: BufferId, n: usize| -> Result<&[u8], bool> {
-        match tx.buffer(id, 0) {
-            Buf::Ready(b) | Buf::Partial(b) if b.len() >= n => Ok(b),
-            Buf::NotYet => Err(true),
-            _ => Err(false),
-        }
-    };
-    // Absent: the check fails; not there yet: undecided.
-    let epoch = |id: BufferId| -> Result<i64, Option<bool>> {
-        read(id, 8)
-            .map(|b| i64::from_be_bytes(b[..8].try_into().unwrap_or_default()))
-            .map_err(|not_yet| (!not_yet).then_some(false))
-    };
-    match c {
-        // Certificate fields exist in the server's direction only.
-        TlsCheck::NotBefore(_)
-        | TlsCheck::NotAfter(_)
-        | TlsCheck::CertExpired
-        | TlsCheck::CertValid
-            if dir == Dir::ToServer =>
-        {
-            return Some(false);
-        }
-        TlsCheck::NotBefore(cmp) => {
-            return epoch(BufferId::TLS_NOTBEFORE).map_or_else(|e| e, |t| Some(cmp.test(t)));
-        }
-        TlsCheck::NotAfter(cmp) => {
-            return epoch(BufferId::TLS_NOTAFTER).map_or_else(|e| e, |t| Some(cmp.test(t)));
-        }
-        TlsCheck::CertExpired => {
-            return epoch(BufferId::TLS_NOTAFTER).map_or_else(|e| e, |t| Some(t < now_s));
-        }
-        TlsCheck::CertValid => {
-            let nb = match epoch(BufferId::TLS_NOTBEFORE) {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
-            return epoch(BufferId::TLS_NOTAFTER)
-                .map_or_else(|e| e, |na| Some(nb <= now_s && now_s <= na));
-        }
-        TlsCheck::AppEvent(name) => {
-            // Not raised yet: it may be while the direction is still in progress.
-            return if tx.has_event(dir, name) {
-                Some(true)
-            } else if tx.complete(dir) {
-                Some(false)
-            } else {
-                None
-            };
-        }
-        TlsCheck::DnsOpcode(cmp) => {
-            let id = match dir {
-                Dir::ToServer => BufferId::DNS_OPCODE_REQ,
-                Dir::ToClient => BufferId::DNS_OPCODE_RESP,
-            };
-            return match read(id, 1) {
-                Ok(b) => Some(cmp.test(u64::from(b[0]))),
-                Err(not_yet) => (!not_yet).then_some(false),
-            };
-        }
-        _ => {}
-    }
-    match c {
-        TlsCheck::VersionIs(_) | TlsCheck::SslVersions { .. } => {
-            let id = match (c, dir) {
-                (TlsCheck::VersionIs(_), _) => BufferId::TLS_VERSION_NUM,
-                (_, Dir::ToServer) => BufferId::TLS_VERSION_CLIENT,
-                (_, Dir::ToClient) => BufferId::TLS_VERSION_SERVER,
-            };
-            let got = match tx.buffer(id, 0) {
-                Buf::Ready(b) | Buf::Partial(b) if b.len() >= 2 => u16::from_be_bytes([b[0], b[1]]),
-                Buf::Absent => return Some(false),
-                _ => return None,
-            };
-            Some(match c {
-                TlsCheck::SslVersions { mask, negated } => crate::rules::ast::ssl_version_bit(got)
-                    .is_some_and(|bit| (bit & mask != 0) != negated),
-                _ => TlsCheck::VersionIs(got) == c,
-            })
-        }
-        TlsCheck::State { mask, negated } => {
-            let got = match tx.buffer(BufferId::TLS_STATE, 0) {
-                Buf::Ready(b) | Buf::Partial(b) if !b.is_empty() => b[0],
-                Buf::Absent => return Some(false),
-                _ => return None,
-            };
-            Some((got & mask != 0) != negated)
-        }
-        // Handled above.
-        TlsCheck::NotBefore(_)
-        | TlsCheck::NotAfter(_)
-        | TlsCheck::CertExpired
-        | TlsCheck::CertValid
-        | TlsCheck::AppEvent(_)
-        | TlsCheck::DnsOpcode(_) => None,
-    }
 }
 
 /// The bytes of a packet-header buffer; None when the packet has no such header (or

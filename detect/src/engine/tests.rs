@@ -330,8 +330,10 @@ impl Transaction for GrowingBody {
     }
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         match (id, index) {
-            (BufferId::HTTP_RESPONSE_BODY, 0) if self.complete => Buf::Ready(&self.body),
-            (BufferId::HTTP_RESPONSE_BODY, 0) => Buf::Partial(&self.body),
+            (meerkat_app::http::detect::RESPONSE_BODY, 0) if self.complete => {
+                Buf::Ready(&self.body)
+            }
+            (meerkat_app::http::detect::RESPONSE_BODY, 0) => Buf::Partial(&self.body),
             _ => Buf::Absent,
         }
     }
@@ -504,7 +506,7 @@ impl Transaction for NamedFile {
     }
     fn buffer(&self, id: BufferId, _index: usize) -> Buf<'_> {
         match id {
-            BufferId::HTTP_FILE_NAME_RESP => Buf::Ready(self.0),
+            meerkat_app::http::detect::FILE_NAME_RESP => Buf::Ready(self.0),
             _ => Buf::Absent,
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::ast::*;
 use super::{RuleContext, parse};
-use crate::app::{self, AppProto, BufferDef};
+use crate::app::{self, AppProto, BufferDef, KeywordKind};
 
 /// Interned names of flowbits, flowints and xbits (shared by all rules of a ruleset).
 #[derive(Debug, Default, Clone)]
@@ -87,80 +87,8 @@ fn value_of<'v>(kw: &str, v: Option<&'v str>) -> Result<&'v str, Fail> {
         .ok_or_else(|| fail(kw, "needs a value"))
 }
 
-/// A number that fits `T` (`parse_u64`'s forms: decimal, `0x` hex, size suffixes).
-fn parse_int<T: TryFrom<u64>>(s: &str) -> Option<T> {
-    parse_u64(s).and_then(|x| T::try_from(x).ok())
-}
-
-fn parse_u64(s: &str) -> Option<u64> {
-    let s = s.trim();
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        return u64::from_str_radix(h, 16).ok();
-    }
-    let lower = s.to_ascii_lowercase();
-    for (suffix, mult) in [
-        ("kib", 1u64 << 10),
-        ("kb", 1 << 10),
-        ("mib", 1 << 20),
-        ("mb", 1 << 20),
-        ("gib", 1 << 30),
-        ("gb", 1 << 30),
-    ] {
-        if let Some(n) = lower.strip_suffix(suffix) {
-            return n.trim().parse::<u64>().ok()?.checked_mul(mult);
-        }
-    }
-    s.parse().ok()
-}
-
-/// Parses an integer comparison (see [`NumCmp`]).
-pub fn parse_num_cmp(s: &str) -> Option<NumCmp> {
-    let s = s.trim();
-    if let Some(rest) = s.strip_prefix('&') {
-        let (mask, val, ne) = if let Some((m, v)) = rest.split_once("!=") {
-            (m, v, true)
-        } else {
-            let (m, v) = rest.split_once('=')?;
-            (m, v, false)
-        };
-        let (m, v) = (parse_u64(mask)?, parse_u64(val)?);
-        return Some(if ne {
-            NumCmp::MaskNe(m, v)
-        } else {
-            NumCmp::MaskEq(m, v)
-        });
-    }
-    if let Some((a, b)) = s.split_once("<>") {
-        let (a, b) = (parse_u64(a)?, parse_u64(b)?);
-        return (a < b).then_some(NumCmp::Between(a, b));
-    }
-    for (prefix, f) in [
-        ("<=", NumCmp::Le as fn(u64) -> NumCmp),
-        (">=", NumCmp::Ge),
-        ("!=", NumCmp::Ne),
-        ("<", NumCmp::Lt),
-        (">", NumCmp::Gt),
-        ("=", NumCmp::Eq),
-    ] {
-        if let Some(rest) = s.strip_prefix(prefix) {
-            return parse_u64(rest).map(f);
-        }
-    }
-    if let Some(rest) = s.strip_prefix('!') {
-        if let Some((a, b)) = rest.split_once('-') {
-            let (a, b) = (parse_u64(a)?, parse_u64(b)?);
-            return (a < b).then_some(NumCmp::NotBetween(a, b));
-        }
-        return parse_u64(rest).map(NumCmp::Ne);
-    }
-    if let Some((a, b)) = s.split_once('-')
-        && !a.trim().is_empty()
-    {
-        let (a, b) = (parse_u64(a)?, parse_u64(b)?);
-        return (a < b).then_some(NumCmp::Between(a, b));
-    }
-    parse_u64(s).map(NumCmp::Eq)
-}
+pub use meerkat_app::value::parse_num_cmp;
+use meerkat_app::value::{negation, parse_int, parse_u64};
 
 /// `kw`'s value as a number that fits `T`; `expected` says what fits when it does not.
 fn int_value<T: TryFrom<u64>>(kw: &str, v: Option<&str>, expected: &str) -> Result<T, Fail> {
@@ -175,14 +103,6 @@ fn negatable_int<T: TryFrom<u64>>(
 ) -> Result<(bool, T), Fail> {
     let (negated, n) = negation(value_of(kw, v)?);
     Ok((negated, parse_int(n).ok_or_else(|| fail(kw, expected))?))
-}
-
-/// A value with an optional leading `!`: (negated, the rest trimmed).
-fn negation(s: &str) -> (bool, &str) {
-    match s.strip_prefix('!') {
-        Some(rest) => (true, rest.trim()),
-        None => (false, s),
-    }
 }
 
 /// A read of `nbytes` at `offset` as the byte keywords start it: absolute, big-endian,
@@ -237,7 +157,7 @@ impl<'a> Builder<'a> {
         // Header buffers are checked on the packet path only; an app-layer rule is
         // evaluated on transactions, where they would be ignored.
         if !self.rule.hdr_buffers.is_empty()
-            && (self.rule.app_proto.is_some() || !self.rule.tls.is_empty())
+            && (self.rule.app_proto.is_some() || !self.rule.tx_checks.is_empty())
         {
             return Err((
                 None,
@@ -393,6 +313,9 @@ impl<'a> Builder<'a> {
             }
             return self.switch_buffer(def);
         }
+        if let Some((desc, def)) = app::buffers::keyword(kw) {
+            return self.protocol_keyword(kw, v, desc, def);
+        }
         match kw {
             "msg" => self.rule.msg = parse::unquote(value_of(kw, v)?),
             "sid" => self.rule.sid = num(kw, v)?,
@@ -448,7 +371,7 @@ impl<'a> Builder<'a> {
                     return Err(fail(kw, "expected session or host"));
                 }
             }
-            "content" | "uricontent" => self.content(kw, v)?,
+            "content" => self.content(kw, v)?,
             "nocase" => {
                 let c = self.last_content_mut(kw)?;
                 c.nocase = true;
@@ -574,28 +497,6 @@ impl<'a> Builder<'a> {
                 };
                 let c = self.cur;
                 self.list_mut(c).bsize = Some(cmp);
-            }
-            "urilen" => {
-                let val = value_of(kw, v)?;
-                // Suricata allows blanks around the comma (`urilen:15, norm;`).
-                let (cmp, raw) = match val.split_once(',').map(|(c, m)| (c.trim(), m.trim())) {
-                    Some((c, "raw")) => (c, true),
-                    Some((c, "norm")) => (c, false),
-                    Some(_) => return Err(fail(kw, "expected raw or norm after the comma")),
-                    None => (val, false),
-                };
-                let cmp = parse_num_cmp(cmp).ok_or_else(|| fail(kw, "bad length"))?;
-                let def = app::buffers::sticky(if raw { "http.uri.raw" } else { "http.uri" })
-                    .ok_or_else(|| fail(kw, "no uri buffer"))?;
-                let saved = self.cur;
-                self.switch_buffer(def)?;
-                let c = self.cur;
-                let list = self.list_mut(c);
-                if list.bsize.is_some() {
-                    return Err(fail(kw, "the uri buffer already has a size check"));
-                }
-                list.bsize = Some(cmp);
-                self.cur = saved;
             }
             "dotprefix"
             | "to_lowercase"
@@ -769,7 +670,7 @@ impl<'a> Builder<'a> {
                     }
                     app::events::EventRef::Tx(proto, name) => {
                         self.require_app(kw, proto)?;
-                        self.rule.tls.push(TlsCheck::AppEvent(name));
+                        self.rule.tx_checks.push(TxCheck::AppEvent(name));
                     }
                 }
             }
@@ -790,49 +691,77 @@ impl<'a> Builder<'a> {
                     return Err(fail(kw, "takes no value"));
                 }
             }
-            "tls.version" | "ssl_version" | "ssl_state" => self.tls_keyword(kw, v)?,
-            // Legacy TLS keywords: a case-sensitive inclusion match on the certificate
-            // field (`tls.fingerprint` ignores case, fingerprints being hex), `!` negates.
-            // Suricata: `filename:"x"` is `file.name; content:"x"; nocase;` and
-            // `fileext:"x"` is `file.name; content:".x"; nocase; endswith;`.
-            "filename" => self.legacy_buffer_content(kw, v, "file.name", true)?,
-            "fileext" => self.fileext(kw, v)?,
-            "tls.subject" => self.legacy_buffer_content(kw, v, "tls.cert_subject", false)?,
-            "tls.issuerdn" => self.legacy_buffer_content(kw, v, "tls.cert_issuer", false)?,
-            "tls.fingerprint" => self.legacy_buffer_content(kw, v, "tls.cert_fingerprint", true)?,
-            "tls_cert_notbefore" | "tls.cert_notbefore" | "tls_cert_notafter"
-            | "tls.cert_notafter" => {
-                self.require_app(kw, AppProto::Tls)?;
-                let cmp = parse_date_cmp(value_of(kw, v)?).map_err(|e| fail(kw, e))?;
-                self.rule.tls.push(if kw.ends_with("notbefore") {
-                    TlsCheck::NotBefore(cmp)
-                } else {
-                    TlsCheck::NotAfter(cmp)
-                });
-            }
-            "tls_cert_expired" | "tls_cert_valid" => {
-                self.require_app(kw, AppProto::Tls)?;
-                if v.is_some() {
-                    return Err(fail(kw, "takes no value"));
-                }
-                self.rule.tls.push(if kw == "tls_cert_expired" {
-                    TlsCheck::CertExpired
-                } else {
-                    TlsCheck::CertValid
-                });
-            }
-            "dns.opcode" => {
-                self.require_app(kw, AppProto::Dns)?;
-                let val = value_of(kw, v)?;
-                let cmp = parse_num_cmp(val)
-                    .filter(|c| !matches!(c, NumCmp::MaskEq(..) | NumCmp::MaskNe(..)))
-                    .ok_or_else(|| fail(kw, format!("bad opcode `{val}`")))?;
-                self.rule.tls.push(TlsCheck::DnsOpcode(cmp));
-            }
-            // `tls.store` asks Suricata to store certificates on disk; the detection is
-            // unaffected. Parsed (TLS rule) as the issue asks; no certificate is stored.
-            "tls.store" | "tls_store" => self.require_app(kw, AppProto::Tls)?,
             other => return Err(fail(other, "keyword not supported")),
+        }
+        Ok(())
+    }
+
+    /// A protocol's keyword that is not a sticky buffer, as its descriptor says.
+    fn protocol_keyword(
+        &mut self,
+        kw: &str,
+        v: Option<&str>,
+        desc: &'static app::Descriptor,
+        def: &'static app::KeywordDef,
+    ) -> Result<(), Fail> {
+        match def.kind {
+            KeywordKind::Check { parse, eval } => {
+                self.require_app(kw, desc.proto)?;
+                let value = parse(v).map_err(|e| fail(kw, e))?;
+                self.rule.tx_checks.push(TxCheck::Keyword {
+                    name: def.name,
+                    value,
+                    eval,
+                });
+            }
+            KeywordKind::BufferContent {
+                buffer,
+                nocase,
+                extension,
+            } => {
+                self.legacy_buffer_content(kw, v, buffer, nocase)?;
+                if extension {
+                    // `fileext:"pdf"`: the buffer ends with `.pdf`.
+                    let list = self.rule.buffers.last_mut().map(|b| &mut b.list.items);
+                    let Some([Match::Content(c)]) = list.map(|l| &mut l[..]) else {
+                        return Err(fail(kw, "no content"));
+                    };
+                    c.pattern.insert(0, b'.');
+                    c.endswith = true;
+                }
+            }
+            KeywordKind::ContentIn { buffer } => {
+                let def = app::buffers::sticky(buffer).ok_or_else(|| fail(kw, "no such buffer"))?;
+                self.switch_buffer(def)?;
+                self.content(kw, v)?;
+                self.cur = Cur::Payload;
+            }
+            KeywordKind::Size { buffer, raw_buffer } => {
+                let val = value_of(kw, v)?;
+                // Suricata allows blanks around the comma (`urilen:15, norm;`).
+                let (cmp, raw) = match val.split_once(',').map(|(c, m)| (c.trim(), m.trim())) {
+                    Some((c, "raw")) => (c, true),
+                    Some((c, "norm")) => (c, false),
+                    Some(_) => return Err(fail(kw, "expected raw or norm after the comma")),
+                    None => (val, false),
+                };
+                let cmp = parse_num_cmp(cmp).ok_or_else(|| fail(kw, "bad length"))?;
+                let def = app::buffers::sticky(if raw { raw_buffer } else { buffer })
+                    .ok_or_else(|| fail(kw, "no such buffer"))?;
+                let saved = self.cur;
+                self.switch_buffer(def)?;
+                let c = self.cur;
+                let list = self.list_mut(c);
+                if list.bsize.is_some() {
+                    return Err(fail(
+                        kw,
+                        format!("the {} buffer already has a size check", def.name),
+                    ));
+                }
+                list.bsize = Some(cmp);
+                self.cur = saved;
+            }
+            KeywordKind::Marker => self.require_app(kw, desc.proto)?,
         }
         Ok(())
     }
@@ -849,14 +778,7 @@ impl<'a> Builder<'a> {
         if pattern.len() > MAX_CONTENT {
             return Err(fail(kw, "longer than 65535 bytes"));
         }
-        if kw == "uricontent" {
-            let def = app::buffers::sticky("http.uri").ok_or_else(|| fail(kw, "no uri buffer"))?;
-            self.switch_buffer(def)?;
-        }
         self.push(Match::Content(Content::plain(pattern, false, negated)));
-        if kw == "uricontent" {
-            self.cur = Cur::Payload;
-        }
         Ok(())
     }
 
@@ -893,18 +815,6 @@ impl<'a> Builder<'a> {
         self.legacy_lists.push(self.rule.buffers.len() - 1);
         // Content modifiers cannot apply to it (Suricata: "can't use nocase").
         self.last_content = None;
-        Ok(())
-    }
-
-    /// `fileext:"pdf"`: the file name ends with `.pdf`, any case.
-    fn fileext(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
-        self.legacy_buffer_content(kw, v, "file.name", true)?;
-        let list = self.rule.buffers.last_mut().map(|b| &mut b.list.items);
-        let Some([Match::Content(c)]) = list.map(|l| &mut l[..]) else {
-            return Err(fail(kw, "no file name content"));
-        };
-        c.pattern.insert(0, b'.');
-        c.endswith = true;
         Ok(())
     }
 
@@ -1625,122 +1535,6 @@ impl<'a> Builder<'a> {
         });
         Ok(())
     }
-
-    fn tls_keyword(&mut self, kw: &str, v: Option<&str>) -> Result<(), Fail> {
-        self.require_app(kw, AppProto::Tls)?;
-        let val = value_of(kw, v)?;
-        // Expressed as matches on the TLS pseudo-buffers (see app::buffers).
-        let checks = match kw {
-            "tls.version" => {
-                let n: u16 = match val.trim() {
-                    "1.0" => 0x0301,
-                    "1.1" => 0x0302,
-                    "1.2" => 0x0303,
-                    "1.3" => 0x0304,
-                    h => parse_u64(h)
-                        .and_then(|x| u16::try_from(x).ok())
-                        .ok_or_else(|| fail(kw, format!("unknown version `{h}`")))?,
-                };
-                vec![TlsCheck::VersionIs(n)]
-            }
-            "ssl_version" => {
-                let (mut mask, mut negated) = (0u8, false);
-                for a in split_args(val) {
-                    let (neg, name) = negation(a);
-                    negated |= neg;
-                    mask |= match name {
-                        "sslv2" => 1,
-                        "sslv3" => 2,
-                        "tls1.0" => 4,
-                        "tls1.1" => 8,
-                        "tls1.2" => 16,
-                        "tls1.3" => 32,
-                        other => return Err(fail(kw, format!("unknown version `{other}`"))),
-                    };
-                }
-                vec![TlsCheck::SslVersions { mask, negated }]
-            }
-            _ => {
-                let mut mask = 0u8;
-                let mut negated = false;
-                for a in val.split(['|', ',']).map(str::trim) {
-                    // `!name`, no blank after the `!` (as Suricata).
-                    let name = a.strip_prefix('!');
-                    negated |= name.is_some();
-                    mask |= match name.unwrap_or(a) {
-                        "client_hello" => 1,
-                        "server_hello" => 2,
-                        "client_keyx" => 4,
-                        "server_keyx" => 8,
-                        "unknown" => 16,
-                        other => return Err(fail(kw, format!("unknown state `{other}`"))),
-                    };
-                }
-                vec![TlsCheck::State { mask, negated }]
-            }
-        };
-        self.rule.tls.extend(checks);
-        Ok(())
-    }
-}
-
-/// A date of `tls_cert_notbefore`/`tls_cert_notafter`: ISO 8601 from a year down to
-/// seconds (`2015`, `2015-10`, `2015-10-22`, `2015-10-22T23`, `2015-10-22T23:59`,
-/// `2015-10-22T23:59:59`, missing parts being their start), UTC, or seconds since the
-/// epoch (more than 4 digits).
-pub fn parse_date(s: &str) -> Result<i64, String> {
-    let s = s.trim();
-    let bad = || format!("bad date `{s}`");
-    if s.len() > 4 && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.parse().map_err(|_| bad());
-    }
-    let (date, time) = match s.split_once('T') {
-        Some((d, t)) => (d, Some(t)),
-        None => (s, None),
-    };
-    let num = |p: &str, len: usize| -> Result<u32, String> {
-        if p.len() != len || !p.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        p.parse().map_err(|_| bad())
-    };
-    let mut d = date.split('-');
-    let y = num(d.next().unwrap_or(""), 4)?;
-    let m = d.next().map(|p| num(p, 2)).transpose()?.unwrap_or(1);
-    let day = d.next().map(|p| num(p, 2)).transpose()?.unwrap_or(1);
-    if d.next().is_some() || (time.is_some() && date.len() != 10) {
-        return Err(bad());
-    }
-    let (mut hh, mut mm, mut ss) = (0, 0, 0);
-    if let Some(t) = time {
-        let mut t = t.split(':');
-        hh = num(t.next().unwrap_or(""), 2)?;
-        mm = t.next().map(|p| num(p, 2)).transpose()?.unwrap_or(0);
-        ss = t.next().map(|p| num(p, 2)).transpose()?.unwrap_or(0);
-        if t.next().is_some() {
-            return Err(bad());
-        }
-    }
-    crate::app::tls::x509::civil_to_epoch(i64::from(y), m, day, hh, mm, ss).ok_or_else(bad)
-}
-
-/// `[<|>]DATE` or `DATE<>DATE` (inclusive), as Suricata's certificate validity keywords.
-pub fn parse_date_cmp(s: &str) -> Result<DateCmp, String> {
-    let s = s.trim();
-    if let Some((a, b)) = s.split_once("<>") {
-        let (a, b) = (parse_date(a)?, parse_date(b)?);
-        if a > b {
-            return Err(format!("range `{s}` ends before it starts"));
-        }
-        return Ok(DateCmp::Range(a, b));
-    }
-    if let Some(r) = s.strip_prefix('<') {
-        return Ok(DateCmp::Lt(parse_date(r)?));
-    }
-    if let Some(r) = s.strip_prefix('>') {
-        return Ok(DateCmp::Gt(parse_date(r)?));
-    }
-    Ok(DateCmp::Eq(parse_date(s.strip_prefix('=').unwrap_or(s))?))
 }
 
 fn num<T: std::str::FromStr>(kw: &str, v: Option<&str>) -> Result<T, Fail> {

@@ -1,5 +1,5 @@
-//! DNS names shared by the parser (detect) and the EVE renderer (eve-writer), so that the
-//! record types a rule sees and the ones EVE prints are spelled the same.
+//! DNS names shared by the parser and the EVE renderer, so that the record types a rule
+//! sees and the ones EVE prints are spelled the same.
 
 /// The name Suricata prints for a DNS record type; `None` for types logged by number.
 pub fn rrtype_name(t: u32) -> Option<&'static str> {
