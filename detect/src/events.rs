@@ -6,7 +6,7 @@ use meerkat_proto::events::{
     Alert, AlertAction, Anomaly, Direction, Event, EventType, FlowCounters, FlowRecord,
     PacketSource, TcpSummary,
 };
-use meerkat_ring::PacketMeta;
+use meerkat_shm::PacketMeta;
 
 use crate::app::AppRecord;
 use crate::decode::{L4, Packet};

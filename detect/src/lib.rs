@@ -16,7 +16,7 @@ pub mod sink;
 pub mod transforms;
 pub mod worker;
 
-pub use worker::{InProcess, InProcessResult, WorkerSummary, eve_socket, run};
+pub use worker::{InProcess, InProcessResult, WorkerSummary, run};
 
 /// Errors of the detect role.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub enum DetectError {
     #[error("{0}")]
     Rules(String),
     #[error(transparent)]
-    Ring(#[from] meerkat_ring::RingError),
+    Ring(#[from] meerkat_shm::RingError),
     #[error(transparent)]
     Sink(#[from] sink::SinkError),
     #[error("{0}")]

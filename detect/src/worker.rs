@@ -11,14 +11,14 @@
 //! its `flow` record is written.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use meerkat_capture::{counters_path, ring_path};
 use meerkat_config::{AppEnabled, ChecksumChecks, Config};
 use meerkat_proto::events::Event;
-use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
+use meerkat_runtime::counters::{DetectCounter, DetectCounters};
+use meerkat_runtime::{Role, counters_path, eve_socket_path, host_table_path, ring_path};
+use meerkat_shm::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
 use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Transport};
@@ -49,11 +49,6 @@ pub struct WorkerSummary {
     pub rules_failed: usize,
 }
 
-/// Path of the eve-writer's event socket in the runtime directory.
-pub fn eve_socket(runtime_dir: &std::path::Path) -> PathBuf {
-    runtime_dir.join("eve.sock")
-}
-
 /// CPU time (user + system) this process has used so far, µs.
 fn self_cpu_us() -> u64 {
     // SAFETY: getrusage fills the struct we own.
@@ -82,52 +77,37 @@ struct Stats {
     anomalies: u64,
 }
 
-const STAT_NAMES: &[&str] = &[
-    "packets",
-    "bytes",
-    "alerts",
-    "events",
-    "flows",
-    "flows_active",
-    "flows_evicted",
-    "invalid_checksum",
-    "tcp_sessions",
-    "tcp_untracked",
-    "tcp_gaps",
-    "fragments",
-    "defrag_reassembled",
-    "app_http",
-    "app_dns",
-    "app_tls",
-    "app_errors",
-    "anomalies",
-    "ring_corrupt",
-    "rules_loaded",
-    "rules_failed",
-    "rules_load_us",
-    "rules_load_cpu_us",
-    // The highest ring sequence number whose events the eve-writer has all written (see
-    // sink.rs: marks); capture's checkpoints wait on it. Written by the sink's thread.
-    "acked_seq",
-    // Ruleset generation in use (1 at start, raised by each live reload) and reloads.
-    "rules_generation",
-    "rules_reloads",
-    // Ring records skipped at start because the eve-writer already had their events
-    // (a replacement of a worker that died).
-    "resume_skipped",
-];
+/// The application protocols with a flow counter (`detect.N.app_<name>`), in page order.
+const APP_COUNTER_PROTOS: [AppProto; 3] = [AppProto::Http, AppProto::Dns, AppProto::Tls];
 
-/// Counter names of worker `index`.
+/// Counter names of worker `index`, in page order.
 pub fn counter_names(index: usize) -> Vec<String> {
-    let mut names: Vec<String> = STAT_NAMES
-        .iter()
-        .map(|n| format!("detect.{index}.{n}"))
-        .collect();
-    for ev in DecodeEvent::ALL {
-        names.push(format!("detect.{index}.{}", ev.name()));
-    }
-    names
+    let apps = APP_COUNTER_PROTOS.map(AppProto::name);
+    DetectCounters::new(index).names(&apps, DecodeEvent::ALL.iter().map(|e| e.name()))
 }
+
+/// The counters refreshed after each batch, in the order of the values the worker loop
+/// publishes: these, then one per [`APP_COUNTER_PROTOS`], then [`PER_BATCH_AFTER_APP`].
+const PER_BATCH: [DetectCounter; 13] = [
+    DetectCounter::Packets,
+    DetectCounter::Bytes,
+    DetectCounter::Alerts,
+    DetectCounter::Events,
+    DetectCounter::Flows,
+    DetectCounter::FlowsActive,
+    DetectCounter::FlowsEvicted,
+    DetectCounter::InvalidChecksum,
+    DetectCounter::TcpSessions,
+    DetectCounter::TcpUntracked,
+    DetectCounter::TcpGaps,
+    DetectCounter::Fragments,
+    DetectCounter::DefragReassembled,
+];
+const PER_BATCH_AFTER_APP: [DetectCounter; 3] = [
+    DetectCounter::AppErrors,
+    DetectCounter::Anomalies,
+    DetectCounter::RingCorrupt,
+];
 
 #[derive(Debug, Clone, Copy)]
 enum Checksums {
@@ -1329,36 +1309,46 @@ pub fn run_generation(
         "rules loaded"
     );
 
+    let schema = DetectCounters::new(index);
     let page = CounterPage::create(
-        &counters_path(&runtime, &format!("detect-{index}")),
+        &counters_path(&runtime, Role::Detect(index)),
         &counter_names(index),
     )?;
-    let c = |n: &str| page.expect(&format!("detect.{index}.{n}"));
-    c("rules_loaded").set(summary.rules_loaded as u64);
-    c("rules_failed").set(summary.rules_failed as u64);
+    let c = |n: DetectCounter| page.expect(&schema.counter(n));
+    c(DetectCounter::RulesLoaded).set(summary.rules_loaded as u64);
+    c(DetectCounter::RulesFailed).set(summary.rules_failed as u64);
     // Rule loading is reported apart so that packet-path CPU can be told from it.
-    c("rules_load_us").set(started.elapsed().as_micros() as u64);
-    c("rules_load_cpu_us").set(self_cpu_us());
-    c("rules_generation").set(generation);
-    let gen_ref = c("rules_generation");
-    let reloads_ref = c("rules_reloads");
-    let refs: Vec<CounterRef> = STAT_NAMES.iter().map(|n| c(n)).collect();
+    c(DetectCounter::RulesLoadUs).set(started.elapsed().as_micros() as u64);
+    c(DetectCounter::RulesLoadCpuUs).set(self_cpu_us());
+    c(DetectCounter::RulesGeneration).set(generation);
+    let gen_ref = c(DetectCounter::RulesGeneration);
+    let reloads_ref = c(DetectCounter::RulesReloads);
+    let refs: Vec<CounterRef> = PER_BATCH
+        .into_iter()
+        .map(c)
+        .chain(
+            APP_COUNTER_PROTOS
+                .iter()
+                .map(|p| page.expect(&schema.app(p.name()))),
+        )
+        .chain(PER_BATCH_AFTER_APP.into_iter().map(c))
+        .collect();
     let decode_refs: Vec<CounterRef> = DecodeEvent::ALL
         .iter()
-        .map(|e| page.expect(&format!("detect.{index}.{}", e.name())))
+        .map(|e| page.expect(&schema.event(e.name())))
         .collect();
 
     let ring = ring_path(&runtime, index);
-    meerkat_ring::create(&ring, config.capture.ring_size.bytes() as usize)?;
+    meerkat_shm::create(&ring, config.capture.ring_size.bytes() as usize)?;
     let mut consumer = Consumer::attach(&ring)?;
     consumer.hold();
     let epoch = sink::new_epoch();
-    let producer = format!("detect-{index}");
-    let resume = sink::resume_point(&eve_socket(&runtime), &producer, epoch, RESUME_TIMEOUT)?;
+    let producer = Role::Detect(index).to_string();
+    let resume = sink::resume_point(&eve_socket_path(&runtime), &producer, epoch, RESUME_TIMEOUT)?;
     if resume > consumer.position() {
         let skipped = consumer.skip_to(resume)?;
         consumer.release_to(consumer.position());
-        c("resume_skipped").set(skipped);
+        c(DetectCounter::ResumeSkipped).set(skipped);
         tracing::info!(
             worker = index,
             skipped,
@@ -1367,7 +1357,7 @@ pub fn run_generation(
     }
 
     let sink = EventSink::start(SinkConfig {
-        socket: eve_socket(&runtime),
+        socket: eve_socket_path(&runtime),
         producer,
         worker: index as u32,
         batch_size: config.detect.event_batch_size,
@@ -1377,11 +1367,11 @@ pub fn run_generation(
         epoch,
         acked: Some(AckedMark {
             page: page.clone(),
-            counter: c("acked_seq"),
+            counter: c(DetectCounter::AckedSeq),
         }),
     })?;
     let commands = control::start(
-        &control::socket_path(&runtime, index),
+        &meerkat_runtime::worker_socket_path(&runtime, index),
         control::Setup {
             index,
             ctx: ctx.clone(),
@@ -1396,7 +1386,7 @@ pub fn run_generation(
 
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
     let table =
-        meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
+        meerkat_shm::SharedTable::open_or_create(&host_table_path(&runtime), HOST_TABLE_SLOTS)?;
     let mut w = Worker::new(
         config,
         index,
@@ -1443,9 +1433,9 @@ pub fn run_generation(
             s.tcp_gaps,
             s.fragments,
             w.defrag.stats.reassembled,
-            s.app_flows[1],
-            s.app_flows[2],
-            s.app_flows[3],
+            s.app_flows[APP_COUNTER_PROTOS[0] as usize],
+            s.app_flows[APP_COUNTER_PROTOS[1] as usize],
+            s.app_flows[APP_COUNTER_PROTOS[2] as usize],
             s.app_parse_errors,
             s.anomalies,
             ring_corrupt,
