@@ -5,7 +5,7 @@
 //! flow meet in one worker, and writes the packet into that worker's shared-memory ring
 //! (`<runtime-dir>/ring-<n>`, see `meerkat-shm`).
 //!
-//! Sources: pcap and pcapng files ([`pcap`]), one file, or the files of directories and
+//! Sources: pcap and pcapng files ([`pcap`], the readers of `meerkat-wire`), one file, or the files of directories and
 //! patterns, tracked by the scanner so that each is processed exactly once, across
 //! restarts ([`pcapdir`]); live, an AF_PACKET interface ([`afpacket`], TPACKET_V3) or,
 //! with the `dpdk` feature, a DPDK port ([`dpdk`]). Offline reading never drops: when a
@@ -24,7 +24,6 @@ pub mod bpf;
 pub mod dpdk;
 pub mod hash;
 pub mod live;
-pub mod pcap;
 pub mod pcapdir;
 pub mod privs;
 pub mod replay;
@@ -42,6 +41,7 @@ use meerkat_shm::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;
+pub use meerkat_wire::pcap;
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).

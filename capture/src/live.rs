@@ -238,7 +238,7 @@ impl Fanout {
             producers,
             pending: vec![0; n],
             per_worker: vec![0; n],
-            link_type: hash::LINKTYPE_ETHERNET,
+            link_type: meerkat_wire::LINKTYPE_ETHERNET,
             seq: 0,
             bytes: 0,
             ring_full_drops: 0,

@@ -11,10 +11,10 @@ use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use meerkat_capture::Source;
 use meerkat_capture::afpacket::AfPacket;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_capture::{Source, hash};
 use meerkat_config::AfPacketIface;
 use meerkat_synth::packet;
 use meerkat_synth::session::frame_ip;
@@ -94,7 +94,7 @@ fn every_frame_arrives_in_order() {
         },
     );
     let mut sock = socks.pop().unwrap();
-    assert_eq!(sock.link_type(), hash::LINKTYPE_ETHERNET);
+    assert_eq!(sock.link_type(), meerkat_wire::LINKTYPE_ETHERNET);
     let sent = frames(3000, 7, 200);
     send(&ns, &sent);
     let mut i = 0;

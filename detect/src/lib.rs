@@ -1,13 +1,13 @@
 //! Meerkat's detect role.
 //!
 //! A detect worker reads its shared-memory ring (filled by capture), decodes each packet
-//! ([`decode`]), tracks its flow ([`flow`]), runs the rules ([`rules`], [`engine`]) and
-//! streams the resulting events to the eve-writer over gRPC ([`sink`]). One worker per
-//! process; `meerkat run` starts as many as configured (`detect.workers`).
+//! (`meerkat_wire::decode`), tracks its flow ([`flow`]), runs the rules ([`rules`],
+//! [`engine`]) and streams the resulting events to the eve-writer over gRPC ([`sink`]).
+//! One worker per process; `meerkat run` starts as many as configured
+//! (`detect.workers`).
 
 pub mod app;
 pub mod control;
-pub mod decode;
 pub mod engine;
 pub mod events;
 pub mod flow;

@@ -23,12 +23,12 @@ use meerkat_shm::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 use crate::DetectError;
 use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Transport};
 use crate::control::{self, Command};
-use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, MAX_TX_EVENTS, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};
+use meerkat_wire::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -1207,10 +1207,10 @@ impl InProcess {
         config: &Config,
         engine: Engine,
         path: &std::path::Path,
-    ) -> Result<InProcessResult, meerkat_capture::PcapError> {
+    ) -> Result<InProcessResult, meerkat_wire::pcap::PcapError> {
         let file = std::fs::File::open(path)
-            .map_err(|source| meerkat_capture::PcapError::Io { offset: 0, source })?;
-        let mut reader = meerkat_capture::Reader::new(file)?;
+            .map_err(|source| meerkat_wire::pcap::PcapError::Io { offset: 0, source })?;
+        let mut reader = meerkat_wire::pcap::Reader::new(file)?;
         let mut run = InProcess::new(config, engine);
         let mut seq = 0u64;
         while let Some(p) = reader.next_packet()? {
