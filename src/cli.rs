@@ -202,7 +202,7 @@ pub struct RoleArgs {
 pub struct ProbeArgs {
     /// The role: eve-writer, capture or detect-N.
     #[arg(value_name = "ROLE")]
-    pub role: crate::probe::Role,
+    pub role: meerkat_runtime::Role,
     /// Configuration file of the role (for `runtime-dir`).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -34,7 +34,9 @@ use meerkat_proto::control::{
     RestartWorkerReply, RestartWorkerRequest, RoleCounters, RoleStatus, ShutdownReply,
     ShutdownRequest, StatsReply, StatsRequest, StatusReply, StatusRequest, WorkerFlushRequest,
 };
-use meerkat_ring::CounterReader;
+use meerkat_runtime::counters::{self, EveCounter};
+use meerkat_runtime::{Role, counters_path, worker_socket_path};
+use meerkat_shm::CounterReader;
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -130,7 +132,7 @@ fn read_counters(shared: &SharedRef) -> Vec<Page> {
     roles
         .into_iter()
         .filter_map(|role| {
-            let r = CounterReader::open(&meerkat_capture::counters_path(&rt, &role)).ok()?;
+            let r = CounterReader::open(&counters_path(&rt, role.parse().ok()?)).ok()?;
             let counters = r.iter().map(|(n, v)| (n.to_string(), v)).collect();
             Some((role, r.pid(), counters))
         })
@@ -148,7 +150,7 @@ struct Service {
 
 impl Service {
     fn worker_socket(&self, w: usize) -> PathBuf {
-        meerkat_detect::control::socket_path(&lock(&self.shared).runtime_dir, w)
+        worker_socket_path(&lock(&self.shared).runtime_dir, w)
     }
 
     async fn worker(&self, w: usize) -> Result<WorkerControlClient<Channel>, Status> {
@@ -447,8 +449,11 @@ impl Control for Service {
         }
         let held_bytes = read_counters(&self.shared)
             .into_iter()
-            .find(|(r, _, _)| r == "eve-writer")
-            .and_then(|(_, _, cs)| cs.into_iter().find(|(n, _)| n == "eve.held_bytes"))
+            .find(|(r, _, _)| r.parse() == Ok(Role::EveWriter))
+            .and_then(|(_, _, cs)| {
+                cs.into_iter()
+                    .find(|(n, _)| n == EveCounter::HeldBytes.name())
+            })
             .map_or(0, |(_, v)| v);
         if !complete {
             return Err(Status::deadline_exceeded(format!(
@@ -521,7 +526,7 @@ impl Control for Service {
         }
         let counters = read_counters(&self.shared)
             .into_iter()
-            .find(|(r, _, _)| r == "capture")
+            .find(|(r, _, _)| r.parse() == Ok(Role::Capture))
             .map(|(_, _, cs)| cs)
             .ok_or_else(|| Status::unavailable("capture has no counters (not started yet)"))?;
         Ok(Response::new(InterfaceStatsReply {
@@ -608,17 +613,9 @@ pub fn prometheus_text(pages: &[Page]) -> String {
     let mut metrics: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
     for (_, _, counters) in pages {
         for (name, value) in counters {
-            let parts: Vec<&str> = name.split('.').collect();
-            let (metric, label) = match parts.as_slice() {
-                ["detect", n, rest @ ..] if n.parse::<u32>().is_ok() => (
-                    format!("detect.{}", rest.join(".")),
-                    format!("worker=\"{n}\""),
-                ),
-                ["capture", "worker", n, rest @ ..] if n.parse::<u32>().is_ok() => (
-                    format!("capture.worker.{}", rest.join(".")),
-                    format!("worker=\"{n}\""),
-                ),
-                _ => (name.clone(), String::new()),
+            let (metric, label) = match counters::split_worker(name) {
+                Some((metric, n)) => (metric, format!("worker=\"{n}\"")),
+                None => (name.clone(), String::new()),
             };
             let metric: String = format!("meerkat_{metric}")
                 .chars()

@@ -23,6 +23,7 @@ use meerkat_proto::control::{
     ReloadRulesReply, ReloadRulesRequest, RestartWorkerRequest, ShutdownRequest, StatsRequest,
     StatusRequest,
 };
+use meerkat_runtime::layout;
 use prost::Message;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -72,15 +73,15 @@ const EXIT_REFUSED: u8 = 1;
 /// (or under the temp dir) whose socket accepts connections.
 fn find_socket() -> Result<PathBuf, Failure> {
     let mut found = Vec::new();
-    for base in [PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+    for base in layout::private_parents() {
         let Ok(dir) = std::fs::read_dir(&base) else {
             continue;
         };
         for e in dir.flatten() {
-            if !e.file_name().to_string_lossy().starts_with("meerkat-") {
+            if !layout::is_private_dir_name(&e.file_name().to_string_lossy()) {
                 continue;
             }
-            let sock = e.path().join("control.sock");
+            let sock = layout::control_socket_path(&e.path());
             if std::os::unix::net::UnixStream::connect(&sock).is_ok() && !found.contains(&sock) {
                 found.push(sock);
             }

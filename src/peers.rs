@@ -78,7 +78,7 @@ fn wait(what: &str, stop: &AtomicBool, mut ready: impl FnMut() -> bool) -> bool 
 
 /// Waits for the eve-writer of `runtime` to accept connections on its socket.
 pub fn wait_for_writer(runtime: &Path, stop: &AtomicBool) -> bool {
-    let sock = meerkat_eve_writer::socket_path(runtime);
+    let sock = meerkat_runtime::eve_socket_path(runtime);
     wait(
         &format!("the eve-writer (socket {})", sock.display()),
         stop,
@@ -89,18 +89,18 @@ pub fn wait_for_writer(runtime: &Path, stop: &AtomicBool) -> bool {
 /// Waits until a live detect worker is attached to each of the `workers` rings.
 pub fn wait_for_workers(runtime: &Path, workers: usize, stop: &AtomicBool) -> bool {
     let rings: Vec<PathBuf> = (0..workers)
-        .map(|w| meerkat_capture::ring_path(runtime, w))
+        .map(|w| meerkat_runtime::ring_path(runtime, w))
         .collect();
     wait(
         &format!(
             "{workers} detect worker(s) to attach to {}",
-            runtime.join("ring-<n>").display()
+            meerkat_runtime::layout::ring_pattern(runtime).display()
         ),
         stop,
         || {
             rings
                 .iter()
-                .all(|r| meerkat_ring::status(r).is_ok_and(|s| s.consumer_alive))
+                .all(|r| meerkat_shm::status(r).is_ok_and(|s| s.consumer_alive))
         },
     )
 }
@@ -136,7 +136,7 @@ mod tests {
         // Zero workers: nothing to wait for.
         assert!(wait_for_workers(t.path(), 0, &AtomicBool::new(false)));
         // A listener on the socket path: ready.
-        let _l = std::os::unix::net::UnixListener::bind(meerkat_eve_writer::socket_path(t.path()))
+        let _l = std::os::unix::net::UnixListener::bind(meerkat_runtime::eve_socket_path(t.path()))
             .unwrap();
         assert!(wait_for_writer(t.path(), &AtomicBool::new(false)));
     }

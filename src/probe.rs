@@ -24,7 +24,9 @@ use anyhow::{Context, anyhow, bail};
 use hyper_util::rt::TokioIo;
 use meerkat_proto::writer::CountersRequest;
 use meerkat_proto::writer::writer_admin_client::WriterAdminClient;
-use meerkat_ring::CounterReader;
+use meerkat_runtime::counters::CaptureLiveCounter;
+use meerkat_runtime::{Role, counters_path, eve_socket_path, ring_path};
+use meerkat_shm::CounterReader;
 use tonic::transport::{Endpoint, Uri};
 
 use crate::cli::ProbeArgs;
@@ -32,31 +34,6 @@ use crate::{Failure, Outcome};
 
 /// How long the eve-writer gets to answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// A role to probe, parsed from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    EveWriter,
-    Detect(usize),
-    Capture,
-}
-
-impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Role, String> {
-        match s {
-            "eve-writer" => Ok(Role::EveWriter),
-            "capture" => Ok(Role::Capture),
-            _ => s
-                .strip_prefix("detect-")
-                .and_then(|n| n.parse().ok())
-                .map(Role::Detect)
-                .ok_or_else(|| {
-                    format!("unknown role `{s}`: expected eve-writer, capture or detect-N")
-                }),
-        }
-    }
-}
 
 pub fn probe(args: &ProbeArgs) -> Outcome {
     let resolved =
@@ -73,26 +50,18 @@ pub fn probe(args: &ProbeArgs) -> Outcome {
     };
     match verdict {
         Ok(()) => {
-            println!("{}: serving", name(args.role));
+            println!("{}: serving", args.role);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Err(Failure::runtime(
-            e.context(format!("{} is not serving", name(args.role))),
+            e.context(format!("{} is not serving", args.role)),
         )),
     }
 }
 
-fn name(role: Role) -> String {
-    match role {
-        Role::EveWriter => "eve-writer".to_string(),
-        Role::Detect(n) => format!("detect-{n}"),
-        Role::Capture => "capture".to_string(),
-    }
-}
-
 /// The pid of the role's counter page, if that process lives.
-fn owner_alive(runtime: &Path, role: &str) -> anyhow::Result<u32> {
-    let page = meerkat_capture::counters_path(runtime, role);
+fn owner_alive(runtime: &Path, role: Role) -> anyhow::Result<u32> {
+    let page = counters_path(runtime, role);
     let reader = CounterReader::open(&page)
         .with_context(|| format!("no counter page {} (not started yet?)", page.display()))?;
     let pid = reader.pid();
@@ -108,11 +77,11 @@ fn owner_alive(runtime: &Path, role: &str) -> anyhow::Result<u32> {
 }
 
 fn capture(runtime: &Path) -> anyhow::Result<()> {
-    owner_alive(runtime, "capture")?;
-    let page = meerkat_capture::counters_path(runtime, "capture");
+    owner_alive(runtime, Role::Capture)?;
+    let page = counters_path(runtime, Role::Capture);
     // A live capture says when its source is open and reading (`capture.live`); an
     // offline one reads as soon as it runs.
-    let live = CounterReader::open(&page).map(|r| r.get("capture.live"));
+    let live = CounterReader::open(&page).map(|r| r.get(CaptureLiveCounter::Live.name()));
     if let Ok(Some(0)) = live {
         bail!("its live source is not capturing yet");
     }
@@ -120,10 +89,9 @@ fn capture(runtime: &Path) -> anyhow::Result<()> {
 }
 
 fn detect(runtime: &Path, n: usize) -> anyhow::Result<()> {
-    let role = format!("detect-{n}");
-    let pid = owner_alive(runtime, &role)?;
-    let ring = meerkat_capture::ring_path(runtime, n);
-    let status = meerkat_ring::status(&ring)
+    let pid = owner_alive(runtime, Role::Detect(n))?;
+    let ring = ring_path(runtime, n);
+    let status = meerkat_shm::status(&ring)
         .with_context(|| format!("no ring {} yet (still loading rules?)", ring.display()))?;
     if status.consumer_pid != pid {
         bail!(
@@ -138,7 +106,7 @@ fn detect(runtime: &Path, n: usize) -> anyhow::Result<()> {
 }
 
 fn writer(runtime: &Path) -> anyhow::Result<()> {
-    let sock = meerkat_eve_writer::socket_path(runtime);
+    let sock = eve_socket_path(runtime);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -185,7 +153,7 @@ mod tests {
         assert_eq!("capture".parse(), Ok(Role::Capture));
         assert_eq!("detect-12".parse(), Ok(Role::Detect(12)));
         for bad in ["detect", "detect-", "detect-x", "writer", ""] {
-            let e = bad.parse::<Role>().unwrap_err();
+            let e = bad.parse::<Role>().unwrap_err().to_string();
             assert!(
                 e.contains("expected eve-writer, capture or detect-N"),
                 "{e}"
@@ -200,7 +168,9 @@ mod tests {
         assert!(e.contains("cannot connect"), "{e}");
         let e = detect(t.path(), 0).unwrap_err().to_string();
         assert!(e.contains("no counter page"), "{e}");
-        let e = owner_alive(t.path(), "capture").unwrap_err().to_string();
+        let e = owner_alive(t.path(), Role::Capture)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no counter page"), "{e}");
     }
 }

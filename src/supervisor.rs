@@ -13,10 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
-use meerkat_capture::{counters_path, ring_path};
 use meerkat_config::Config;
-use meerkat_ring::CounterReader;
+use meerkat_runtime::counters::{
+    CaptureCounter, CaptureLiveCounter, DetectCounter, DetectCounters, EveCounter,
+};
+use meerkat_runtime::{Role as RoleName, counters_path, layout, ring_path};
 use meerkat_scanner::RollBack;
+use meerkat_shm::CounterReader;
 
 use tokio::sync::oneshot;
 
@@ -252,12 +255,7 @@ impl RuntimeDir {
                 owned: false,
             });
         }
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        let path = base.join(format!("meerkat-{}", std::process::id()));
+        let path = layout::private_dir(std::process::id());
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path)
             .with_context(|| format!("cannot create runtime directory {}", path.display()))?;
@@ -510,7 +508,11 @@ impl Launcher<'_> {
     }
 
     fn writer(&self) -> anyhow::Result<Role> {
-        spawn("eve-writer", &self.args("eve-writer"), self.log)
+        spawn(
+            &RoleName::EveWriter.to_string(),
+            &self.args("eve-writer"),
+            self.log,
+        )
     }
 
     fn detect(&self, w: usize, generation: u64) -> anyhow::Result<Role> {
@@ -521,7 +523,7 @@ impl Launcher<'_> {
             "--generation".to_string(),
             generation.to_string(),
         ]);
-        spawn(&format!("detect-{w}"), &a, self.log)
+        spawn(&RoleName::Detect(w).to_string(), &a, self.log)
     }
 
     fn capture(&self, inputs: &[PathBuf], resume: bool) -> anyhow::Result<Role> {
@@ -532,7 +534,7 @@ impl Launcher<'_> {
         {
             // Live capture runs until stopped; a restart captures on from now.
             a.extend(self.live.iter().cloned());
-            return spawn("capture", &a, self.log);
+            return spawn(RoleName::CAPTURE, &a, self.log);
         }
         a.push("--keep-open".to_string());
         if resume {
@@ -541,18 +543,18 @@ impl Launcher<'_> {
         for i in inputs {
             a.extend(["-r".to_string(), i.display().to_string()]);
         }
-        spawn("capture", &a, self.log)
+        spawn(RoleName::CAPTURE, &a, self.log)
     }
 
     /// Whether a role's incarnation is ready: the writer accepts connections, a worker
     /// is attached to its ring.
     fn is_ready(&self, kind: Kind, pid: libc::pid_t) -> bool {
         match kind {
-            Kind::Writer => std::os::unix::net::UnixStream::connect(
-                meerkat_eve_writer::socket_path(&self.runtime),
-            )
-            .is_ok(),
-            Kind::Detect(w) => meerkat_ring::status(&ring_path(&self.runtime, w))
+            Kind::Writer => {
+                std::os::unix::net::UnixStream::connect(layout::eve_socket_path(&self.runtime))
+                    .is_ok()
+            }
+            Kind::Detect(w) => meerkat_shm::status(&ring_path(&self.runtime, w))
                 .is_ok_and(|s| s.consumer_pid == pid as u32),
             Kind::Capture => true,
         }
@@ -588,7 +590,7 @@ fn wait_ready(stack: &mut Stack, launcher: &Launcher, i: usize) -> anyhow::Resul
 fn finish_rings(rt: &Path, workers: usize) -> anyhow::Result<()> {
     for w in 0..workers {
         let path = ring_path(rt, w);
-        let mut p = meerkat_ring::Producer::attach(&path)
+        let mut p = meerkat_shm::Producer::attach(&path)
             .with_context(|| format!("cannot end ring {}", path.display()))?;
         p.finish();
     }
@@ -604,25 +606,51 @@ fn describe(status: std::process::ExitStatus) -> String {
     }
 }
 
-fn counter(runtime: &Path, role: &str, name: &str) -> u64 {
+fn counter(runtime: &Path, role: RoleName, name: &str) -> u64 {
     CounterReader::open(&counters_path(runtime, role))
         .ok()
         .and_then(|r| r.get(name))
         .unwrap_or(0)
 }
 
+/// A counter of the capture role.
+fn capture(runtime: &Path, name: &str) -> u64 {
+    counter(runtime, RoleName::Capture, name)
+}
+
+/// Alerts the current eve-writer wrote.
+fn writer_alerts(runtime: &Path) -> u64 {
+    counter(
+        runtime,
+        RoleName::EveWriter,
+        &meerkat_runtime::counters::eve_event_counter(ALERT_TYPE),
+    )
+}
+
+/// The EVE type of alerts (`eve.events.alert`).
+const ALERT_TYPE: &str = "alert";
+
+/// A counter of the eve-writer.
+fn writer(runtime: &Path, c: EveCounter) -> u64 {
+    counter(runtime, RoleName::EveWriter, c.name())
+}
+
+/// A counter of detect worker `w`.
+fn detect(runtime: &Path, w: usize, c: DetectCounter) -> u64 {
+    counter(
+        runtime,
+        RoleName::Detect(w),
+        &DetectCounters::new(w).counter(c),
+    )
+}
+
 /// Packets a live run lost, wherever it happened (kernel or NIC ring, backlog, worker
 /// ring).
 fn live_drops(runtime: &Path) -> u64 {
-    [
-        "capture.kernel_drops",
-        "capture.dpdk.imissed",
-        "capture.backlog.drops",
-        "capture.ring_full_drops",
-    ]
-    .iter()
-    .map(|n| counter(runtime, "capture", n))
-    .sum()
+    CaptureLiveCounter::DROPS
+        .iter()
+        .map(|c| capture(runtime, c.name()))
+        .sum()
 }
 
 /// Progress on a terminal: input done of total, packets/s, alerts so far.
@@ -647,8 +675,8 @@ impl Progress {
         if !self.on || self.last.elapsed() < Duration::from_millis(250) {
             return;
         }
-        if counter(runtime, "capture", "capture.live") == 1 {
-            let packets = counter(runtime, "capture", "capture.packets");
+        if capture(runtime, CaptureLiveCounter::Live.name()) == 1 {
+            let packets = capture(runtime, CaptureCounter::Packets.name());
             let rate = (packets - self.last_packets.min(packets)) as f64
                 / self.last.elapsed().as_secs_f64().max(1e-3);
             self.last = Instant::now();
@@ -658,15 +686,15 @@ impl Progress {
                 packets,
                 rate,
                 live_drops(runtime),
-                counter(runtime, "eve-writer", "eve.events.alert")
+                writer_alerts(runtime)
             );
             self.drawn = true;
             return;
         }
-        let done = counter(runtime, "capture", "capture.input_bytes_done");
-        let total = counter(runtime, "capture", "capture.input_bytes_total").max(1);
-        let packets = counter(runtime, "capture", "capture.packets");
-        let alerts = counter(runtime, "eve-writer", "eve.events.alert");
+        let done = capture(runtime, CaptureCounter::InputBytesDone.name());
+        let total = capture(runtime, CaptureCounter::InputBytesTotal.name()).max(1);
+        let packets = capture(runtime, CaptureCounter::Packets.name());
+        let alerts = writer_alerts(runtime);
         let rate = (packets - self.last_packets.min(packets)) as f64
             / self.last.elapsed().as_secs_f64().max(1e-3);
         self.last = Instant::now();
@@ -722,22 +750,20 @@ impl Summary {
         let mut s = Summary {
             packets: input.packets,
             bytes: input.bytes,
-            alerts: writers.alerts + counter(rt, "eve-writer", "eve.events.alert"),
-            events: writers.events + counter(rt, "eve-writer", "eve.events_written"),
+            alerts: writers.alerts + writer_alerts(rt),
+            events: writers.events + writer(rt, EveCounter::EventsWritten),
             input_errors: input.errors,
             wall_s: wall.as_secs_f64(),
             ..Default::default()
         };
         let mut load_cpu_us = 0;
         for w in 0..workers {
-            let role = format!("detect-{w}");
-            let name = |n: &str| format!("detect.{w}.{n}");
-            load_cpu_us += counter(rt, &role, &name("rules_load_cpu_us"));
-            let load_s = counter(rt, &role, &name("rules_load_us")) as f64 / 1e6;
+            load_cpu_us += detect(rt, w, DetectCounter::RulesLoadCpuUs);
+            let load_s = detect(rt, w, DetectCounter::RulesLoadUs) as f64 / 1e6;
             s.rules_load_s = s.rules_load_s.max(load_s);
             if w == 0 {
-                s.rules_loaded = counter(rt, &role, &name("rules_loaded"));
-                s.rules_failed = counter(rt, &role, &name("rules_failed"));
+                s.rules_loaded = detect(rt, w, DetectCounter::RulesLoaded);
+                s.rules_failed = detect(rt, w, DetectCounter::RulesFailed);
             }
         }
         let total_cpu_us: u64 = stack.slots.iter().map(|r| r.usage.cpu_us).sum();
@@ -802,15 +828,17 @@ struct WriterTotals {
 impl WriterTotals {
     /// Adds the page of the writer that just died, before its successor replaces it.
     fn add_dead_page(&mut self, rt: &Path) {
-        let Ok(page) = CounterReader::open(&counters_path(rt, "eve-writer")) else {
+        let Ok(page) = CounterReader::open(&counters_path(rt, RoleName::EveWriter)) else {
             return;
         };
         if page.pid() == self.last_pid {
             return;
         }
         self.last_pid = page.pid();
-        self.alerts += page.get("eve.events.alert").unwrap_or(0);
-        self.events += page.get("eve.events_written").unwrap_or(0);
+        self.alerts += page
+            .get(&meerkat_runtime::counters::eve_event_counter(ALERT_TYPE))
+            .unwrap_or(0);
+        self.events += page.get(EveCounter::EventsWritten.name()).unwrap_or(0);
     }
 }
 
@@ -854,12 +882,12 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let rt = runtime.path.clone();
     config.runtime_dir = Some(rt.clone());
     let workers = config.workers();
-    let config_path = rt.join("config.yaml");
+    let config_path = layout::config_path(&rt);
     std::fs::write(&config_path, config.to_yaml())
         .with_context(|| format!("cannot write {}", config_path.display()))
         .map_err(Failure::runtime)?;
     for w in 0..workers {
-        meerkat_ring::create(
+        meerkat_shm::create(
             &ring_path(&rt, w),
             config.capture.ring_size.bytes() as usize,
         )
@@ -904,9 +932,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         .map(|p| p.display().to_string())
         .collect();
     let digest = meerkat_detect::rules::ruleset_digest(&config.rule_paths()).unwrap_or_default();
-    let mut names = vec!["eve-writer".to_string()];
-    names.extend((0..workers).map(|w| format!("detect-{w}")));
-    names.push("capture".to_string());
+    let names: Vec<String> = RoleName::stack(workers).map(|r| r.to_string()).collect();
     let shared: SharedRef = Arc::new(Mutex::new(Shared {
         state: "starting",
         started,
@@ -940,7 +966,7 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         .socket
         .clone()
         .map(|p| absolute(&p))
-        .unwrap_or_else(|| rt.join("control.sock"));
+        .unwrap_or_else(|| layout::control_socket_path(&rt));
     let server = control::start(
         &socket,
         config.control.metrics_listen.as_deref(),
@@ -998,17 +1024,14 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     let mut stack = Stack {
         slots: Vec::with_capacity(workers + 2),
     };
-    stack
-        .slots
-        .push(Slot::new("eve-writer".to_string(), Kind::Writer));
-    for w in 0..workers {
-        stack
-            .slots
-            .push(Slot::new(format!("detect-{w}"), Kind::Detect(w)));
+    for r in RoleName::stack(workers) {
+        let kind = match r {
+            RoleName::EveWriter => Kind::Writer,
+            RoleName::Detect(w) => Kind::Detect(w),
+            RoleName::Capture => Kind::Capture,
+        };
+        stack.slots.push(Slot::new(r.to_string(), kind));
     }
-    stack
-        .slots
-        .push(Slot::new("capture".to_string(), Kind::Capture));
     let capture_idx = workers + 1;
 
     // Start in dependency order, each ready before the next.
@@ -1031,8 +1054,8 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
     }
     {
         let mut s = lock(&shared);
-        s.loaded = counter(&rt, "detect-0", "detect.0.rules_loaded");
-        s.failed = counter(&rt, "detect-0", "detect.0.rules_failed");
+        s.loaded = detect(&rt, 0, DetectCounter::RulesLoaded);
+        s.failed = detect(&rt, 0, DetectCounter::RulesFailed);
         if let Some(iface) = &args.interface {
             s.pending
                 .push_back(PathBuf::from(format!("{LIVE_INPUT}af-packet:{iface}")));
@@ -1146,16 +1169,16 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
                 Kind::Detect(w) => {
                     status.success()
                         && (rings_finished
-                            || meerkat_ring::status(&ring_path(&rt, w)).is_ok_and(|r| r.eof))
+                            || meerkat_shm::status(&ring_path(&rt, w)).is_ok_and(|r| r.eof))
                 }
                 // Capture ends with its input, or when told to stop.
                 Kind::Capture => status.success() || draining.is_some(),
             };
             if expected {
                 if slot.kind == Kind::Capture {
-                    totals.packets += counter(&rt, "capture", "capture.packets");
-                    totals.bytes += counter(&rt, "capture", "capture.bytes");
-                    totals.errors += counter(&rt, "capture", "capture.errors");
+                    totals.packets += capture(&rt, CaptureCounter::Packets.name());
+                    totals.bytes += capture(&rt, CaptureCounter::Bytes.name());
+                    totals.errors += capture(&rt, CaptureCounter::Errors.name());
                     let mut s = lock(&shared);
                     let cur = std::mem::take(&mut s.current);
                     s.done.extend(cur);
@@ -1342,9 +1365,9 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
         summary.packets, summary.alerts, summary.events, summary.wall_s, summary.packet_path_cpu_s
     );
     if uses_registry {
-        let files = counter(&rt, "capture", "capture.files");
-        let resumed = counter(&rt, "capture", "capture.files_resumed");
-        let skipped = counter(&rt, "capture", "capture.files_skipped");
+        let files = capture(&rt, CaptureCounter::Files.name());
+        let resumed = capture(&rt, CaptureCounter::FilesResumed.name());
+        let skipped = capture(&rt, CaptureCounter::FilesSkipped.name());
         line.push_str(&format!(
             "; {files} files read ({resumed} resumed), {skipped} already done"
         ));
@@ -1359,17 +1382,17 @@ pub fn run(args: &RunArgs, log: &LogArgs) -> Outcome {
             summary.input_errors
         ));
     }
-    if counter(&rt, "capture", "capture.live") == 1 {
-        let c = |n: &str| counter(&rt, "capture", n);
+    if capture(&rt, CaptureLiveCounter::Live.name()) == 1 {
+        let c = |n: CaptureLiveCounter| capture(&rt, n.name());
         line.push_str(&format!(
             "; live: {} received, dropped {} (kernel {}, nic {}, backlog {}, ring full {}), backlog high-water {}",
-            c("capture.source.packets"),
+            c(CaptureLiveCounter::SourcePackets),
             live_drops(&rt),
-            c("capture.kernel_drops"),
-            c("capture.dpdk.imissed"),
-            c("capture.backlog.drops"),
-            c("capture.ring_full_drops"),
-            c("capture.backlog.high_water"),
+            c(CaptureLiveCounter::KernelDrops),
+            c(CaptureLiveCounter::DpdkImissed),
+            c(CaptureLiveCounter::BacklogDrops),
+            c(CaptureLiveCounter::RingFullDrops),
+            c(CaptureLiveCounter::BacklogHighWater),
         ));
     }
     println!("{line}");

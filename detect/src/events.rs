@@ -6,12 +6,12 @@ use meerkat_proto::events::{
     Alert, AlertAction, Anomaly, Direction, Event, EventType, FlowCounters, FlowRecord,
     PacketSource, TcpSummary,
 };
-use meerkat_ring::PacketMeta;
+use meerkat_shm::PacketMeta;
 
 use crate::app::AppRecord;
-use crate::decode::{L4, Packet};
 use crate::flow::{EndReason, Flow};
 use crate::rules::{Action, Rule};
+use meerkat_wire::decode::{L4, Packet};
 
 /// Where the packet of an event came from (EVE `pkt_src`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

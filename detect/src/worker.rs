@@ -11,24 +11,24 @@
 //! its `flow` record is written.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use meerkat_capture::{counters_path, ring_path};
 use meerkat_config::{ChecksumChecks, Config};
 use meerkat_proto::events::Event;
-use meerkat_ring::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
+use meerkat_runtime::counters::{DetectCounter, DetectCounters};
+use meerkat_runtime::{Role, counters_path, eve_socket_path, host_table_path, ring_path};
+use meerkat_shm::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
 
 use crate::DetectError;
 use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Transport};
 use crate::control::{self, Command};
-use crate::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{AppFlow, EndReason, Flow, FlowTable, MAX_TX_EVENTS, defrag::Defrag, tcp};
 use crate::rules::{self, RuleContext};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};
+use meerkat_wire::decode::{self, DecodeEvent, IpInfo, L4, Packet};
 
 /// Records processed before the ring space is released and counters are refreshed.
 const BATCH: usize = 256;
@@ -47,11 +47,6 @@ pub struct WorkerSummary {
     pub events: u64,
     pub rules_loaded: usize,
     pub rules_failed: usize,
-}
-
-/// Path of the eve-writer's event socket in the runtime directory.
-pub fn eve_socket(runtime_dir: &std::path::Path) -> PathBuf {
-    runtime_dir.join("eve.sock")
 }
 
 /// CPU time (user + system) this process has used so far, µs.
@@ -82,58 +77,32 @@ struct Stats {
     anomalies: u64,
 }
 
-const STAT_NAMES: &[&str] = &[
-    "packets",
-    "bytes",
-    "alerts",
-    "events",
-    "flows",
-    "flows_active",
-    "flows_evicted",
-    "invalid_checksum",
-    "tcp_sessions",
-    "tcp_untracked",
-    "tcp_gaps",
-    "fragments",
-    "defrag_reassembled",
-    "app_errors",
-    "anomalies",
-    "ring_corrupt",
-    "rules_loaded",
-    "rules_failed",
-    "rules_load_us",
-    "rules_load_cpu_us",
-    // The highest ring sequence number whose events the eve-writer has all written (see
-    // sink.rs: marks); capture's checkpoints wait on it. Written by the sink's thread.
-    "acked_seq",
-    // Ruleset generation in use (1 at start, raised by each live reload) and reloads.
-    "rules_generation",
-    "rules_reloads",
-    // Ring records skipped at start because the eve-writer already had their events
-    // (a replacement of a worker that died).
-    "resume_skipped",
-];
-
-/// The counter of worker `index` for the flows recognised as protocol `p`
-/// (`detect.N.app_<name>`).
-pub fn app_counter(index: usize, p: app::AppProto) -> String {
-    format!("detect.{index}.app_{}", p.name())
-}
-
-/// Counter names of worker `index`.
+/// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
 pub fn counter_names(index: usize) -> Vec<String> {
-    let mut names: Vec<String> = STAT_NAMES
-        .iter()
-        .map(|n| format!("detect.{index}.{n}"))
-        .collect();
-    for ev in DecodeEvent::ALL {
-        names.push(format!("detect.{index}.{}", ev.name()));
-    }
-    for p in app::AppProto::ALL {
-        names.push(app_counter(index, *p));
-    }
-    names
+    let apps: Vec<&str> = AppProto::ALL.iter().map(|p| p.name()).collect();
+    DetectCounters::new(index).names(&apps, DecodeEvent::ALL.iter().map(|e| e.name()))
 }
+
+/// The counters refreshed after each batch, in the order of the values the worker loop
+/// publishes (the per-protocol flow counters are refreshed apart).
+const PER_BATCH: [DetectCounter; 16] = [
+    DetectCounter::Packets,
+    DetectCounter::Bytes,
+    DetectCounter::Alerts,
+    DetectCounter::Events,
+    DetectCounter::Flows,
+    DetectCounter::FlowsActive,
+    DetectCounter::FlowsEvicted,
+    DetectCounter::InvalidChecksum,
+    DetectCounter::TcpSessions,
+    DetectCounter::TcpUntracked,
+    DetectCounter::TcpGaps,
+    DetectCounter::Fragments,
+    DetectCounter::DefragReassembled,
+    DetectCounter::AppErrors,
+    DetectCounter::Anomalies,
+    DetectCounter::RingCorrupt,
+];
 
 #[derive(Debug, Clone, Copy)]
 enum Checksums {
@@ -1222,10 +1191,10 @@ impl InProcess {
         config: &Config,
         engine: Engine,
         path: &std::path::Path,
-    ) -> Result<InProcessResult, meerkat_capture::PcapError> {
+    ) -> Result<InProcessResult, meerkat_wire::pcap::PcapError> {
         let file = std::fs::File::open(path)
-            .map_err(|source| meerkat_capture::PcapError::Io { offset: 0, source })?;
-        let mut reader = meerkat_capture::Reader::new(file)?;
+            .map_err(|source| meerkat_wire::pcap::PcapError::Io { offset: 0, source })?;
+        let mut reader = meerkat_wire::pcap::Reader::new(file)?;
         let mut run = InProcess::new(config, engine);
         let mut seq = 0u64;
         while let Some(p) = reader.next_packet()? {
@@ -1325,40 +1294,41 @@ pub fn run_generation(
         "rules loaded"
     );
 
+    let schema = DetectCounters::new(index);
     let page = CounterPage::create(
-        &counters_path(&runtime, &format!("detect-{index}")),
+        &counters_path(&runtime, Role::Detect(index)),
         &counter_names(index),
     )?;
-    let c = |n: &str| page.expect(&format!("detect.{index}.{n}"));
-    c("rules_loaded").set(summary.rules_loaded as u64);
-    c("rules_failed").set(summary.rules_failed as u64);
+    let c = |n: DetectCounter| page.expect(&schema.counter(n));
+    c(DetectCounter::RulesLoaded).set(summary.rules_loaded as u64);
+    c(DetectCounter::RulesFailed).set(summary.rules_failed as u64);
     // Rule loading is reported apart so that packet-path CPU can be told from it.
-    c("rules_load_us").set(started.elapsed().as_micros() as u64);
-    c("rules_load_cpu_us").set(self_cpu_us());
-    c("rules_generation").set(generation);
-    let gen_ref = c("rules_generation");
-    let reloads_ref = c("rules_reloads");
-    let refs: Vec<CounterRef> = STAT_NAMES.iter().map(|n| c(n)).collect();
+    c(DetectCounter::RulesLoadUs).set(started.elapsed().as_micros() as u64);
+    c(DetectCounter::RulesLoadCpuUs).set(self_cpu_us());
+    c(DetectCounter::RulesGeneration).set(generation);
+    let gen_ref = c(DetectCounter::RulesGeneration);
+    let reloads_ref = c(DetectCounter::RulesReloads);
+    let refs: Vec<CounterRef> = PER_BATCH.into_iter().map(c).collect();
     let decode_refs: Vec<CounterRef> = DecodeEvent::ALL
         .iter()
-        .map(|e| page.expect(&format!("detect.{index}.{}", e.name())))
+        .map(|e| page.expect(&schema.event(e.name())))
         .collect();
-    let app_refs: Vec<CounterRef> = app::AppProto::ALL
+    let app_refs: Vec<CounterRef> = AppProto::ALL
         .iter()
-        .map(|p| page.expect(&app_counter(index, *p)))
+        .map(|p| page.expect(&schema.app(p.name())))
         .collect();
 
     let ring = ring_path(&runtime, index);
-    meerkat_ring::create(&ring, config.capture.ring_size.bytes() as usize)?;
+    meerkat_shm::create(&ring, config.capture.ring_size.bytes() as usize)?;
     let mut consumer = Consumer::attach(&ring)?;
     consumer.hold();
     let epoch = sink::new_epoch();
-    let producer = format!("detect-{index}");
-    let resume = sink::resume_point(&eve_socket(&runtime), &producer, epoch, RESUME_TIMEOUT)?;
+    let producer = Role::Detect(index).to_string();
+    let resume = sink::resume_point(&eve_socket_path(&runtime), &producer, epoch, RESUME_TIMEOUT)?;
     if resume > consumer.position() {
         let skipped = consumer.skip_to(resume)?;
         consumer.release_to(consumer.position());
-        c("resume_skipped").set(skipped);
+        c(DetectCounter::ResumeSkipped).set(skipped);
         tracing::info!(
             worker = index,
             skipped,
@@ -1367,7 +1337,7 @@ pub fn run_generation(
     }
 
     let sink = EventSink::start(SinkConfig {
-        socket: eve_socket(&runtime),
+        socket: eve_socket_path(&runtime),
         producer,
         worker: index as u32,
         batch_size: config.detect.event_batch_size,
@@ -1377,11 +1347,11 @@ pub fn run_generation(
         epoch,
         acked: Some(AckedMark {
             page: page.clone(),
-            counter: c("acked_seq"),
+            counter: c(DetectCounter::AckedSeq),
         }),
     })?;
     let commands = control::start(
-        &control::socket_path(&runtime, index),
+        &meerkat_runtime::worker_socket_path(&runtime, index),
         control::Setup {
             index,
             ctx: ctx.clone(),
@@ -1396,7 +1366,7 @@ pub fn run_generation(
 
     // Host-tracked state (thresholds by host, xbits) is shared by all workers.
     let table =
-        meerkat_ring::SharedTable::open_or_create(&runtime.join("host-state"), HOST_TABLE_SLOTS)?;
+        meerkat_shm::SharedTable::open_or_create(&host_table_path(&runtime), HOST_TABLE_SLOTS)?;
     let mut w = Worker::new(
         config,
         registry,
@@ -1454,7 +1424,7 @@ pub fn run_generation(
         for (r, v) in decode_refs.iter().zip(w.x.decode_counts) {
             r.set(v);
         }
-        for (r, &p) in app_refs.iter().zip(app::AppProto::ALL) {
+        for (r, &p) in app_refs.iter().zip(AppProto::ALL) {
             r.set(s.app_flows[p.index()]);
         }
         w.sweep();

@@ -12,7 +12,7 @@
 //! (`heartbeat.output-flush-interval`), `stats` records (`stats.interval`), rotation
 //! (`rotate-interval`), and retries of outputs that failed.
 //!
-//! [`state`]: crate::state
+//! [`state`]: meerkat_shm::state
 //! [`output`]: crate::output
 
 use std::collections::{HashMap, VecDeque};
@@ -23,15 +23,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use meerkat_config::{Config, EveLog};
 use meerkat_proto::events::{BatchAck, Event, EventType};
 use meerkat_proto::writer::{FlushReply, ReopenReply};
-use meerkat_ring::{CounterPage, CounterRef};
+use meerkat_runtime::counters::{EveCounter, eve_event_counter, eve_writer_counter_names};
+use meerkat_runtime::{Role, counters_path, eve_state_path};
+use meerkat_shm::{CounterPage, CounterRef};
 use tokio::sync::oneshot;
 
 use crate::WriterError;
 use crate::batch::{self, RawBatch};
 use crate::output::{Target, TargetSpec};
 use crate::render::{self, RenderOptions};
-use crate::state::StatePage;
 use crate::stats;
+use meerkat_shm::state::{self, StatePage};
 
 /// Work for the writer thread.
 #[derive(Debug)]
@@ -67,36 +69,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// input and go to the unsuffixed file.
 pub const MAX_THREADED_FILES: u32 = 1024;
 
-/// The writer's own counter names (without the page prefix `eve.`).
-const COUNTERS: &[&str] = &[
-    "batches",
-    "duplicate_batches",
-    "events_in",
-    "events_written",
-    "unknown_events",
-    "bad_events",
-    "write_calls",
-    "bytes",
-    "flushes",
-    "errors",
-    "reconnects",
-    "dropped",
-    "resent_bytes",
-    "held_bytes",
-    "reopens",
-    "stats_records",
-    "fenced_batches",
-];
-
-/// Counter names of the writer's page.
+/// Counter names of the writer's page, in page order (one `eve.events.<type>` per
+/// event kind with a name).
 pub fn counter_names() -> Vec<String> {
-    let mut v: Vec<String> = COUNTERS.iter().map(|n| format!("eve.{n}")).collect();
-    for k in 0..render::KINDS {
-        if let Some(n) = render::kind_name(k) {
-            v.push(format!("eve.events.{n}"));
-        }
-    }
-    v
+    let types: Vec<&str> = (0..render::KINDS).filter_map(render::kind_name).collect();
+    eve_writer_counter_names(&types)
 }
 
 struct Counters {
@@ -239,32 +216,32 @@ impl std::fmt::Debug for Writer {
 impl Writer {
     /// Opens every output (files must open; sockets and redis may come later).
     pub fn new(config: &Config, runtime: &Path) -> Result<Writer, WriterError> {
-        let page = CounterPage::create(&runtime.join("counters-eve-writer"), &counter_names())?;
-        let c = |n: &str| page.expect(&format!("eve.{n}"));
+        let page = CounterPage::create(&counters_path(runtime, Role::EveWriter), &counter_names())?;
+        let c = |n: EveCounter| page.expect(n.name());
         let counters = Counters {
-            batches: c("batches"),
-            duplicates: c("duplicate_batches"),
-            events_in: c("events_in"),
-            events_written: c("events_written"),
-            unknown: c("unknown_events"),
-            bad: c("bad_events"),
-            write_calls: c("write_calls"),
-            bytes: c("bytes"),
-            flushes: c("flushes"),
-            errors: c("errors"),
-            reconnects: c("reconnects"),
-            dropped: c("dropped"),
-            resent: c("resent_bytes"),
-            held: c("held_bytes"),
-            reopens: c("reopens"),
-            stats_records: c("stats_records"),
-            fenced: c("fenced_batches"),
+            batches: c(EveCounter::Batches),
+            duplicates: c(EveCounter::DuplicateBatches),
+            events_in: c(EveCounter::EventsIn),
+            events_written: c(EveCounter::EventsWritten),
+            unknown: c(EveCounter::UnknownEvents),
+            bad: c(EveCounter::BadEvents),
+            write_calls: c(EveCounter::WriteCalls),
+            bytes: c(EveCounter::Bytes),
+            flushes: c(EveCounter::Flushes),
+            errors: c(EveCounter::Errors),
+            reconnects: c(EveCounter::Reconnects),
+            dropped: c(EveCounter::Dropped),
+            resent: c(EveCounter::ResentBytes),
+            held: c(EveCounter::HeldBytes),
+            reopens: c(EveCounter::Reopens),
+            stats_records: c(EveCounter::StatsRecords),
+            fenced: c(EveCounter::FencedBatches),
             by_type: (0..render::KINDS)
-                .map(|k| render::kind_name(k).map(|n| c(&format!("events.{n}"))))
+                .map(|k| render::kind_name(k).map(|n| page.expect(&eve_event_counter(n))))
                 .collect(),
             page: page.clone(),
         };
-        let state_path = runtime.join("eve-writer.state");
+        let state_path = eve_state_path(runtime);
         let state = StatePage::open(&state_path).map_err(WriterError::State)?;
         let mut w = Writer {
             outputs: Vec::new(),
@@ -405,7 +382,7 @@ impl Writer {
     /// The state page's mark slot of `name` (none for a name longer than the page
     /// holds: two such names could share a slot, and one be told the other's mark).
     fn mark_slot(&mut self, name: &str) -> Option<usize> {
-        (name.len() <= crate::state::NAME).then(|| self.state.mark_slot(name))
+        (name.len() <= state::NAME).then(|| self.state.mark_slot(name))
     }
 
     /// Where a (re)starting producer resumes (see [`Msg::Resume`]).
@@ -904,7 +881,7 @@ mod tests {
         assert_eq!(lines(&eve).len(), 9);
         // Recorded at the acknowledgements, not at a shutdown (a kill -9 has none):
         // another mapping of the page sees them while the writer still runs.
-        let page = crate::state::StatePage::open(&dir.path().join("eve-writer.state")).unwrap();
+        let page = StatePage::open(&dir.path().join("eve-writer.state")).unwrap();
         let mut m = page.marks();
         m.sort();
         assert_eq!(

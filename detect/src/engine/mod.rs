@@ -30,13 +30,13 @@ pub mod state;
 use std::net::IpAddr;
 
 use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
-use crate::decode::{L4, Packet};
 use crate::rules::{
     Absent, Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
     ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, Transform, VlanLayer,
     XbitOp,
 };
 use matcher::List;
+use meerkat_wire::decode::{L4, Packet};
 use mpm::{Mpm, MpmBuilder};
 pub use state::{DetectState, FlowVars, TxDetect};
 

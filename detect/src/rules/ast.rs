@@ -410,7 +410,7 @@ pub enum HeaderMatch {
         mode: ProtoMode,
     },
     /// `decode-event`: the packet carries this decoder event (a bit of
-    /// [`crate::decode::DecodeEvent::bit`]).
+    /// [`meerkat_wire::decode::DecodeEvent::bit`]).
     DecodeEvent(u64),
     /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
     /// (a bit of [`crate::app::events::PACKET_EVENTS`]).

@@ -676,12 +676,13 @@ impl<'a> Builder<'a> {
             }
             "decode-event" => {
                 let name = value_of(kw, v)?;
-                let ev = crate::decode::DecodeEvent::by_rule_name(name).ok_or_else(|| {
-                    fail(
-                        kw,
-                        format!("event `{name}` is not raised by Meerkat's decoder"),
-                    )
-                })?;
+                let ev =
+                    meerkat_wire::decode::DecodeEvent::by_rule_name(name).ok_or_else(|| {
+                        fail(
+                            kw,
+                            format!("event `{name}` is not raised by Meerkat's decoder"),
+                        )
+                    })?;
                 self.rule.header.push(HeaderMatch::DecodeEvent(ev.bit()));
             }
             // `prefilter` picks the keyword Suricata's prefilter engine uses for the rule;

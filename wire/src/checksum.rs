@@ -23,6 +23,7 @@ pub fn sum(data: &[u8], initial: u64) -> u64 {
 }
 
 /// Folds a sum to 16 bits.
+#[inline]
 pub fn fold(mut acc: u64) -> u16 {
     while acc > 0xffff {
         acc = (acc & 0xffff) + (acc >> 16);

@@ -26,12 +26,14 @@ pub struct Packet<T: AsRef<[u8]>> {
     buf: T,
 }
 
+#[inline]
 fn be16(b: &[u8]) -> u16 {
     u16::from_be_bytes([b[0], b[1]])
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Checks version, header length and total length against the buffer.
+    #[inline]
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         let b = buf.as_ref();
         if b.len() < MIN_HEADER_LEN {
@@ -54,59 +56,76 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buf })
     }
 
+    #[inline]
     fn b(&self) -> &[u8] {
         self.buf.as_ref()
     }
+    #[inline]
     pub fn header_len(&self) -> usize {
         usize::from(self.b()[field::VER_IHL] & 0x0f) * 4
     }
+    #[inline]
     pub fn tos(&self) -> u8 {
         self.b()[field::TOS]
     }
+    #[inline]
     pub fn total_len(&self) -> usize {
         usize::from(be16(&self.b()[field::LENGTH]))
     }
+    #[inline]
     pub fn ident(&self) -> u16 {
         be16(&self.b()[field::IDENT])
     }
+    #[inline]
     pub fn dont_frag(&self) -> bool {
         self.b()[field::FLAGS_FRAG.start] & 0x40 != 0
     }
+    #[inline]
     pub fn more_frags(&self) -> bool {
         self.b()[field::FLAGS_FRAG.start] & 0x20 != 0
     }
+    #[inline]
     pub fn reserved_flag(&self) -> bool {
         self.b()[field::FLAGS_FRAG.start] & 0x80 != 0
     }
     /// Fragment offset in bytes.
+    #[inline]
     pub fn frag_offset(&self) -> usize {
         usize::from(be16(&self.b()[field::FLAGS_FRAG]) & 0x1fff) * 8
     }
+    #[inline]
     pub fn ttl(&self) -> u8 {
         self.b()[field::TTL]
     }
+    #[inline]
     pub fn protocol(&self) -> u8 {
         self.b()[field::PROTOCOL]
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         be16(&self.b()[field::CHECKSUM])
     }
+    #[inline]
     pub fn src(&self) -> Ipv4Addr {
         let s = &self.b()[field::SRC];
         Ipv4Addr::new(s[0], s[1], s[2], s[3])
     }
+    #[inline]
     pub fn dst(&self) -> Ipv4Addr {
         let s = &self.b()[field::DST];
         Ipv4Addr::new(s[0], s[1], s[2], s[3])
     }
+    #[inline]
     pub fn options(&self) -> &[u8] {
         &self.b()[MIN_HEADER_LEN..self.header_len()]
     }
     /// The bytes after the header, up to the total length (trailing link padding cut).
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.b()[self.header_len()..self.total_len()]
     }
     /// Whether the header checksum verifies.
+    #[inline]
     pub fn checksum_ok(&self) -> bool {
         super::checksum::fold(super::checksum::sum(&self.b()[..self.header_len()], 0)) == 0xffff
     }

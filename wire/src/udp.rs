@@ -14,6 +14,7 @@ impl<T: AsRef<[u8]>> Datagram<T> {
     /// Errors as Suricata names them: fewer bytes than a header (`hlen_too_small`), a
     /// length field past the data (`pkt_too_small`), a length field below the header's
     /// size (`len_invalid`).
+    #[inline]
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         let b = buf.as_ref();
         if b.len() < HEADER_LEN {
@@ -28,24 +29,31 @@ impl<T: AsRef<[u8]>> Datagram<T> {
         }
         Ok(Datagram { buf })
     }
+    #[inline]
     fn b(&self) -> &[u8] {
         self.buf.as_ref()
     }
+    #[inline]
     pub fn src_port(&self) -> u16 {
         u16::from_be_bytes([self.b()[0], self.b()[1]])
     }
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         u16::from_be_bytes([self.b()[2], self.b()[3]])
     }
+    #[inline]
     pub fn len(&self) -> usize {
         usize::from(u16::from_be_bytes([self.b()[4], self.b()[5]]))
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == HEADER_LEN
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         u16::from_be_bytes([self.b()[6], self.b()[7]])
     }
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.b()[HEADER_LEN..self.len()]
     }

@@ -11,6 +11,7 @@ pub struct Message<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Message<T> {
+    #[inline]
     pub fn new_checked(buf: T, v6: bool) -> Result<Self, DecodeEvent> {
         if buf.as_ref().len() < HEADER_LEN {
             return Err(if v6 {
@@ -21,26 +22,33 @@ impl<T: AsRef<[u8]>> Message<T> {
         }
         Ok(Message { buf })
     }
+    #[inline]
     fn b(&self) -> &[u8] {
         self.buf.as_ref()
     }
+    #[inline]
     pub fn icmp_type(&self) -> u8 {
         self.b()[0]
     }
+    #[inline]
     pub fn code(&self) -> u8 {
         self.b()[1]
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         u16::from_be_bytes([self.b()[2], self.b()[3]])
     }
     /// Identifier of echo messages (bytes 4..6).
+    #[inline]
     pub fn ident(&self) -> u16 {
         u16::from_be_bytes([self.b()[4], self.b()[5]])
     }
     /// Sequence number of echo messages (bytes 6..8).
+    #[inline]
     pub fn seq(&self) -> u16 {
         u16::from_be_bytes([self.b()[6], self.b()[7]])
     }
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.b()[HEADER_LEN..]
     }

@@ -1,6 +1,6 @@
 //! The packet ring against a plain in-process loop that touches the same bytes.
 //!
-//! `cargo bench -p meerkat-ring`. For 64-byte and 1500-byte records:
+//! `cargo bench -p meerkat-shm`. For 64-byte and 1500-byte records:
 //! - `ring`: a producer thread pushes records into a shared-memory ring (publishing every
 //!   32) while a consumer thread reads each record and sums one byte of it; the mapping,
 //!   atomics and futex waits are the ones two processes use.
@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use meerkat_ring::{Consumer, PacketMeta, Producer};
+use meerkat_shm::{Consumer, PacketMeta, Producer};
 
 const RING: usize = 16 << 20;
 const BATCH: u64 = 32;
@@ -19,7 +19,7 @@ const BATCH: u64 = 32;
 fn ring_run(size: usize, records: u64) -> Duration {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("ring");
-    meerkat_ring::create(&path, RING).expect("create");
+    meerkat_shm::create(&path, RING).expect("create");
     let mut consumer = Consumer::attach(&path).expect("consumer");
     let mut producer = Producer::attach(&path).expect("producer");
     let payload = vec![0xa5u8; size];
@@ -47,7 +47,7 @@ fn ring_run(size: usize, records: u64) -> Duration {
             seen += 1;
         }
         consumer.release();
-        if consumer.wait(Duration::from_millis(100)) == meerkat_ring::WaitOutcome::Eof {
+        if consumer.wait(Duration::from_millis(100)) == meerkat_shm::WaitOutcome::Eof {
             break;
         }
     }

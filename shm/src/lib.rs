@@ -9,19 +9,27 @@
 //!   batch is seen twice).
 //! - [`counters`]: a page of named `u64` counters that one process updates and any other
 //!   process (the supervisor, the control API) reads without talking to it.
+//! - [`table`]: a small hash table shared by every detect worker (state tracked by host:
+//!   thresholds, xbits).
+//! - [`state`]: the eve-writer's delivery-state page (what it has written, per producer),
+//!   which outlives the writer process.
 //!
-//! The layouts are versioned contracts: see the constants in each module.
+//! Every `mmap` and every `unsafe` access to shared memory in Meerkat is in this crate.
+//! The layouts are versioned contracts: see the constants in each module. Where the files
+//! live, and the names of the counters, are `meerkat-runtime`'s.
 
 mod futex;
 
 pub mod counters;
 pub mod spsc;
+pub mod state;
 pub mod table;
 
 pub use counters::{CounterPage, CounterReader, CounterRef};
 pub use spsc::{
     Consumer, PacketMeta, Producer, Record, RingError, RingStatus, WaitOutcome, create, status,
 };
+pub use state::{StateError, StatePage};
 pub use table::SharedTable;
 
 use std::fs::OpenOptions;

@@ -23,6 +23,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
+    #[inline]
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         let b = buf.as_ref();
         if b.len() < HEADER_LEN {
@@ -37,38 +38,47 @@ impl<T: AsRef<[u8]>> Packet<T> {
         }
         Ok(Packet { buf })
     }
+    #[inline]
     fn b(&self) -> &[u8] {
         self.buf.as_ref()
     }
+    #[inline]
     pub fn traffic_class(&self) -> u8 {
         let b = self.b();
         (b[0] << 4) | (b[1] >> 4)
     }
+    #[inline]
     pub fn flow_label(&self) -> u32 {
         let b = self.b();
         (u32::from(b[1] & 0x0f) << 16) | (u32::from(b[2]) << 8) | u32::from(b[3])
     }
+    #[inline]
     pub fn payload_len(&self) -> usize {
         let b = self.b();
         usize::from(u16::from_be_bytes([b[4], b[5]]))
     }
+    #[inline]
     pub fn next_header(&self) -> u8 {
         self.b()[6]
     }
+    #[inline]
     pub fn hop_limit(&self) -> u8 {
         self.b()[7]
     }
+    #[inline]
     pub fn src(&self) -> Ipv6Addr {
         let mut a = [0u8; 16];
         a.copy_from_slice(&self.b()[8..24]);
         Ipv6Addr::from(a)
     }
+    #[inline]
     pub fn dst(&self) -> Ipv6Addr {
         let mut a = [0u8; 16];
         a.copy_from_slice(&self.b()[24..40]);
         Ipv6Addr::from(a)
     }
     /// Everything after the fixed header, up to the payload length.
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.b()[HEADER_LEN..HEADER_LEN + self.payload_len()]
     }

@@ -19,14 +19,17 @@ pub struct Segment<T: AsRef<[u8]>> {
     buf: T,
 }
 
+#[inline]
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
+#[inline]
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 impl<T: AsRef<[u8]>> Segment<T> {
+    #[inline]
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         let b = buf.as_ref();
         if b.len() < MIN_HEADER_LEN {
@@ -41,40 +44,52 @@ impl<T: AsRef<[u8]>> Segment<T> {
         }
         Ok(Segment { buf })
     }
+    #[inline]
     fn b(&self) -> &[u8] {
         self.buf.as_ref()
     }
+    #[inline]
     pub fn src_port(&self) -> u16 {
         be16(self.b(), 0)
     }
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         be16(self.b(), 2)
     }
+    #[inline]
     pub fn seq(&self) -> u32 {
         be32(self.b(), 4)
     }
+    #[inline]
     pub fn ack(&self) -> u32 {
         be32(self.b(), 8)
     }
+    #[inline]
     pub fn header_len(&self) -> usize {
         usize::from(self.b()[12] >> 4) * 4
     }
     /// The 8 flag bits (CWR..FIN).
+    #[inline]
     pub fn flags(&self) -> u8 {
         self.b()[13]
     }
+    #[inline]
     pub fn window(&self) -> u16 {
         be16(self.b(), 14)
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         be16(self.b(), 16)
     }
+    #[inline]
     pub fn urgent(&self) -> u16 {
         be16(self.b(), 18)
     }
+    #[inline]
     pub fn options(&self) -> &[u8] {
         &self.b()[MIN_HEADER_LEN..self.header_len()]
     }
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.b()[self.header_len()..]
     }

@@ -1,124 +1,23 @@
-//! Packet decoding: zero-copy views over the bytes in the ring.
+//! Decoding a whole packet: [`decode`] walks the layers of a frame (link, IP with its
+//! extension headers, transport) with the views of this crate and fills a [`Packet`].
 //!
-//! One file per layer (`ethernet`, `ipv4`, `ipv6`, `tcp`, `udp`, `icmp`), each a view
-//! type with `new_checked` that validates lengths once so that no getter can fail later.
-//! [`decode`] walks the layers and fills a [`Packet`]: a small `Copy` summary that
-//! borrows the frame. Nothing is allocated or copied.
-//!
-//! Malformed input is a [`DecodeEvent`] (named as Suricata names its decoder events),
-//! never a panic: the worker counts it and can log an EVE `anomaly`.
-
-pub mod checksum;
-pub mod ethernet;
-pub mod icmp;
-pub mod ipv4;
-pub mod ipv6;
-pub mod tcp;
-pub mod udp;
+//! The names the detect crate used from its `decode` module (the events, the link types,
+//! the VLAN limit) are re-exported here too.
 
 use std::net::{IpAddr, Ipv4Addr};
 
-pub use ethernet::MAX_VLAN_LAYERS;
-
-/// pcap link types.
-pub const LINKTYPE_NULL: u16 = 0;
-pub const LINKTYPE_ETHERNET: u16 = 1;
-pub const LINKTYPE_RAW_BSD: u16 = 12;
-pub const LINKTYPE_RAW_OPENBSD: u16 = 14;
-pub const LINKTYPE_RAW: u16 = 101;
-pub const LINKTYPE_LINUX_SLL: u16 = 113;
-pub const LINKTYPE_IPV4: u16 = 228;
-pub const LINKTYPE_IPV6: u16 = 229;
+pub use crate::DecodeEvent;
+pub use crate::ethernet::MAX_VLAN_LAYERS;
+pub use crate::link::{
+    LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL, LINKTYPE_NULL,
+    LINKTYPE_RAW, LINKTYPE_RAW_BSD, LINKTYPE_RAW_OPENBSD,
+};
+use crate::{checksum, ethernet, icmp, ipv4, ipv6, link, tcp, udp};
 
 pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 pub const PROTO_ICMPV6: u8 = 58;
-
-/// Declares [`DecodeEvent`] with Suricata's name for each event, and `DecodeEvent::ALL`,
-/// from one list (so a new event cannot miss its name or its counter).
-macro_rules! decode_events {
-    ($($event:ident => $name:literal,)+) => {
-        /// Why a packet could not be decoded (or what is wrong with it). Names follow
-        /// Suricata's decoder events.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum DecodeEvent {
-            $($event,)+
-        }
-
-        impl DecodeEvent {
-            /// Suricata's name for the event (`decoder.ipv4.trunc_pkt`).
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(DecodeEvent::$event => $name,)+
-                }
-            }
-
-            /// Every event, for counter registration.
-            pub const ALL: [DecodeEvent; [$(DecodeEvent::$event,)+].len()] =
-                [$(DecodeEvent::$event,)+];
-
-            /// The event's bit in [`Packet::events`].
-            pub const fn bit(self) -> u64 {
-                1 << (self as u32)
-            }
-
-            /// The event a rule names (`decode-event:ipv6.frag_overlap`): Suricata's name
-            /// with or without its `decoder.`/`defrag.` prefix.
-            pub fn by_rule_name(name: &str) -> Option<DecodeEvent> {
-                let want = short_name(name);
-                DecodeEvent::ALL.into_iter().find(|e| short_name(e.name()) == want)
-            }
-        }
-
-        // Every event has a bit in the packet's `u64` event set.
-        const _: () = assert!(DecodeEvent::ALL.len() <= 64);
-    };
-}
-
-/// An event name without its `decoder.`/`defrag.` prefix.
-fn short_name(n: &str) -> &str {
-    n.strip_prefix("decoder.")
-        .or_else(|| n.strip_prefix("defrag."))
-        .unwrap_or(n)
-}
-
-decode_events! {
-    UnsupportedLinkType => "decoder.unsupported_link_type",
-    EthernetTooSmall => "decoder.ethernet.pkt_too_small",
-    VlanHeaderTooSmall => "decoder.vlan.header_too_small",
-    VlanTooManyLayers => "decoder.vlan.too_many_layers",
-    SllTooSmall => "decoder.sll.pkt_too_small",
-    NullTooSmall => "decoder.null.pkt_too_small",
-    NullUnsupportedType => "decoder.null.unsupported_type",
-    IpRawInvalidVersion => "decoder.ipraw.invalid_ip_version",
-    Ipv4PktTooSmall => "decoder.ipv4.pkt_too_small",
-    Ipv4HlenTooSmall => "decoder.ipv4.hlen_too_small",
-    Ipv4IplenSmallerThanHlen => "decoder.ipv4.iplen_smaller_than_hlen",
-    Ipv4TruncPkt => "decoder.ipv4.trunc_pkt",
-    Ipv4WrongIpVersion => "decoder.ipv4.wrong_ip_version",
-    Ipv6PktTooSmall => "decoder.ipv6.pkt_too_small",
-    Ipv6TruncPkt => "decoder.ipv6.trunc_pkt",
-    Ipv6WrongIpVersion => "decoder.ipv6.wrong_ip_version",
-    Ipv6ExthdrTrunc => "decoder.ipv6.trunc_exthdr",
-    Ipv6ExthdrTooMany => "decoder.ipv6.exthdr_too_many",
-    Ipv6ExthdrDuplFh => "decoder.ipv6.exthdr_dupl_fh",
-    Ipv6ExthdrUselessFh => "decoder.ipv6.exthdr_useless_fh",
-    Ipv6FragInvalidLength => "decoder.ipv6.frag_invalid_length",
-    Ipv4FragPktTooLarge => "defrag.ipv4.frag_pkt_too_large",
-    Ipv6FragPktTooLarge => "defrag.ipv6.frag_pkt_too_large",
-    Ipv4FragOverlap => "defrag.ipv4.frag_overlap",
-    Ipv6FragOverlap => "defrag.ipv6.frag_overlap",
-    TcpPktTooSmall => "decoder.tcp.pkt_too_small",
-    TcpHlenTooSmall => "decoder.tcp.hlen_too_small",
-    TcpInvalidOptlen => "decoder.tcp.invalid_optlen",
-    UdpPktTooSmall => "decoder.udp.pkt_too_small",
-    UdpHlenTooSmall => "decoder.udp.hlen_too_small",
-    UdpHlenInvalid => "decoder.udp.hlen_invalid",
-    UdpLenInvalid => "decoder.udp.len_invalid",
-    Icmpv4PktTooSmall => "decoder.icmpv4.pkt_too_small",
-    Icmpv6PktTooSmall => "decoder.icmpv6.pkt_too_small",
-}
 
 /// IP fragment information.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -207,6 +106,7 @@ pub struct Packet<'a> {
 }
 
 impl<'a> Packet<'a> {
+    #[inline]
     pub fn empty(link_type: u16, frame: &'a [u8]) -> Packet<'a> {
         Packet {
             link_type,
@@ -223,19 +123,23 @@ impl<'a> Packet<'a> {
     }
 
     /// Records a (non-fatal) event on the packet.
+    #[inline]
     pub fn set_event(&mut self, ev: DecodeEvent) {
         self.events |= ev.bit();
     }
 
+    #[inline]
     pub fn has_event(&self, ev: DecodeEvent) -> bool {
         self.events & ev.bit() != 0
     }
 
+    #[inline]
     pub fn vlans(&self) -> &[u16] {
         &self.vlan[..usize::from(self.vlan_len)]
     }
 
     /// Source and destination ports (0 when the protocol has none).
+    #[inline]
     pub fn ports(&self) -> (u16, u16) {
         match self.l4 {
             L4::Tcp {
@@ -248,10 +152,12 @@ impl<'a> Packet<'a> {
         }
     }
 
+    #[inline]
     pub fn proto(&self) -> u8 {
         self.ip.map(|i| i.proto).unwrap_or(0)
     }
 
+    #[inline]
     pub fn tcp_flags(&self) -> Option<u8> {
         match self.l4 {
             L4::Tcp { flags, .. } => Some(flags),
@@ -260,6 +166,7 @@ impl<'a> Packet<'a> {
     }
 
     /// The IP datagram bytes (header included), if any.
+    #[inline]
     pub fn ip_bytes(&self) -> &'a [u8] {
         match self.ip {
             Some(ip) => &self.frame[ip.offset..ip.end],
@@ -311,38 +218,10 @@ pub fn decode(link_type: u16, frame: &[u8]) -> (Packet<'_>, Option<DecodeEvent>)
 
 fn decode_into(p: &mut Packet<'_>) -> Result<(), DecodeEvent> {
     let frame = p.frame;
-    let (ethertype, off) = match p.link_type {
-        LINKTYPE_ETHERNET => {
-            let u = ethernet::parse(frame)?;
-            p.vlan = u.vlan;
-            p.vlan_len = u.vlan_len;
-            (u.ethertype, u.payload_offset)
-        }
-        LINKTYPE_LINUX_SLL => {
-            let h = frame.get(..16).ok_or(DecodeEvent::SllTooSmall)?;
-            (u16::from_be_bytes([h[14], h[15]]), 16)
-        }
-        LINKTYPE_NULL => {
-            let h = frame.get(..4).ok_or(DecodeEvent::NullTooSmall)?;
-            let fam = u32::from_ne_bytes([h[0], h[1], h[2], h[3]]);
-            let fam = if fam > 0xffff { fam.swap_bytes() } else { fam };
-            match fam {
-                2 => (ethernet::ETHERTYPE_IPV4, 4),
-                10 | 24 | 28 | 30 => (ethernet::ETHERTYPE_IPV6, 4),
-                _ => return Err(DecodeEvent::NullUnsupportedType),
-            }
-        }
-        LINKTYPE_RAW | LINKTYPE_RAW_BSD | LINKTYPE_RAW_OPENBSD => {
-            match frame.first().map(|b| b >> 4) {
-                Some(4) => (ethernet::ETHERTYPE_IPV4, 0),
-                Some(6) => (ethernet::ETHERTYPE_IPV6, 0),
-                _ => return Err(DecodeEvent::IpRawInvalidVersion),
-            }
-        }
-        LINKTYPE_IPV4 => (ethernet::ETHERTYPE_IPV4, 0),
-        LINKTYPE_IPV6 => (ethernet::ETHERTYPE_IPV6, 0),
-        _ => return Err(DecodeEvent::UnsupportedLinkType),
-    };
+    let l = link::parse(p.link_type, frame)?;
+    p.vlan = l.vlan;
+    p.vlan_len = l.vlan_len;
+    let (ethertype, off) = (l.ethertype, l.offset);
     let rest = &frame[off.min(frame.len())..];
     match ethertype {
         ethernet::ETHERTYPE_IPV4 => decode_ipv4(p, off, rest),

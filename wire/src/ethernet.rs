@@ -27,22 +27,26 @@ pub struct Frame<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> Frame<T> {
     /// Checks the length once, so no getter can fail later.
+    #[inline]
     pub fn new_checked(buf: T) -> Result<Self, DecodeEvent> {
         if buf.as_ref().len() < HEADER_LEN {
             return Err(DecodeEvent::EthernetTooSmall);
         }
         Ok(Frame { buf })
     }
+    #[inline]
     pub fn dst(&self) -> [u8; 6] {
         let mut m = [0; 6];
         m.copy_from_slice(&self.buf.as_ref()[field::DST]);
         m
     }
+    #[inline]
     pub fn src(&self) -> [u8; 6] {
         let mut m = [0; 6];
         m.copy_from_slice(&self.buf.as_ref()[field::SRC]);
         m
     }
+    #[inline]
     pub fn ethertype(&self) -> u16 {
         let b = &self.buf.as_ref()[field::ETHERTYPE];
         u16::from_be_bytes([b[0], b[1]])
@@ -58,30 +62,51 @@ pub struct Untagged {
     pub payload_offset: usize,
 }
 
-pub fn parse(frame: &[u8]) -> Result<Untagged, DecodeEvent> {
+/// Walks the frame's VLAN tags (at most [`MAX_VLAN_LAYERS`]): returns the ethertype after
+/// them and the offset of the payload, and hands each tag's VLAN id to `tag`, outermost
+/// first. The one walker of tags: [`parse`] keeps them, the flow hash needs none.
+#[inline]
+pub fn untag(frame: &[u8], mut tag: impl FnMut(u16)) -> Result<(u16, usize), DecodeEvent> {
     let f = Frame::new_checked(frame)?;
-    let mut out = Untagged {
-        ethertype: f.ethertype(),
-        vlan: [0; MAX_VLAN_LAYERS],
-        vlan_len: 0,
-        payload_offset: HEADER_LEN,
-    };
+    let mut ethertype = f.ethertype();
+    let mut offset = HEADER_LEN;
+    let mut tags = 0;
     while matches!(
-        out.ethertype,
+        ethertype,
         ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD
     ) {
-        if usize::from(out.vlan_len) == MAX_VLAN_LAYERS {
+        if tags == MAX_VLAN_LAYERS {
             return Err(DecodeEvent::VlanTooManyLayers);
         }
-        let tag = frame
-            .get(out.payload_offset..out.payload_offset + 4)
+        let t = frame
+            .get(offset..offset + 4)
             .ok_or(DecodeEvent::VlanHeaderTooSmall)?;
-        out.vlan[usize::from(out.vlan_len)] = u16::from_be_bytes([tag[0], tag[1]]) & 0x0fff;
-        out.vlan_len += 1;
-        out.ethertype = u16::from_be_bytes([tag[2], tag[3]]);
-        out.payload_offset += 4;
+        tag(u16::from_be_bytes([t[0], t[1]]) & 0x0fff);
+        tags += 1;
+        ethertype = u16::from_be_bytes([t[2], t[3]]);
+        offset += 4;
     }
-    Ok(out)
+    Ok((ethertype, offset))
+}
+
+/// The ethertype after the VLAN tags, the tags, and the payload's offset.
+#[inline]
+pub fn parse(frame: &[u8]) -> Result<Untagged, DecodeEvent> {
+    let mut vlan = [0; MAX_VLAN_LAYERS];
+    let mut vlan_len = 0u8;
+    let (ethertype, payload_offset) = untag(frame, |id| {
+        // `untag` stops before a tag past the array.
+        if let Some(slot) = vlan.get_mut(usize::from(vlan_len)) {
+            *slot = id;
+        }
+        vlan_len += 1;
+    })?;
+    Ok(Untagged {
+        ethertype,
+        vlan,
+        vlan_len,
+        payload_offset,
+    })
 }
 
 #[cfg(test)]

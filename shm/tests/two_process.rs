@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use meerkat_ring::{Consumer, PacketMeta, Producer, WaitOutcome};
+use meerkat_shm::{Consumer, PacketMeta, Producer, WaitOutcome};
 
 const ENV_ROLE: &str = "MEERKAT_RING_TEST_ROLE";
 const ENV_PATH: &str = "MEERKAT_RING_TEST_PATH";
@@ -122,12 +122,12 @@ fn producer_and_consumer_in_two_processes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ring-0");
     // Small ring: forces many wraps and full-ring waits on both sides.
-    meerkat_ring::create(&path, 256 * 1024).unwrap();
+    meerkat_shm::create(&path, 256 * 1024).unwrap();
     let count = 200_000;
     let mut producer = spawn("producer", &path, count);
     consume_and_check(&path, 1, count);
     assert!(producer.wait().unwrap().success());
-    let st = meerkat_ring::status(&path).unwrap();
+    let st = meerkat_shm::status(&path).unwrap();
     assert_eq!(st.records_written, count);
     assert_eq!(st.records_read, count);
     assert!(st.full_waits > 0, "the test should have filled the ring");
@@ -137,19 +137,19 @@ fn producer_and_consumer_in_two_processes() {
 fn new_consumer_resumes_after_the_old_one_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ring-0");
-    meerkat_ring::create(&path, 256 * 1024).unwrap();
+    meerkat_shm::create(&path, 256 * 1024).unwrap();
     let count = 100_000;
     let mut producer = spawn("producer", &path, count);
     let mut consumer = spawn("consumer", &path, count);
     // Let the slow consumer get some way in, then kill it without warning.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while meerkat_ring::status(&path).unwrap().records_read < 5_000 {
+    while meerkat_shm::status(&path).unwrap().records_read < 5_000 {
         assert!(Instant::now() < deadline, "consumer made no progress");
         std::thread::sleep(Duration::from_millis(5));
     }
     consumer.kill().unwrap();
     consumer.wait().unwrap();
-    let released = meerkat_ring::status(&path).unwrap().records_read;
+    let released = meerkat_shm::status(&path).unwrap().records_read;
     assert!(released < count, "consumer finished before it was killed");
     // The replacement starts right after the last batch the dead one released.
     consume_and_check(&path, released + 1, count);
