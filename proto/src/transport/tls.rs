@@ -9,11 +9,10 @@
 //! with rustls itself (certificate chain parses, key parses and matches the certificate,
 //! every client CA is a usable trust anchor).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
 use rustls::RootCertStore;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -23,6 +22,68 @@ use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 /// How long a TCP peer may take to finish the TLS handshake: a client that connects and
 /// says nothing (or speaks plain text) is dropped after this, never held.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A PEM file or setting that cannot be used, named with the setting it came from
+/// (`control.tls-cert`, `--tls-ca`, ...).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cannot read {what} {}", path.display())]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} {} is not valid PEM: {reason}", path.display())]
+    Pem {
+        what: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    #[error(
+        "{what} {} holds no certificate (expected `-----BEGIN CERTIFICATE-----` blocks)",
+        path.display()
+    )]
+    NoCertificate { what: &'static str, path: PathBuf },
+    #[error(
+        "{what} {} holds no private key (PKCS#8, PKCS#1 or SEC1 PEM): {reason}",
+        path.display()
+    )]
+    NoKey {
+        what: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    #[error("{what} {}: certificate {index} is not usable as a CA: {reason}", path.display())]
+    NotACa {
+        what: &'static str,
+        path: PathBuf,
+        index: usize,
+        reason: String,
+    },
+    #[error("{what} {}: {reason}", path.display())]
+    ClientCa {
+        what: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    #[error("rustls protocol versions")]
+    Versions(#[source] rustls::Error),
+    #[error(
+        "{key_what} {} does not go with {cert_what} {}: {reason}",
+        key.display(),
+        cert.display()
+    )]
+    KeyMismatch {
+        key_what: &'static str,
+        key: PathBuf,
+        cert_what: &'static str,
+        cert: PathBuf,
+        reason: String,
+    },
+    #[error("--tls-server-name `{0}` is neither a DNS name nor an IP address")]
+    ServerName(String),
+}
 
 /// The ring provider, also made the process default: tonic's server side asks rustls for
 /// the default, which must not depend on which providers the build happens to enable.
@@ -34,48 +95,62 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 /// A PEM file of certificates: its bytes and the certificates in it (at least one).
-fn read_certs(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, Vec<CertificateDer<'static>>)> {
-    let pem =
-        std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+fn read_certs(
+    what: &'static str,
+    path: &Path,
+) -> Result<(Vec<u8>, Vec<CertificateDer<'static>>), TlsError> {
+    let pem = std::fs::read(path).map_err(|source| TlsError::Read {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| anyhow!("{what} {} is not valid PEM: {e}", path.display()))?;
+        .map_err(|e| TlsError::Pem {
+            what,
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
     if certs.is_empty() {
-        bail!(
-            "{what} {} holds no certificate (expected `-----BEGIN CERTIFICATE-----` blocks)",
-            path.display()
-        );
+        return Err(TlsError::NoCertificate {
+            what,
+            path: path.to_path_buf(),
+        });
     }
     Ok((pem, certs))
 }
 
 /// A PEM file holding a private key (PKCS#8, PKCS#1 or SEC1): its bytes and the key.
-fn read_key(what: &str, path: &Path) -> anyhow::Result<(Vec<u8>, PrivateKeyDer<'static>)> {
-    let pem =
-        std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
-    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
-        anyhow!(
-            "{what} {} holds no private key (PKCS#8, PKCS#1 or SEC1 PEM): {e}",
-            path.display()
-        )
+fn read_key(
+    what: &'static str,
+    path: &Path,
+) -> Result<(Vec<u8>, PrivateKeyDer<'static>), TlsError> {
+    let pem = std::fs::read(path).map_err(|source| TlsError::Read {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| TlsError::NoKey {
+        what,
+        path: path.to_path_buf(),
+        reason: e.to_string(),
     })?;
     Ok((pem, key))
 }
 
 /// CA certificates as a trust store: each must be usable as a trust anchor.
 fn roots(
-    what: &str,
+    what: &'static str,
     path: &Path,
     certs: Vec<CertificateDer<'static>>,
-) -> anyhow::Result<RootCertStore> {
+) -> Result<RootCertStore, TlsError> {
     let mut store = RootCertStore::empty();
     for (i, c) in certs.into_iter().enumerate() {
-        store.add(c).map_err(|e| {
-            anyhow!(
-                "{what} {}: certificate {} is not usable as a CA: {e}",
-                path.display(),
-                i + 1
-            )
+        store.add(c).map_err(|e| TlsError::NotACa {
+            what,
+            path: path.to_path_buf(),
+            index: i + 1,
+            reason: e.to_string(),
         })?;
     }
     Ok(store)
@@ -88,13 +163,13 @@ pub fn server_config(
     cert: &Path,
     key: &Path,
     client_ca: Option<&Path>,
-) -> anyhow::Result<ServerTlsConfig> {
+) -> Result<ServerTlsConfig, TlsError> {
     let provider = provider();
     let (cert_pem, chain) = read_certs("control.tls-cert", cert)?;
     let (key_pem, private) = read_key("control.tls-key", key)?;
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .context("rustls protocol versions")?;
+        .map_err(TlsError::Versions)?;
     let mut config = ServerTlsConfig::new()
         .identity(Identity::from_pem(cert_pem, key_pem))
         .timeout(HANDSHAKE_TIMEOUT);
@@ -105,20 +180,26 @@ pub fn server_config(
             let verifier =
                 rustls::server::WebPkiClientVerifier::builder_with_provider(store.into(), provider)
                     .build()
-                    .map_err(|e| anyhow!("control.tls-client-ca {}: {e}", ca.display()))?;
+                    .map_err(|e| TlsError::ClientCa {
+                        what: "control.tls-client-ca",
+                        path: ca.to_path_buf(),
+                        reason: e.to_string(),
+                    })?;
             config = config.client_ca_root(Certificate::from_pem(ca_pem));
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
     };
     // rustls checks that the key is the certificate's (and that it can sign with it).
-    builder.with_single_cert(chain, private).map_err(|e| {
-        anyhow!(
-            "control.tls-key {} does not go with control.tls-cert {}: {e}",
-            key.display(),
-            cert.display()
-        )
-    })?;
+    builder
+        .with_single_cert(chain, private)
+        .map_err(|e| TlsError::KeyMismatch {
+            key_what: "control.tls-key",
+            key: key.to_path_buf(),
+            cert_what: "control.tls-cert",
+            cert: cert.to_path_buf(),
+            reason: e.to_string(),
+        })?;
     Ok(config)
 }
 
@@ -129,7 +210,7 @@ pub fn client_config(
     ca: &Path,
     identity: Option<(&Path, &Path)>,
     server_name: Option<&str>,
-) -> anyhow::Result<ClientTlsConfig> {
+) -> Result<ClientTlsConfig, TlsError> {
     let provider = provider();
     let (ca_pem, ca_certs) = read_certs("--tls-ca", ca)?;
     let store = roots("--tls-ca", ca, ca_certs)?;
@@ -137,9 +218,8 @@ pub fn client_config(
         .ca_certificate(Certificate::from_pem(ca_pem))
         .timeout(HANDSHAKE_TIMEOUT);
     if let Some(name) = server_name {
-        ServerName::try_from(name.to_string()).map_err(|_| {
-            anyhow!("--tls-server-name `{name}` is neither a DNS name nor an IP address")
-        })?;
+        ServerName::try_from(name.to_string())
+            .map_err(|_| TlsError::ServerName(name.to_string()))?;
         config = config.domain_name(name);
     }
     if let Some((cert, key)) = identity {
@@ -147,15 +227,15 @@ pub fn client_config(
         let (key_pem, private) = read_key("--tls-key", key)?;
         rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .context("rustls protocol versions")?
+            .map_err(TlsError::Versions)?
             .with_root_certificates(store)
             .with_client_auth_cert(chain, private)
-            .map_err(|e| {
-                anyhow!(
-                    "--tls-key {} does not go with --tls-cert {}: {e}",
-                    key.display(),
-                    cert.display()
-                )
+            .map_err(|e| TlsError::KeyMismatch {
+                key_what: "--tls-key",
+                key: key.to_path_buf(),
+                cert_what: "--tls-cert",
+                cert: cert.to_path_buf(),
+                reason: e.to_string(),
             })?;
         config = config.identity(Identity::from_pem(cert_pem, key_pem));
     }
@@ -202,10 +282,10 @@ mod tests {
         }
     }
 
-    fn err<T>(r: anyhow::Result<T>) -> String {
+    fn err<T>(r: Result<T, TlsError>) -> String {
         match r {
             Ok(_) => panic!("expected an error"),
-            Err(e) => format!("{e:#}"),
+            Err(e) => e.to_string(),
         }
     }
 

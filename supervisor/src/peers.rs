@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow};
 use meerkat_config::Config;
 
 /// How often the peers' paths are looked at while waiting.
@@ -31,17 +30,30 @@ const QUIET: Duration = Duration::from_secs(1);
 /// How often to repeat it while the wait goes on.
 const REMIND: Duration = Duration::from_secs(30);
 
+/// Why a role cannot look for its peers.
+#[derive(Debug, thiserror::Error)]
+pub enum PeersError {
+    #[error(
+        "runtime-dir is not set: a role started on its own finds its peers there \
+         (set runtime-dir in the config or pass --set runtime-dir=DIR)"
+    )]
+    NoRuntimeDir,
+    #[error("cannot create runtime-dir {}", path.display())]
+    RuntimeDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The runtime directory shared with the peers, created if missing (a fresh volume may
 /// not hold it yet).
-pub fn runtime_dir(config: &Config) -> anyhow::Result<PathBuf> {
-    let dir = config.runtime_dir.clone().ok_or_else(|| {
-        anyhow!(
-            "runtime-dir is not set: a role started on its own finds its peers there \
-             (set runtime-dir in the config or pass --set runtime-dir=DIR)"
-        )
+pub fn runtime_dir(config: &Config) -> Result<PathBuf, PeersError> {
+    let dir = config.runtime_dir.clone().ok_or(PeersError::NoRuntimeDir)?;
+    std::fs::create_dir_all(&dir).map_err(|source| PeersError::RuntimeDir {
+        path: dir.clone(),
+        source,
     })?;
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create runtime-dir {}", dir.display()))?;
     Ok(dir)
 }
 
