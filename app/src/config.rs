@@ -69,9 +69,21 @@ pub(crate) fn invalid(name: &str, e: &str) -> ConfigError {
 /// `meerkat_config::resolve`, then every protocol's section checked (see the module
 /// docs). What the roles and `meerkat config check` load configs with.
 pub fn resolve(file: Option<&Path>, overrides: &[String]) -> Result<Resolved, ConfigError> {
+    register_event_types();
     let mut r = meerkat_config::resolve(file, overrides)?;
     check(&mut r.config, &mut r.ignored_suricata_keys)?;
     Ok(r)
+}
+
+/// Tells the config crate the protocols' EVE types, which every eve-log logs by default
+/// (idempotent).
+pub fn register_event_types() {
+    meerkat_config::outputs::register_app_event_types(
+        PROTOCOLS
+            .iter()
+            .filter_map(|d| d.record.map(|r| r.event_type))
+            .collect(),
+    );
 }
 
 /// Checks every `app-layer.protocols.<name>` section of `config`: Suricata-only keys

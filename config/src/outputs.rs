@@ -133,9 +133,25 @@ fn default_eve_filename() -> String {
     "eve.json".to_string()
 }
 
+/// The EVE types of the application protocols that log records, in their list's order
+/// (set once by meerkat-app, which owns that list, before any config is resolved:
+/// `meerkat_app::config::resolve`). Empty until then.
+static APP_EVENT_TYPES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+
+/// Registers the application protocols' EVE types (the first call wins).
+pub fn register_app_event_types(types: Vec<&'static str>) {
+    let _ = APP_EVENT_TYPES.set(types);
+}
+
+/// An eve-log's default `types`: `alert`, `anomaly`, every application protocol's
+/// record type, `flow`, `stats` (the index of each entry is what `--set
+/// outputs.0.eve-log.types.N...` addresses).
 fn default_eve_types() -> Vec<EveType> {
-    ["alert", "anomaly", "http", "dns", "tls", "flow", "stats"]
-        .into_iter()
+    let app = APP_EVENT_TYPES.get().map_or(&[][..], Vec::as_slice);
+    ["alert", "anomaly"]
+        .iter()
+        .chain(app)
+        .chain(&["flow", "stats"])
         .map(|s| EveType::Name(s.to_string()))
         .collect()
 }
