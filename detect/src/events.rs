@@ -143,7 +143,6 @@ pub fn alert(
         severity: rule.severity,
         metadata,
         references: rule.references.clone(),
-        rule: String::new(),
         flow: flow.map(|(f, _)| counters(f)),
     });
     ev

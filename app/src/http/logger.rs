@@ -35,7 +35,6 @@ pub fn record(tx: &HttpTx) -> Option<Http> {
             .unwrap_or_default(),
         length: resp.body_len,
         xff: h(b"x-forwarded-for"),
-        request_body_len: req.body_len,
         ..Http::default()
     };
     if tx.status.is_none() && !tx.status_raw.is_empty() {

@@ -37,9 +37,6 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
                 json::str_array(b, a.references.iter().map(String::as_str))
             });
         }
-        if !a.rule.is_empty() {
-            al.str("rule", &a.rule);
-        }
     });
     // The app-layer object of the alert's transaction (`http`, `dns`, ...).
     if let Some(r) = &ev.app {
