@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_ring::CounterReader;
+use meerkat_runtime::counters::{CaptureCounter, CaptureLiveCounter};
+use meerkat_runtime::{Role, counters_path};
+use meerkat_shm::CounterReader;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -49,7 +51,7 @@ impl Drop for Running {
 }
 
 fn counter(rt: &Path, name: &str) -> u64 {
-    CounterReader::open(&rt.join("counters-capture"))
+    CounterReader::open(&counters_path(rt, Role::Capture))
         .ok()
         .and_then(|r| r.get(name))
         .unwrap_or(0)
@@ -69,7 +71,7 @@ fn measure(rt: &Path, n: u64, run: &mut Running) -> (u64, f64) {
     let mut first: Option<Instant> = None;
     let mut last = (0u64, Instant::now());
     loop {
-        let p = counter(rt, "capture.packets");
+        let p = counter(rt, CaptureCounter::Packets.name());
         let now = Instant::now();
         if p > 0 && first.is_none() {
             first = Some(now);
@@ -135,7 +137,7 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
                 .args(["--set", "dpdk.interfaces.interface=net_pcap0"]);
             let mut run = start(cmd);
             let deadline = Instant::now() + Duration::from_secs(60);
-            while counter(rt.path(), "capture.live") != 1 {
+            while counter(rt.path(), CaptureLiveCounter::Live.name()) != 1 {
                 if run.0.try_wait().unwrap().is_some() || Instant::now() > deadline {
                     eprintln!("dpdk mode unavailable (is meerkat built with --features dpdk?)");
                     return None;
@@ -143,8 +145,8 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
                 std::thread::sleep(Duration::from_millis(5));
             }
             let (packets, secs) = measure(rt.path(), n, &mut run);
-            let dropped = counter(rt.path(), "capture.dpdk.imissed")
-                + counter(rt.path(), "capture.backlog.drops");
+            let dropped = counter(rt.path(), CaptureLiveCounter::DpdkImissed.name())
+                + counter(rt.path(), CaptureLiveCounter::BacklogDrops.name());
             // SAFETY: SIGTERM to our own child.
             unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
             let _ = run.0.wait();
@@ -162,7 +164,7 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
             cmd.args(["-i", &ns.b]);
             let mut run = start(cmd);
             let deadline = Instant::now() + Duration::from_secs(60);
-            while counter(rt.path(), "capture.live") != 1 {
+            while counter(rt.path(), CaptureLiveCounter::Live.name()) != 1 {
                 assert!(run.0.try_wait().unwrap().is_none() && Instant::now() < deadline);
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -180,12 +182,12 @@ fn one(mode: &str, args: &Args, meerkat: &Path, rules: &Path, frames: &[Vec<u8>]
                 (m, tx.join().unwrap())
             });
             let dropped = [
-                "capture.kernel_drops",
-                "capture.backlog.drops",
-                "capture.ring_full_drops",
+                CaptureLiveCounter::KernelDrops,
+                CaptureLiveCounter::BacklogDrops,
+                CaptureLiveCounter::RingFullDrops,
             ]
             .iter()
-            .map(|c| counter(rt.path(), c))
+            .map(|c| counter(rt.path(), c.name()))
             .sum();
             // SAFETY: SIGTERM to our own child.
             unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };

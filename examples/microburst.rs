@@ -24,7 +24,11 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_ring::CounterReader;
+use meerkat_runtime::counters::{
+    CaptureCounter, CaptureLiveCounter, DetectCounter, DetectCounters,
+};
+use meerkat_runtime::{Role, counters_path};
+use meerkat_shm::CounterReader;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -84,8 +88,8 @@ impl Outcome {
     }
 }
 
-fn counter(rt: &Path, role: &str, name: &str) -> u64 {
-    CounterReader::open(&rt.join(format!("counters-{role}")))
+fn counter(rt: &Path, role: Role, name: &str) -> u64 {
+    CounterReader::open(&counters_path(rt, role))
         .ok()
         .and_then(|r| r.get(name))
         .unwrap_or(0)
@@ -144,7 +148,7 @@ fn one_run(args: &Args, meerkat: &Path, burst: &[Vec<u8>], ring: u32, backlog: u
     let mut run = Running(child);
     let rtp = rt.path();
     let start_deadline = Instant::now() + Duration::from_secs(600);
-    while counter(rtp, "capture", "capture.live") != 1 {
+    while counter(rtp, Role::Capture, CaptureLiveCounter::Live.name()) != 1 {
         assert!(Instant::now() < start_deadline, "meerkat did not start");
         if let Some(s) = run.0.try_wait().unwrap() {
             panic!("meerkat exited: {s}");
@@ -172,19 +176,22 @@ fn one_run(args: &Args, meerkat: &Path, burst: &[Vec<u8>], ring: u32, backlog: u
         let veth = (ns.link_stat(&ns.b, "rx_dropped").unwrap_or(0)
             + ns.link_stat(&ns.a, "tx_dropped").unwrap_or(0))
         .saturating_sub(veth_before);
-        let c = |n: &str| counter(rtp, "capture", n);
+        let c = |n: &str| counter(rtp, Role::Capture, n);
         let o = Outcome {
             sent,
             send_secs,
             veth_drops: veth,
-            kernel_packets: c("capture.kernel_packets"),
-            kernel_drops: c("capture.kernel_drops"),
-            backlog_drops: c("capture.backlog.drops"),
-            backlog_high_water: c("capture.backlog.high_water"),
-            ring_full_drops: c("capture.ring_full_drops"),
-            into_rings: c("capture.packets"),
+            kernel_packets: c(CaptureLiveCounter::KernelPackets.name()),
+            kernel_drops: c(CaptureLiveCounter::KernelDrops.name()),
+            backlog_drops: c(CaptureLiveCounter::BacklogDrops.name()),
+            backlog_high_water: c(CaptureLiveCounter::BacklogHighWater.name()),
+            ring_full_drops: c(CaptureLiveCounter::RingFullDrops.name()),
+            into_rings: c(CaptureCounter::Packets.name()),
             inspected: (0..args.workers)
-                .map(|w| counter(rtp, &format!("detect-{w}"), &format!("detect.{w}.packets")))
+                .map(|w| {
+                    let name = DetectCounters::new(w).counter(DetectCounter::Packets);
+                    counter(rtp, Role::Detect(w), &name)
+                })
                 .sum(),
             settle_secs: t_start.elapsed().as_secs_f64(),
         };

@@ -202,7 +202,7 @@ pub struct RoleArgs {
 pub struct ProbeArgs {
     /// The role: eve-writer, capture or detect-N.
     #[arg(value_name = "ROLE")]
-    pub role: crate::probe::Role,
+    pub role: meerkat_runtime::Role,
     /// Configuration file of the role (for `runtime-dir`).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -275,4 +275,64 @@ pub enum ConfigCommand {
         #[arg(long)]
         print: bool,
     },
+}
+
+impl From<RunArgs> for meerkat_supervisor::RunOptions {
+    fn from(a: RunArgs) -> Self {
+        meerkat_supervisor::RunOptions {
+            config: a.config,
+            pcap: a.pcap,
+            interface: a.interface,
+            dpdk: a.dpdk,
+            exclusive_rules: a.exclusive_rules,
+            extra_rules: a.extra_rules,
+            log_dir: a.log_dir,
+            checksum: a.checksum,
+            set: a.set,
+            workers: a.workers,
+            pcap_file_continuous: a.pcap_file_continuous,
+            pcap_file_recursive: a.pcap_file_recursive,
+            pcap_file_delete: a.pcap_file_delete,
+            runmode: a.runmode,
+            simulate_ips: a.simulate_ips,
+            summary_json: a.summary_json,
+        }
+    }
+}
+
+impl CtlArgs {
+    /// The connection options and the request, for `meerkat_ctl::run`.
+    pub fn into_parts(self) -> (meerkat_ctl::CtlOptions, meerkat_ctl::Command) {
+        use meerkat_ctl::Command as C;
+        let command = match self.command {
+            CtlCommand::Health => C::Health,
+            CtlCommand::Status => C::Status,
+            CtlCommand::Stats { role } => C::Stats { role },
+            CtlCommand::ReloadRules {
+                allow_errors,
+                files,
+            } => C::ReloadRules {
+                allow_errors,
+                files,
+            },
+            CtlCommand::Flush { timeout_ms } => C::Flush { timeout_ms },
+            CtlCommand::Shutdown => C::Shutdown,
+            CtlCommand::AddPcap { path } => C::AddPcap { path },
+            CtlCommand::RestartWorker { worker } => C::RestartWorker { worker },
+            CtlCommand::ListInterfaces => C::ListInterfaces,
+            CtlCommand::InterfaceStats { name } => C::InterfaceStats { name },
+        };
+        let options = meerkat_ctl::CtlOptions {
+            socket: self.socket,
+            connect: self.connect,
+            token_file: self.token_file,
+            tls_ca: self.tls_ca,
+            tls_cert: self.tls_cert,
+            tls_key: self.tls_key,
+            tls_server_name: self.tls_server_name,
+            json: self.json,
+            timeout: self.timeout,
+        };
+        (options, command)
+    }
 }

@@ -1,21 +1,17 @@
 //! `meerkat`: one binary, many roles. `meerkat run` is the supervisor; `capture`,
-//! `detect` and `eve-writer` are the roles it starts as separate processes; `rules` and
-//! `config` are tools. The logic lives in the workspace crates; this is the thin edge
-//! that parses arguments, sets up logging and signals, and maps errors to exit codes.
+//! `detect` and `eve-writer` are the roles it starts as separate processes; `ctl` and
+//! `probe` are clients; `rules` and `config` are tools. The logic lives in the workspace
+//! crates (the supervisor in `meerkat-supervisor`, the clients in `meerkat-ctl`); this is
+//! the thin edge that parses arguments, sets up logging and signals, calls the crate's
+//! `run`, and maps errors to exit codes.
 
 // The binary's job includes printing results (summaries, `rules check`) on stdout.
 #![allow(clippy::print_stdout)]
 
 mod cli;
-mod control;
-mod ctl;
 mod logging;
-mod peers;
-mod probe;
 mod roles;
 mod signals;
-mod supervisor;
-mod tls;
 mod tools;
 
 use std::process::ExitCode;
@@ -26,6 +22,7 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
+use meerkat_supervisor::{LogArgs, SupervisorError};
 
 use cli::{Cli, Command};
 
@@ -38,21 +35,39 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose, cli.quiet, cli.log_format);
     signals::install_handlers();
-    let log = supervisor::LogArgs {
+    let log = LogArgs {
         verbose: cli.verbose,
         quiet: cli.quiet,
-        format: cli.log_format,
+        json: cli.log_format == logging::LogFormat::Json,
     };
     let result = match cli.command {
-        None => supervisor::run_sample(&log),
-        Some(Command::Run(args)) => supervisor::run(&args, &log),
+        None => supervise(|out| meerkat_supervisor::run_sample(&log, signals::flags(), out)),
+        Some(Command::Run(args)) => {
+            let opts = args.into();
+            supervise(|out| meerkat_supervisor::run(&opts, &log, signals::flags(), out))
+        }
         Some(Command::Capture(args)) => roles::capture(&args),
         Some(Command::Detect(args)) => roles::detect(&args),
         Some(Command::EveWriter(args)) => roles::eve_writer(&args),
         Some(Command::Rules(cmd)) => tools::rules(cmd),
         Some(Command::Config(cmd)) => tools::config(cmd),
-        Some(Command::Ctl(args)) => ctl::run(&args),
-        Some(Command::Probe(args)) => probe::probe(&args),
+        Some(Command::Ctl(args)) => {
+            let (opts, command) = args.into_parts();
+            meerkat_ctl::run(&opts, &command).map_err(|e| Failure {
+                code: e.exit_code(),
+                error: e.into(),
+            })
+        }
+        Some(Command::Probe(args)) => {
+            match meerkat_ctl::probe::probe(args.config.as_deref(), &args.set, args.role) {
+                Ok(()) => {
+                    println!("{}: serving", args.role);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) if e.is_usage() => Err(Failure::usage(e)),
+                Err(e) => Err(Failure::runtime(e)),
+            }
+        }
     };
     match result {
         Ok(code) => code,
@@ -61,6 +76,18 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// `meerkat run` (or the sample run), its summary line on stdout.
+fn supervise(run: impl FnOnce(&mut dyn std::io::Write) -> Result<(), SupervisorError>) -> Outcome {
+    run(&mut std::io::stdout()).map_err(|e| {
+        if e.is_usage() {
+            Failure::usage(e)
+        } else {
+            Failure::runtime(e)
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// An error at the binary's edge, with the exit code it maps to.

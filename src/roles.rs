@@ -1,14 +1,17 @@
 //! The role subcommands: each loads its config, waits for the peers it needs (see
-//! `peers`: a role may be started on its own, in any order) and calls its crate's `run`.
+//! `meerkat_supervisor::peers`: a role may be started on its own, in any order) and calls
+//! its crate's `run`.
 
 use std::process::ExitCode;
 
 use crate::cli::{CaptureArgs, DetectArgs, RoleArgs};
-use crate::{Failure, Outcome, peers, signals};
+use meerkat_supervisor::peers;
+
+use crate::{Failure, Outcome, signals};
 
 fn load(args: &RoleArgs) -> Result<meerkat_config::Config, Failure> {
     let resolved =
-        meerkat_config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
+        meerkat_app::config::resolve(args.config.as_deref(), &args.set).map_err(Failure::usage)?;
     if !resolved.ignored_suricata_keys.is_empty() {
         tracing::warn!(
             "Suricata keys not modelled by Meerkat (ignored): {}",

@@ -36,3 +36,12 @@ pub fn install_handlers() {
     install(libc::SIGINT, on_stop);
     install(libc::SIGHUP, on_hup);
 }
+
+/// The flags, for the supervisor.
+pub fn flags() -> meerkat_supervisor::Signals<'static> {
+    meerkat_supervisor::Signals {
+        stop: &STOP,
+        stop_count: &STOP_COUNT,
+        hup: &HUP,
+    }
+}

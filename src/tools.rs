@@ -17,7 +17,7 @@ pub fn rules(cmd: RulesCommand) -> Outcome {
         set,
         summary,
     } = cmd;
-    let resolved = meerkat_config::resolve(config.as_deref(), &set).map_err(Failure::usage)?;
+    let resolved = meerkat_app::config::resolve(config.as_deref(), &set).map_err(Failure::usage)?;
     let ctx = RuleContext::from_config(&resolved.config)
         .map_err(|e| Failure::usage(anyhow::anyhow!(e)))?;
     let loaded = rules::load_files(&files, &ctx).map_err(|e| Failure::usage(anyhow::anyhow!(e)))?;
@@ -83,7 +83,7 @@ pub fn rules(cmd: RulesCommand) -> Outcome {
 
 pub fn config(cmd: ConfigCommand) -> Outcome {
     let ConfigCommand::Check { file, set, print } = cmd;
-    let resolved = meerkat_config::resolve(Some(&file), &set)
+    let resolved = meerkat_app::config::resolve(Some(&file), &set)
         .with_context(|| format!("{} is not a valid configuration", file.display()))
         .map_err(Failure::usage)?;
     for k in &resolved.ignored_suricata_keys {

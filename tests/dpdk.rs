@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use capture_common::*;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_ring::CounterReader;
+use meerkat_shm::CounterReader;
 static N: AtomicU32 = AtomicU32::new(0);
 
 fn eal(vdev: &str) -> String {

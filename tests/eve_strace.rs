@@ -40,7 +40,7 @@ fn traced_run(buffer_size: usize, exchanges: usize) -> (u64, u64, u64) {
     run_capture(&s, &pcap);
     wait_success(&mut workers[0], "detect", Duration::from_secs(60));
     let page = s.runtime.join("counters-eve-writer");
-    let pid = meerkat_ring::CounterReader::open(&page).unwrap().pid();
+    let pid = meerkat_shm::CounterReader::open(&page).unwrap().pid();
     // SAFETY: signalling the eve-writer this test started (under strace).
     unsafe {
         libc::kill(pid as i32, libc::SIGTERM);

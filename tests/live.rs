@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use capture_common::*;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_ring::CounterReader;
+use meerkat_shm::CounterReader;
 
 struct LiveRun {
     alerts: Alerts,

@@ -94,7 +94,7 @@ fn roles_run_as_separate_processes() {
     // Each role created its counter page, stamped with its own pid; with an explicit
     // runtime-dir the supervisor leaves them in place.
     let pid = |role: &str| {
-        meerkat_ring::CounterReader::open(&runtime.join(format!("counters-{role}")))
+        meerkat_shm::CounterReader::open(&runtime.join(format!("counters-{role}")))
             .unwrap_or_else(|e| panic!("{role}: {e}"))
             .pid()
     };
@@ -108,7 +108,7 @@ fn roles_run_as_separate_processes() {
     pids.dedup();
     assert_eq!(pids.len(), 4, "four distinct role processes");
     // Both workers saw packets: the flow hash spreads the sample's flows.
-    let reader = meerkat_ring::CounterReader::open(&runtime.join("counters-capture")).unwrap();
+    let reader = meerkat_shm::CounterReader::open(&runtime.join("counters-capture")).unwrap();
     assert!(reader.get("capture.worker.0.packets").unwrap() > 0);
     assert!(reader.get("capture.worker.1.packets").unwrap() > 0);
 }

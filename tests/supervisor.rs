@@ -189,7 +189,7 @@ fn killed_run_with(
          ({writer_kills} writer kill(s)): {summary}"
     );
     let page = |role: &str| {
-        meerkat_ring::CounterReader::open(&runtime.join(format!("counters-{role}"))).unwrap()
+        meerkat_shm::CounterReader::open(&runtime.join(format!("counters-{role}"))).unwrap()
     };
     if victims.contains(&"capture") {
         // The new capture skipped what the rings had from the dead one.
@@ -347,13 +347,13 @@ fn sigterm_drains_a_busy_stack_and_exits_0() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(took < Duration::from_secs(20), "drained in {took:?}");
     // Every packet capture handed on was inspected, and every alert of them written.
-    let captured = meerkat_ring::CounterReader::open(&runtime.join("counters-capture"))
+    let captured = meerkat_shm::CounterReader::open(&runtime.join("counters-capture"))
         .unwrap()
         .get("capture.packets")
         .unwrap();
     let inspected: u64 = (0..2)
         .map(|w| {
-            meerkat_ring::CounterReader::open(&runtime.join(format!("counters-detect-{w}")))
+            meerkat_shm::CounterReader::open(&runtime.join(format!("counters-detect-{w}")))
                 .unwrap()
                 .get(&format!("detect.{w}.packets"))
                 .unwrap()

@@ -24,8 +24,8 @@ use std::time::Duration;
 use meerkat_config::{AfPacketIface, ClusterType};
 
 use crate::bpf;
-use crate::hash::{LINKTYPE_ETHERNET, LINKTYPE_RAW};
 use crate::live::{RxPacket, Source, SourceError, SourceStats};
+use meerkat_wire::{LINKTYPE_ETHERNET, LINKTYPE_RAW};
 
 /// Bytes reserved in front of each packet in a block (TPACKET3_HDRLEN, aligned) plus an
 /// Ethernet header and a VLAN tag: with the MTU it sizes a "frame" of `ring-size`.

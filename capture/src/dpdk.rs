@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use meerkat_config::DpdkIface;
 
-use crate::hash::LINKTYPE_ETHERNET;
 use crate::live::{RxPacket, Source, SourceError, SourceStats};
+use meerkat_wire::LINKTYPE_ETHERNET;
 
 /// Opaque `struct rte_mbuf`.
 #[repr(C)]

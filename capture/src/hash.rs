@@ -8,63 +8,24 @@
 //! packets go to another worker; with fragments that is rare and the flows stay correct,
 //! only split.)
 //!
-//! Packets that are not IP (ARP, ...) hash to 0.
+//! The packet is read with `meerkat-wire`'s views, as the detect workers read it, so the
+//! hash sees the endpoints and protocol a worker's flow table keys on: the same VLAN tags
+//! (up to 3), the same IPv6 extension-header chain (up to 16 headers, an atomic fragment
+//! header - offset 0, no more fragments - is not a fragment), ports only for TCP and UDP.
+//! A fragment is hashed on its addresses and the protocol the decoder finds: for IPv6
+//! the header after the chain of a first fragment, the fragment header's next header in
+//! a later one. (A datagram whose first fragment has more extension headers after its
+//! fragment header, which RFC 8200 allows but senders do not use, has its fragments
+//! hashed apart, as before.) Portless protocols (ICMP) so keep their fragments and their
+//! whole packets in one worker.
+//!
+//! Packets that are not IP (ARP, ...), and packets whose link or IP layer the decoder
+//! rejects (which a worker counts as a decoder event and puts in no flow), hash to 0.
 
-/// pcap link types understood here.
-pub const LINKTYPE_NULL: u16 = 0;
-pub const LINKTYPE_ETHERNET: u16 = 1;
-pub const LINKTYPE_RAW: u16 = 101;
-pub const LINKTYPE_LINUX_SLL: u16 = 113;
-pub const LINKTYPE_IPV4: u16 = 228;
-pub const LINKTYPE_IPV6: u16 = 229;
-/// DLT_RAW as some BSDs number it.
-pub const LINKTYPE_RAW_BSD: u16 = 12;
-pub const LINKTYPE_RAW_OPENBSD: u16 = 14;
+use meerkat_wire::{PROTO_TCP, PROTO_UDP, ethernet, ipv4, ipv6, link, tcp, udp};
 
-const MAX_VLAN_TAGS: usize = 4;
-const MAX_IPV6_EXT: usize = 8;
-
-#[inline]
-fn be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
-}
-
-/// Offset of the network layer and its ethertype, per link type.
-fn network_layer(link_type: u16, f: &[u8]) -> Option<(u16, usize)> {
-    match link_type {
-        LINKTYPE_ETHERNET => {
-            let mut et = be16(f, 12)?;
-            let mut off = 14;
-            for _ in 0..MAX_VLAN_TAGS {
-                if !matches!(et, 0x8100 | 0x88a8 | 0x9100) {
-                    break;
-                }
-                et = be16(f, off + 2)?;
-                off += 4;
-            }
-            Some((et, off))
-        }
-        LINKTYPE_LINUX_SLL => Some((be16(f, 14)?, 16)),
-        LINKTYPE_NULL => {
-            // Address family in the capturing host's byte order.
-            let fam = u32::from_ne_bytes(f.get(0..4)?.try_into().ok()?);
-            let fam = if fam > 0xffff { fam.swap_bytes() } else { fam };
-            match fam {
-                2 => Some((0x0800, 4)),
-                10 | 24 | 28 | 30 => Some((0x86dd, 4)),
-                _ => None,
-            }
-        }
-        LINKTYPE_RAW | LINKTYPE_RAW_BSD | LINKTYPE_RAW_OPENBSD => match f.first()? >> 4 {
-            4 => Some((0x0800, 0)),
-            6 => Some((0x86dd, 0)),
-            _ => None,
-        },
-        LINKTYPE_IPV4 => Some((0x0800, 0)),
-        LINKTYPE_IPV6 => Some((0x86dd, 0)),
-        _ => None,
-    }
-}
+/// The FNV-1a offset basis the hash starts from.
+const SEED: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// FNV-1a-style mix of 64-bit words, finished with a murmur3 finalizer.
 #[inline]
@@ -81,113 +42,93 @@ fn finish(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
-fn ports(l4: &[u8], proto: u8) -> (u16, u16) {
+/// Source and destination ports of a TCP segment or UDP datagram (0, 0 for other
+/// protocols, and for a header the decoder rejects).
+#[inline]
+fn ports(proto: u8, l4: &[u8]) -> (u16, u16) {
     match proto {
-        6 | 17 | 132 | 136 => (be16(l4, 0).unwrap_or(0), be16(l4, 2).unwrap_or(0)),
+        PROTO_TCP => tcp::Segment::new_checked(l4).map_or((0, 0), |s| (s.src_port(), s.dst_port())),
+        PROTO_UDP => {
+            udp::Datagram::new_checked(l4).map_or((0, 0), |d| (d.src_port(), d.dst_port()))
+        }
         _ => (0, 0),
     }
 }
 
 /// Symmetric hash of the packet's flow; 0 for packets that are not IP.
 pub fn flow_hash(link_type: u16, frame: &[u8]) -> u64 {
-    let Some((ethertype, off)) = network_layer(link_type, frame) else {
+    let Ok((ethertype, offset)) = link::network(link_type, frame) else {
         return 0;
     };
-    let Some(ip) = frame.get(off..) else {
+    let Some(net) = frame.get(offset..) else {
         return 0;
     };
     match ethertype {
-        0x0800 => {
-            let (Some(&vihl), Some(src), Some(dst)) = (ip.first(), ip.get(12..16), ip.get(16..20))
-            else {
-                return 0;
-            };
-            let ihl = usize::from(vihl & 0x0f) * 4;
-            let proto = ip.get(9).copied().unwrap_or(0);
-            let frag = be16(ip, 6).unwrap_or(0);
-            let fragmented = frag & 0x3fff != 0;
-            let (sp, dp) = if fragmented {
-                (0, 0)
-            } else {
-                ip.get(ihl..).map(|l4| ports(l4, proto)).unwrap_or((0, 0))
-            };
-            let a = (u64::from(u32::from_be_bytes([src[0], src[1], src[2], src[3]])) << 16)
-                | u64::from(sp);
-            let b = (u64::from(u32::from_be_bytes([dst[0], dst[1], dst[2], dst[3]])) << 16)
-                | u64::from(dp);
-            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-            finish(mix(
-                mix(mix(0xcbf2_9ce4_8422_2325, lo), hi),
-                u64::from(proto),
-            ))
-        }
-        0x86dd => {
-            let (Some(src), Some(dst)) = (ip.get(8..24), ip.get(24..40)) else {
-                return 0;
-            };
-            let mut next = ip.get(6).copied().unwrap_or(0);
-            let mut pos = 40;
-            let mut fragmented = false;
-            for _ in 0..MAX_IPV6_EXT {
-                match next {
-                    0 | 43 | 60 => {
-                        let (Some(&nh), Some(&len)) = (ip.get(pos), ip.get(pos + 1)) else {
-                            break;
-                        };
-                        next = nh;
-                        pos += (usize::from(len) + 1) * 8;
-                    }
-                    51 => {
-                        let (Some(&nh), Some(&len)) = (ip.get(pos), ip.get(pos + 1)) else {
-                            break;
-                        };
-                        next = nh;
-                        pos += (usize::from(len) + 2) * 4;
-                    }
-                    44 => {
-                        fragmented = true;
-                        next = ip.get(pos).copied().unwrap_or(0);
-                        pos += 8;
-                    }
-                    _ => break,
-                }
-            }
-            let (sp, dp) = if fragmented {
-                (0, 0)
-            } else {
-                ip.get(pos..).map(|l4| ports(l4, next)).unwrap_or((0, 0))
-            };
-            let word = |b: &[u8], i: usize| {
-                u64::from_be_bytes([
-                    b[i],
-                    b[i + 1],
-                    b[i + 2],
-                    b[i + 3],
-                    b[i + 4],
-                    b[i + 5],
-                    b[i + 6],
-                    b[i + 7],
-                ])
-            };
-            let ka = (word(src, 0), word(src, 8), sp);
-            let kb = (word(dst, 0), word(dst, 8), dp);
-            let (lo, hi) = if ka <= kb { (ka, kb) } else { (kb, ka) };
-            let mut h = 0xcbf2_9ce4_8422_2325;
-            for w in [
-                lo.0,
-                lo.1,
-                u64::from(lo.2),
-                hi.0,
-                hi.1,
-                u64::from(hi.2),
-                u64::from(next),
-            ] {
-                h = mix(h, w);
-            }
-            finish(h)
-        }
+        ethernet::ETHERTYPE_IPV4 => ipv4_hash(net),
+        ethernet::ETHERTYPE_IPV6 => ipv6_hash(net),
         _ => 0,
     }
+}
+
+#[inline]
+fn ipv4_hash(b: &[u8]) -> u64 {
+    let Ok(v) = ipv4::Packet::new_checked(b) else {
+        return 0;
+    };
+    let proto = v.protocol();
+    let fragmented = v.more_frags() || v.frag_offset() != 0;
+    let (sp, dp) = if fragmented {
+        (0, 0)
+    } else {
+        ports(proto, v.payload())
+    };
+    let a = (u64::from(u32::from(v.src())) << 16) | u64::from(sp);
+    let b = (u64::from(u32::from(v.dst())) << 16) | u64::from(dp);
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    finish(mix(mix(mix(SEED, lo), hi), u64::from(proto)))
+}
+
+#[inline]
+fn ipv6_hash(b: &[u8]) -> u64 {
+    let Ok(v) = ipv6::Packet::new_checked(b) else {
+        return 0;
+    };
+    // The anomalies the chain raises are the worker's business.
+    let mut events = 0;
+    let Ok(upper) = ipv6::skip_extensions(v.next_header(), v.payload(), &mut events) else {
+        return 0;
+    };
+    let (sp, dp) = if upper.fragment.is_some() {
+        (0, 0)
+    } else {
+        ports(
+            upper.protocol,
+            v.payload().get(upper.offset..).unwrap_or(&[]),
+        )
+    };
+    let proto = upper.protocol;
+    let words = |a: std::net::Ipv6Addr| {
+        let a = u128::from(a);
+        ((a >> 64) as u64, a as u64)
+    };
+    let (s0, s1) = words(v.src());
+    let (d0, d1) = words(v.dst());
+    let ka = (s0, s1, sp);
+    let kb = (d0, d1, dp);
+    let (lo, hi) = if ka <= kb { (ka, kb) } else { (kb, ka) };
+    let mut h = SEED;
+    for w in [
+        lo.0,
+        lo.1,
+        u64::from(lo.2),
+        hi.0,
+        hi.1,
+        u64::from(hi.2),
+        u64::from(proto),
+    ] {
+        h = mix(h, w);
+    }
+    finish(h)
 }
 
 /// Maps a hash onto `n` workers (multiply-shift: uniform without a division).
@@ -201,6 +142,9 @@ mod tests {
     use super::*;
     use meerkat_synth::packet;
     use meerkat_synth::session::{TcpSession, frame_ip};
+    use meerkat_wire::link::{
+        LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_LINUX_SLL, LINKTYPE_NULL, LINKTYPE_RAW,
+    };
     use std::net::IpAddr;
 
     #[test]
@@ -257,6 +201,98 @@ mod tests {
             flow_hash(LINKTYPE_RAW, &first),
             flow_hash(LINKTYPE_RAW, &later)
         );
+    }
+
+    /// An IPv6 packet from 2001:db8::1 to 2001:db8::2 whose payload is `exts` (extension
+    /// headers, `first` the first one's type) and then `l4`.
+    fn ipv6_with(first: u8, exts: &[u8], l4: &[u8]) -> Vec<u8> {
+        let mut payload = exts.to_vec();
+        payload.extend_from_slice(l4);
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        let mut b = a;
+        a[15] = 1;
+        b[15] = 2;
+        packet::ipv6(a, b, first, 64, &payload)
+    }
+
+    fn udp6(sp: u16, dp: u16) -> Vec<u8> {
+        let (s, d): (IpAddr, IpAddr) = (
+            "2001:db8::1".parse().unwrap(),
+            "2001:db8::2".parse().unwrap(),
+        );
+        packet::udp(s, d, sp, dp, b"data")
+    }
+
+    /// A destination-options header (8 bytes) followed by `next`.
+    fn dstopts(next: u8) -> [u8; 8] {
+        [next, 0, 1, 4, 0, 0, 0, 0]
+    }
+
+    /// A fragment header followed by `next`, at byte `offset`, with M set or not.
+    fn frag(next: u8, offset: u16, more: bool, id: u32) -> Vec<u8> {
+        let mut h = vec![next, 0];
+        h.extend_from_slice(&((offset / 8) << 3 | u16::from(more)).to_be_bytes());
+        h.extend_from_slice(&id.to_be_bytes());
+        h
+    }
+
+    #[test]
+    fn ipv6_fragments_meet_their_datagram_and_its_flow() {
+        // As in suricata-verify's ipv6-malformed-fragments-35: a first fragment whose
+        // fragment header is followed by a second one (skipped, `exthdr_dupl_fh`), and a
+        // later fragment of it.
+        let mut first_ext = frag(44, 0, true, 0xaaaa);
+        first_ext.extend_from_slice(&frag(58, 0, true, 0xbbbb));
+        let first = ipv6_with(44, &first_ext, &[0x80, 0, 0, 0, 1, 2, 3, 4]);
+        let later = ipv6_with(44, &frag(58, 208, false, 0xaaaa), &[0x41; 16]);
+        let h = flow_hash(LINKTYPE_RAW, &first);
+        assert_ne!(h, 0);
+        assert_eq!(flow_hash(LINKTYPE_RAW, &later), h);
+        // ICMPv6 has no ports: a whole echo of the same hosts goes where its fragments go.
+        let whole = ipv6_with(58, &[], &[0x81, 0, 0, 0, 1, 2, 3, 4]);
+        assert_eq!(flow_hash(LINKTYPE_RAW, &whole), h);
+    }
+
+    #[test]
+    fn ipv6_chains_hash_as_the_decoder_reads_them() {
+        let plain = ipv6_with(17, &[], &udp6(5000, 53));
+        let h = flow_hash(LINKTYPE_RAW, &plain);
+        // An atomic fragment (offset 0, no more fragments) is a whole packet: its flow.
+        let atomic = ipv6_with(44, &frag(17, 0, false, 7), &udp6(5000, 53));
+        assert_eq!(flow_hash(LINKTYPE_RAW, &atomic), h);
+        // Twelve destination-options headers (more than 8, fewer than 16): still the flow.
+        let mut exts = Vec::new();
+        for _ in 0..11 {
+            exts.extend_from_slice(&dstopts(60));
+        }
+        exts.extend_from_slice(&dstopts(17));
+        let long = ipv6_with(60, &exts, &udp6(5000, 53));
+        assert_eq!(flow_hash(LINKTYPE_RAW, &long), h);
+        // A chain the decoder rejects (truncated) is not hashed.
+        let cut = ipv6_with(60, &[17, 1, 0, 0], &[]);
+        assert_eq!(flow_hash(LINKTYPE_RAW, &cut), 0);
+    }
+
+    #[test]
+    fn vlan_limit_is_the_decoders() {
+        let s: IpAddr = "10.1.1.1".parse().unwrap();
+        let d: IpAddr = "10.2.2.2".parse().unwrap();
+        let u = packet::udp(s, d, 5000, 53, b"q");
+        let ip = packet::ip(s, d, packet::PROTO_UDP, 64, 1, &u);
+        let tagged = |tags: usize| {
+            let mut f = vec![0u8; 12];
+            for t in 0..tags {
+                f.extend_from_slice(&[0x81, 0x00, 0x00, t as u8 + 1]);
+            }
+            f.extend_from_slice(&[0x08, 0x00]);
+            f.extend_from_slice(&ip);
+            f
+        };
+        let h = flow_hash(LINKTYPE_RAW, &ip);
+        assert_eq!(flow_hash(LINKTYPE_ETHERNET, &tagged(3)), h);
+        // Four tags: `decoder.vlan.too_many_layers` in the worker, no flow.
+        assert_eq!(flow_hash(LINKTYPE_ETHERNET, &tagged(4)), 0);
     }
 
     #[test]

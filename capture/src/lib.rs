@@ -3,9 +3,9 @@
 //! Capture owns the packet source and feeds the detect workers: it reads packets, picks
 //! each packet's worker with a symmetric flow hash ([`hash`]) so that both directions of a
 //! flow meet in one worker, and writes the packet into that worker's shared-memory ring
-//! (`<runtime-dir>/ring-<n>`, see `meerkat-ring`).
+//! (`<runtime-dir>/ring-<n>`, see `meerkat-shm`).
 //!
-//! Sources: pcap and pcapng files ([`pcap`]), one file, or the files of directories and
+//! Sources: pcap and pcapng files ([`pcap`], the readers of `meerkat-wire`), one file, or the files of directories and
 //! patterns, tracked by the scanner so that each is processed exactly once, across
 //! restarts ([`pcapdir`]); live, an AF_PACKET interface ([`afpacket`], TPACKET_V3) or,
 //! with the `dpdk` feature, a DPDK port ([`dpdk`]). Offline reading never drops: when a
@@ -24,7 +24,6 @@ pub mod bpf;
 pub mod dpdk;
 pub mod hash;
 pub mod live;
-pub mod pcap;
 pub mod pcapdir;
 pub mod privs;
 pub mod replay;
@@ -36,10 +35,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use meerkat_config::Config;
-use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
+use meerkat_runtime::counters::{CaptureCounter, capture_counter_names, capture_worker_packets};
+use meerkat_runtime::{Role, counters_path, ring_path};
+use meerkat_shm::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;
+pub use meerkat_wire::pcap;
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).
@@ -83,16 +85,6 @@ pub enum CaptureError {
     },
 }
 
-/// Path of worker `n`'s ring in `runtime_dir`.
-pub fn ring_path(runtime_dir: &Path, n: usize) -> PathBuf {
-    runtime_dir.join(format!("ring-{n}"))
-}
-
-/// Path of a role's counter page in `runtime_dir`.
-pub fn counters_path(runtime_dir: &Path, role: &str) -> PathBuf {
-    runtime_dir.join(format!("counters-{role}"))
-}
-
 /// What a finished offline run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -103,36 +95,6 @@ pub struct Summary {
     pub input_errors: u64,
     /// Set when the run stopped early because of a stop request.
     pub stopped: bool,
-}
-
-/// Capture's counter names, in page order.
-pub fn counter_names(workers: usize) -> Vec<String> {
-    let mut names: Vec<String> = [
-        "capture.packets",
-        "capture.bytes",
-        "capture.files",
-        "capture.input_bytes_total",
-        "capture.input_bytes_done",
-        "capture.ring_full_waits",
-        "capture.errors",
-        // Directory inputs (pcapdir): checkpoints made, files resumed part way, files
-        // skipped as already done, files deleted once done.
-        "capture.checkpoints",
-        "capture.files_resumed",
-        "capture.files_skipped",
-        "capture.files_deleted",
-        // Packets not sent again by a capture that replaced a dead one (the rings had
-        // them already).
-        "capture.resume_skipped",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for w in 0..workers {
-        names.push(format!("capture.worker.{w}.packets"));
-    }
-    names.extend(live::LIVE_COUNTERS.iter().map(|s| s.to_string()));
-    names
 }
 
 /// Gives a ring file its memory now (tmpfs allocates on first write): live capture writes
@@ -172,13 +134,16 @@ fn create_rings(
     let mut producers = Vec::with_capacity(workers);
     for w in 0..workers {
         let path = ring_path(runtime, w);
-        meerkat_ring::create(&path, ring_size)?;
+        meerkat_shm::create(&path, ring_size)?;
         if preallocate_rings {
             preallocate(&path);
         }
         producers.push(Producer::attach(&path)?);
     }
-    let page = CounterPage::create(&counters_path(runtime, "capture"), &counter_names(workers))?;
+    let page = CounterPage::create(
+        &counters_path(runtime, Role::Capture),
+        &capture_counter_names(workers),
+    )?;
     Ok((producers, page))
 }
 
@@ -289,20 +254,20 @@ struct Counters {
 impl Counters {
     fn new(page: CounterPage, workers: usize) -> Counters {
         Counters {
-            packets: page.expect("capture.packets"),
-            bytes: page.expect("capture.bytes"),
-            files: page.expect("capture.files"),
-            total: page.expect("capture.input_bytes_total"),
-            done: page.expect("capture.input_bytes_done"),
-            full_waits: page.expect("capture.ring_full_waits"),
-            errors: page.expect("capture.errors"),
-            checkpoints: page.expect("capture.checkpoints"),
-            files_resumed: page.expect("capture.files_resumed"),
-            files_skipped: page.expect("capture.files_skipped"),
-            files_deleted: page.expect("capture.files_deleted"),
-            resume_skipped: page.expect("capture.resume_skipped"),
+            packets: page.expect(CaptureCounter::Packets.name()),
+            bytes: page.expect(CaptureCounter::Bytes.name()),
+            files: page.expect(CaptureCounter::Files.name()),
+            total: page.expect(CaptureCounter::InputBytesTotal.name()),
+            done: page.expect(CaptureCounter::InputBytesDone.name()),
+            full_waits: page.expect(CaptureCounter::RingFullWaits.name()),
+            errors: page.expect(CaptureCounter::Errors.name()),
+            checkpoints: page.expect(CaptureCounter::Checkpoints.name()),
+            files_resumed: page.expect(CaptureCounter::FilesResumed.name()),
+            files_skipped: page.expect(CaptureCounter::FilesSkipped.name()),
+            files_deleted: page.expect(CaptureCounter::FilesDeleted.name()),
+            resume_skipped: page.expect(CaptureCounter::ResumeSkipped.name()),
             per_worker: (0..workers)
-                .map(|w| page.expect(&format!("capture.worker.{w}.packets")))
+                .map(|w| page.expect(&capture_worker_packets(w)))
                 .collect(),
             _page: page,
         }

@@ -20,7 +20,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use meerkat_ring::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
+use meerkat_runtime::counters::{CaptureCounter, CaptureLiveCounter, capture_worker_packets};
+use meerkat_shm::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
 
 use crate::backlog::{self, BacklogReader, BacklogWriter};
 use crate::{CaptureError, hash};
@@ -115,24 +116,6 @@ pub trait Source: Send {
     fn stats(&mut self) -> Result<SourceStats, SourceError>;
 }
 
-/// The live counters of the capture page.
-pub const LIVE_COUNTERS: &[&str] = &[
-    "capture.live",
-    "capture.source.packets",
-    "capture.source.bytes",
-    "capture.kernel_packets",
-    "capture.kernel_drops",
-    "capture.dpdk.imissed",
-    "capture.dpdk.ierrors",
-    "capture.dpdk.rx_nombuf",
-    "capture.source.errors",
-    "capture.backlog.packets",
-    "capture.backlog.drops",
-    "capture.backlog.depth",
-    "capture.backlog.high_water",
-    "capture.ring_full_drops",
-];
-
 /// Handles to the live counters (cheap to copy into each thread).
 #[derive(Debug, Clone, Copy)]
 pub struct LiveCounters {
@@ -157,27 +140,28 @@ pub struct LiveCounters {
 }
 
 impl LiveCounters {
-    /// The refs of `page`, which must hold [`crate::counter_names`].
+    /// The refs of `page`, which must hold
+    /// [`meerkat_runtime::counters::capture_counter_names`].
     pub fn new(page: &CounterPage) -> LiveCounters {
         LiveCounters {
-            live: page.expect("capture.live"),
-            source_packets: page.expect("capture.source.packets"),
-            source_bytes: page.expect("capture.source.bytes"),
-            kernel_packets: page.expect("capture.kernel_packets"),
-            kernel_drops: page.expect("capture.kernel_drops"),
-            imissed: page.expect("capture.dpdk.imissed"),
-            ierrors: page.expect("capture.dpdk.ierrors"),
-            nombuf: page.expect("capture.dpdk.rx_nombuf"),
-            source_errors: page.expect("capture.source.errors"),
-            backlog_packets: page.expect("capture.backlog.packets"),
-            backlog_drops: page.expect("capture.backlog.drops"),
-            backlog_depth: page.expect("capture.backlog.depth"),
-            backlog_high_water: page.expect("capture.backlog.high_water"),
-            ring_full_drops: page.expect("capture.ring_full_drops"),
-            packets: page.expect("capture.packets"),
-            bytes: page.expect("capture.bytes"),
-            full_waits: page.expect("capture.ring_full_waits"),
-            errors: page.expect("capture.errors"),
+            live: page.expect(CaptureLiveCounter::Live.name()),
+            source_packets: page.expect(CaptureLiveCounter::SourcePackets.name()),
+            source_bytes: page.expect(CaptureLiveCounter::SourceBytes.name()),
+            kernel_packets: page.expect(CaptureLiveCounter::KernelPackets.name()),
+            kernel_drops: page.expect(CaptureLiveCounter::KernelDrops.name()),
+            imissed: page.expect(CaptureLiveCounter::DpdkImissed.name()),
+            ierrors: page.expect(CaptureLiveCounter::DpdkIerrors.name()),
+            nombuf: page.expect(CaptureLiveCounter::DpdkRxNombuf.name()),
+            source_errors: page.expect(CaptureLiveCounter::SourceErrors.name()),
+            backlog_packets: page.expect(CaptureLiveCounter::BacklogPackets.name()),
+            backlog_drops: page.expect(CaptureLiveCounter::BacklogDrops.name()),
+            backlog_depth: page.expect(CaptureLiveCounter::BacklogDepth.name()),
+            backlog_high_water: page.expect(CaptureLiveCounter::BacklogHighWater.name()),
+            ring_full_drops: page.expect(CaptureLiveCounter::RingFullDrops.name()),
+            packets: page.expect(CaptureCounter::Packets.name()),
+            bytes: page.expect(CaptureCounter::Bytes.name()),
+            full_waits: page.expect(CaptureCounter::RingFullWaits.name()),
+            errors: page.expect(CaptureCounter::Errors.name()),
         }
     }
 
@@ -249,12 +233,12 @@ impl Fanout {
         let n = producers.len();
         Fanout {
             per_worker_refs: (0..n)
-                .map(|w| page.expect(&format!("capture.worker.{w}.packets")))
+                .map(|w| page.expect(&capture_worker_packets(w)))
                 .collect(),
             producers,
             pending: vec![0; n],
             per_worker: vec![0; n],
-            link_type: hash::LINKTYPE_ETHERNET,
+            link_type: meerkat_wire::LINKTYPE_ETHERNET,
             seq: 0,
             bytes: 0,
             ring_full_drops: 0,
@@ -378,7 +362,7 @@ impl Fanout {
 }
 
 fn record_len(caplen: usize) -> usize {
-    (meerkat_ring::spsc::RECORD_HEADER_SIZE + caplen + 7) & !7
+    (meerkat_shm::spsc::RECORD_HEADER_SIZE + caplen + 7) & !7
 }
 
 /// Runs live capture from `sources` into `fanout` until `stop`, then drains. With

@@ -49,15 +49,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use meerkat_config::{Config, DeleteWhenDone, ScannerIdentity};
-use meerkat_ring::CounterReader;
 use meerkat_scanner::glob::{escape, is_pattern};
 use meerkat_scanner::registry::{RollBack, roll_back, unix_secs};
 use meerkat_scanner::{
     Change, Entry, FileId, FileInfo, Identity, OutputMark, Registry, RunState, RunStatus,
     ScanConfig, Scanner, Stat, Window, processed_digest,
 };
+use meerkat_shm::CounterReader;
 
-use crate::{CaptureError, FeedEnd, FeedError, Feeder, PcapError, Reader, counters_path};
+use meerkat_runtime::counters::{DetectCounter, DetectCounters};
+use meerkat_runtime::{Role, counters_path};
+
+use crate::{CaptureError, FeedEnd, FeedError, Feeder, PcapError, Reader};
 
 /// Longest wait for the workers to acknowledge a checkpoint while running.
 const CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -197,10 +200,10 @@ struct Acks {
 }
 
 impl Acks {
-    fn read(&self, w: usize, name: &str) -> Option<u64> {
-        CounterReader::open(&counters_path(&self.runtime, &format!("detect-{w}")))
+    fn read(&self, w: usize, counter: DetectCounter) -> Option<u64> {
+        CounterReader::open(&counters_path(&self.runtime, Role::Detect(w)))
             .ok()?
-            .get(&format!("detect.{w}.{name}"))
+            .get(&DetectCounters::new(w).counter(counter))
     }
 
     /// Waits until each worker `w` has acknowledged sequence number `last_sent[w]`.
@@ -210,7 +213,11 @@ impl Acks {
         let mut w = 0;
         while w < self.workers {
             let want = last_sent.get(w).copied().unwrap_or(0);
-            if want == 0 || self.read(w, "acked_seq").is_some_and(|a| a >= want) {
+            if want == 0
+                || self
+                    .read(w, DetectCounter::AckedSeq)
+                    .is_some_and(|a| a >= want)
+            {
                 w += 1;
                 continue;
             }
@@ -226,7 +233,7 @@ impl Acks {
     /// Alerts raised so far by all workers.
     fn alerts(&self) -> u64 {
         (0..self.workers)
-            .filter_map(|w| self.read(w, "alerts"))
+            .filter_map(|w| self.read(w, DetectCounter::Alerts))
             .sum()
     }
 }

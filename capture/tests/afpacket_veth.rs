@@ -11,10 +11,10 @@ use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use meerkat_capture::Source;
 use meerkat_capture::afpacket::AfPacket;
 use meerkat_capture::replay::Sender;
 use meerkat_capture::vethns::VethNs;
-use meerkat_capture::{Source, hash};
 use meerkat_config::AfPacketIface;
 use meerkat_synth::packet;
 use meerkat_synth::session::frame_ip;
@@ -94,7 +94,7 @@ fn every_frame_arrives_in_order() {
         },
     );
     let mut sock = socks.pop().unwrap();
-    assert_eq!(sock.link_type(), hash::LINKTYPE_ETHERNET);
+    assert_eq!(sock.link_type(), meerkat_wire::LINKTYPE_ETHERNET);
     let sent = frames(3000, 7, 200);
     send(&ns, &sent);
     let mut i = 0;
@@ -224,16 +224,16 @@ fn live_run(backlog_size: usize, n: usize) -> (meerkat_capture::LiveSummary, u64
         ..Default::default()
     }];
     let stop = AtomicBool::new(false);
-    let ring = meerkat_capture::ring_path(rt.path(), 0);
+    let ring = meerkat_runtime::ring_path(rt.path(), 0);
     let sent = frames(n, 16, 300);
     std::thread::scope(|s| {
         let cap = s.spawn(|| {
             ns.enter_current_thread().unwrap();
             meerkat_capture::run_af_packet(&config, &ns.b, &stop)
         });
-        let counters = meerkat_capture::counters_path(rt.path(), "capture");
+        let counters = meerkat_runtime::counters_path(rt.path(), meerkat_runtime::Role::Capture);
         let deadline = Instant::now() + Duration::from_secs(20);
-        while meerkat_ring::CounterReader::open(&counters)
+        while meerkat_shm::CounterReader::open(&counters)
             .ok()
             .and_then(|r| r.get("capture.live"))
             != Some(1)
@@ -243,20 +243,20 @@ fn live_run(backlog_size: usize, n: usize) -> (meerkat_capture::LiveSummary, u64
         }
         send(&ns, &sent);
         // Wait until capture has taken every frame from the kernel.
-        let reader = meerkat_ring::CounterReader::open(&counters).unwrap();
+        let reader = meerkat_shm::CounterReader::open(&counters).unwrap();
         while reader.get("capture.source.packets").unwrap() < n as u64 {
             assert!(Instant::now() < deadline, "frames did not arrive");
             std::thread::sleep(Duration::from_millis(5));
         }
         // Only now does a worker start reading: the 64 KiB ring held a fraction.
-        let mut consumer = meerkat_ring::Consumer::attach(&ring).unwrap();
+        let mut consumer = meerkat_shm::Consumer::attach(&ring).unwrap();
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut read = 0u64;
         loop {
             while consumer.next_record().unwrap().is_some() {
                 read += 1;
             }
-            if consumer.wait(Duration::from_secs(5)) == meerkat_ring::WaitOutcome::Eof {
+            if consumer.wait(Duration::from_secs(5)) == meerkat_shm::WaitOutcome::Eof {
                 break;
             }
         }

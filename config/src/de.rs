@@ -6,6 +6,11 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+/// The default of a switch that is on unless turned off (`#[serde(default = "yes")]`).
+pub(crate) fn yes() -> bool {
+    true
+}
+
 /// Suricata's truth values (`ConfValIsTrue`/`ConfValIsFalse`).
 pub fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {

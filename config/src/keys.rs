@@ -77,10 +77,6 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "app-layer.protocols.*.enabled",
     "app-layer.protocols.*.detection-ports.dp",
     "app-layer.protocols.*.detection-ports.sp",
-    "app-layer.protocols.http.libhtp.default-config.request-body-limit",
-    "app-layer.protocols.http.libhtp.default-config.response-body-limit",
-    "app-layer.protocols.http.libhtp.default-config.response-body-decompress-layer-limit",
-    "app-layer.protocols.http.libhtp.default-config.compression-bomb-limit",
     "outputs.eve-log.enabled",
     "outputs.eve-log.filetype",
     "outputs.eve-log.filename",
@@ -226,6 +222,13 @@ pub fn is_meerkat_section(path: &[&str]) -> bool {
     MEERKAT_KEYS.iter().any(|p| is_prefix_of(path, p))
 }
 
+/// Whether the key is a protocol's own setting (`app-layer.protocols.<name>.<key>`,
+/// other than the keys every protocol has): each protocol checks its own section
+/// (`meerkat_app::config`), so it is kept whole here.
+pub fn is_protocol_setting(path: &[&str]) -> bool {
+    matches!(path, ["app-layer", "protocols", _, key] if !matches!(*key, "enabled" | "detection-ports"))
+}
+
 /// Whether Suricata has this key or section.
 pub fn is_suricata_key(path: &[&str]) -> bool {
     if suricata_keys().contains(path.join(".").as_str()) {
@@ -274,7 +277,8 @@ fn prune(node: &mut Value, path: &mut Vec<String>, report: &mut KeyReport) {
             for k in keys {
                 path.push(key_str(&k));
                 let segs: Vec<&str> = path.iter().map(String::as_str).collect();
-                let keep_whole = is_meerkat_key(&segs) && !is_meerkat_section(&segs);
+                let keep_whole = (is_meerkat_key(&segs) && !is_meerkat_section(&segs))
+                    || is_protocol_setting(&segs);
                 if keep_whole {
                     // A leaf Meerkat models; the typed layer checks its value.
                 } else if is_meerkat_section(&segs) {

@@ -378,6 +378,7 @@ pub fn validate(af_packet: &[AfPacketIface], dpdk: &Dpdk) -> Result<(), ConfigEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve;
 
     #[test]
     fn eal_params_from_map_list_and_string() {
@@ -438,5 +439,80 @@ mod tests {
                 .to_string()
                 .contains("mempool-size 10")
         );
+    }
+
+    #[test]
+    fn live_capture_keys_and_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suricata.yaml");
+        std::fs::write(
+            &path,
+            r#"
+af-packet:
+  - interface: eth0
+    threads: 2
+    cluster-id: 98
+    cluster-type: cluster_flow
+    defrag: yes
+    tpacket-v3: yes
+    ring-size: 4096
+    block-size: 65536
+    bpf-filter: "{ 0x6, 0, 0, 0x00040000 },"
+  - interface: default
+dpdk:
+  eal-params:
+    proc-type: primary
+  interfaces:
+    - interface: net_pcap0
+      rx-descriptors: auto
+      mempool-size: 4095
+      threads: auto
+run-as:
+  user: nobody
+"#,
+        )
+        .unwrap();
+        let r = resolve(
+            Some(&path),
+            &[
+                "capture.backlog-size=0".to_string(),
+                "af-packet.ring-size=256".to_string(),
+                "dpdk.eal-params=--no-huge -m 256".to_string(),
+            ],
+        )
+        .unwrap();
+        let c = r.config;
+        assert_eq!(c.capture.backlog_size, 0);
+        let eth0 = af_packet_for(&c.af_packet, "eth0");
+        // `--set af-packet.ring-size` changes the first entry that has the key.
+        assert_eq!(eth0.ring_size, 256);
+        assert_eq!(eth0.threads(), 2);
+        assert_eq!(eth0.cluster_id, 98);
+        assert_eq!(eth0.block_size, ByteSize(65536));
+        assert!(eth0.bpf_filter.is_some());
+        assert_eq!(c.dpdk.eal_params.0, ["--no-huge", "-m", "256"]);
+        let port = c.dpdk.port().unwrap();
+        assert_eq!(port.interface, "net_pcap0");
+        assert_eq!(port.rx_descriptors, 1024);
+        assert_eq!(port.mempool_size, 4095);
+        assert_eq!(c.run_as.user.as_deref(), Some("nobody"));
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"af-packet.tpacket-v3".to_string())
+        );
+        assert!(
+            r.ignored_suricata_keys
+                .contains(&"dpdk.interfaces.threads".to_string())
+        );
+        // Without any af-packet entry, --set makes the `default` entry.
+        let c = resolve(None, &["af-packet.ring-size=1024".to_string()])
+            .unwrap()
+            .config;
+        assert_eq!(af_packet_for(&c.af_packet, "veth1").ring_size, 1024);
+        assert_eq!(c.capture.backlog_size, 131_072);
+        let e = resolve(None, &["af-packet.block-size=1000".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("block-size"), "{e}");
+        let e = resolve(None, &["af-packet.ring-sise=1".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("af-packet.ring-sise"), "{e}");
     }
 }

@@ -40,7 +40,9 @@ fn main() {
             overrides.push(format!("app-layer.protocols.{p}.enabled=no"));
         }
     }
-    let config: Config = meerkat_config::resolve(None, &overrides).unwrap().config;
+    let config: Config = meerkat_app::config::resolve(None, &overrides)
+        .unwrap()
+        .config;
     let ctx = RuleContext::from_config(&config).unwrap();
     let loaded = rules::load_files(&files, &ctx).unwrap();
     let algo = meerkat_detect::engine::mpm::Algo::parse(&config.mpm_algo).unwrap_or_default();

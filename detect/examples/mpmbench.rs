@@ -4,9 +4,9 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 use std::time::Instant;
 
-use meerkat_detect::decode::{L4, decode};
 use meerkat_detect::engine::mpm::{MpmBuilder, MpmScratch};
 use meerkat_detect::rules::{ListRef, Proto};
+use meerkat_wire::decode::{L4, decode};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -33,7 +33,7 @@ fn main() {
     }
     let m = b.build().unwrap();
     let file = std::fs::File::open(&args[2]).unwrap();
-    let mut reader = meerkat_capture::Reader::new(file).unwrap();
+    let mut reader = meerkat_wire::pcap::Reader::new(file).unwrap();
     let mut payloads: Vec<Vec<u8>> = Vec::new();
     while let Some(p) = reader.next_packet().unwrap() {
         let (pkt, _) = decode(p.link_type, p.data);

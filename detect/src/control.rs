@@ -41,11 +41,6 @@ const SWAP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest control message, bytes.
 const MAX_MESSAGE: usize = 4 << 20;
 
-/// Path of worker `index`'s control socket.
-pub fn socket_path(runtime_dir: &Path, index: usize) -> PathBuf {
-    runtime_dir.join(format!("detect-{index}.sock"))
-}
-
 /// Work for the worker loop.
 #[derive(Debug)]
 pub enum Command {

@@ -6,12 +6,12 @@ use meerkat_proto::events::{
     Alert, AlertAction, Anomaly, Direction, Event, EventType, FlowCounters, FlowRecord,
     PacketSource, TcpSummary,
 };
-use meerkat_ring::PacketMeta;
+use meerkat_shm::PacketMeta;
 
 use crate::app::AppRecord;
-use crate::decode::{L4, Packet};
 use crate::flow::{EndReason, Flow};
 use crate::rules::{Action, Rule};
+use meerkat_wire::decode::{L4, Packet};
 
 /// Where the packet of an event came from (EVE `pkt_src`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +143,6 @@ pub fn alert(
         severity: rule.severity,
         metadata,
         references: rule.references.clone(),
-        rule: String::new(),
         flow: flow.map(|(f, _)| counters(f)),
     });
     ev
@@ -162,14 +161,10 @@ pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta) -> Event {
 
 /// Puts a transaction's record into an event (`http{...}` inside an alert).
 pub fn attach_record(ev: &mut Event, r: AppRecord) {
-    match r {
-        AppRecord::Http(h) => ev.http = Some(h),
-        AppRecord::Dns(d) => ev.dns = Some(d),
-        AppRecord::Tls(t) => ev.tls = Some(t),
-    }
+    ev.app = Some(r);
 }
 
-/// The `http`/`dns`/`tls` event of a finished transaction.
+/// The protocol's own event (`http`, `dns`, ...) of a finished transaction.
 pub fn app_record(
     p: &Packet<'_>,
     meta: &PacketMeta,
@@ -178,12 +173,13 @@ pub fn app_record(
     tx_id: u64,
     r: AppRecord,
 ) -> Event {
-    let kind = match r {
-        AppRecord::Http(_) => EventType::Http,
-        AppRecord::Dns(_) => EventType::Dns,
-        AppRecord::Tls(_) => EventType::Tls,
-    };
-    let mut ev = packet_event(kind, p, meta, Some((flow, to_server)), PacketSrc::Wire);
+    let mut ev = packet_event(
+        EventType::App,
+        p,
+        meta,
+        Some((flow, to_server)),
+        PacketSrc::Wire,
+    );
     // App records are written client -> server, whichever packet finished them.
     ev.src_ip = ip_bytes(flow.client.0);
     ev.src_port = u32::from(flow.client.1);

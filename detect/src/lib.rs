@@ -1,13 +1,13 @@
 //! Meerkat's detect role.
 //!
 //! A detect worker reads its shared-memory ring (filled by capture), decodes each packet
-//! ([`decode`]), tracks its flow ([`flow`]), runs the rules ([`rules`], [`engine`]) and
-//! streams the resulting events to the eve-writer over gRPC ([`sink`]). One worker per
-//! process; `meerkat run` starts as many as configured (`detect.workers`).
+//! (`meerkat_wire::decode`), tracks its flow ([`flow`]), runs the rules ([`rules`],
+//! [`engine`]) and streams the resulting events to the eve-writer over gRPC ([`sink`]).
+//! One worker per process; `meerkat run` starts as many as configured
+//! (`detect.workers`).
 
-pub mod app;
+pub use meerkat_app as app;
 pub mod control;
-pub mod decode;
 pub mod engine;
 pub mod events;
 pub mod flow;
@@ -16,7 +16,7 @@ pub mod sink;
 pub mod transforms;
 pub mod worker;
 
-pub use worker::{InProcess, InProcessResult, WorkerSummary, eve_socket, run};
+pub use worker::{InProcess, InProcessResult, WorkerSummary, run};
 
 /// Errors of the detect role.
 #[derive(Debug, thiserror::Error)]
@@ -26,9 +26,11 @@ pub enum DetectError {
     #[error("{0}")]
     Rules(String),
     #[error(transparent)]
-    Ring(#[from] meerkat_ring::RingError),
+    Ring(#[from] meerkat_shm::RingError),
     #[error(transparent)]
     Sink(#[from] sink::SinkError),
     #[error("{0}")]
     Control(String),
+    #[error(transparent)]
+    Config(#[from] meerkat_config::ConfigError),
 }

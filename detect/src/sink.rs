@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::TokioIo;
 use meerkat_proto::events::event_stream_client::EventStreamClient;
 use meerkat_proto::events::{BatchAck, Event, EventBatch};
-use meerkat_ring::{CounterPage, CounterRef};
+use meerkat_shm::{CounterPage, CounterRef};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint, Uri};

@@ -12,8 +12,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use meerkat_detect::app::http::{HttpConfig, HttpState};
-use meerkat_detect::app::{AppState, Buf, BufferId, Dir, ParseOutput};
-use meerkat_detect::decode::{self, L4};
+use meerkat_detect::app::{AppState, Buf, Dir, ParseOutput};
+use meerkat_wire::decode::{self, L4};
 
 fn corpus() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -73,7 +73,7 @@ impl Stream {
 /// Runs one pcap through the HTTP parser; returns the decoded response bodies.
 fn run(pcap: &Path, cfg: HttpConfig) -> Vec<Vec<u8>> {
     let f = std::fs::File::open(pcap).unwrap();
-    let mut r = meerkat_capture::Reader::new(std::io::BufReader::new(f)).unwrap();
+    let mut r = meerkat_wire::pcap::Reader::new(std::io::BufReader::new(f)).unwrap();
     let mut client: Option<(IpAddr, u16)> = None;
     let mut streams = [Stream::default(), Stream::default()];
     let mut state = HttpState::new(cfg);
@@ -115,12 +115,15 @@ fn run(pcap: &Path, cfg: HttpConfig) -> Vec<Vec<u8>> {
     state.eof(Dir::ToServer, &mut out);
     state.eof(Dir::ToClient, &mut out);
     (0..state.tx_count())
-        .filter_map(
-            |i| match state.tx(i)?.buffer(BufferId::HTTP_RESPONSE_BODY, 0) {
+        .filter_map(|i| {
+            match state
+                .tx(i)?
+                .buffer(meerkat_app::http::detect::RESPONSE_BODY, 0)
+            {
                 Buf::Ready(b) | Buf::Partial(b) => Some(b.to_vec()),
                 _ => None,
-            },
-        )
+            }
+        })
         .collect()
 }
 

@@ -62,6 +62,7 @@ use meerkat_proto::events::{
     Alert, AlertAction, Anomaly, Direction, Event, EventBatch, EventType, FlowCounters, FlowRecord,
     MetadataEntry, PacketSource, TcpSummary,
 };
+use meerkat_runtime::counters::EveCounter;
 use prost::Message;
 use tonic::transport::{Endpoint, Uri};
 
@@ -300,7 +301,7 @@ impl WriterProc {
             cmd.env(PIN_ENV, cpu.to_string());
         }
         let child = cmd.spawn().unwrap();
-        let sock = dir.path().join("eve.sock");
+        let sock = meerkat_runtime::eve_socket_path(dir.path());
         let deadline = Instant::now() + Duration::from_secs(if wrap.is_empty() { 30 } else { 300 });
         while std::os::unix::net::UnixStream::connect(&sock).is_err() {
             assert!(Instant::now() < deadline, "bench writer did not start");
@@ -310,10 +311,13 @@ impl WriterProc {
     }
 
     fn counter(&self, name: &str) -> u64 {
-        meerkat_ring::CounterReader::open(&self.dir.path().join("counters-eve-writer"))
-            .ok()
-            .and_then(|r| r.get(name))
-            .unwrap_or(0)
+        meerkat_shm::CounterReader::open(&meerkat_runtime::counters_path(
+            self.dir.path(),
+            meerkat_runtime::Role::EveWriter,
+        ))
+        .ok()
+        .and_then(|r| r.get(name))
+        .unwrap_or(0)
     }
 
     /// utime + stime of the writer process, seconds.
@@ -366,7 +370,7 @@ fn run_output_bench(
     output: &str,
 ) -> (Row, tempfile::TempDir) {
     let w = WriterProc::start_with(buffer, flush, threaded, pin, output);
-    let sock = w.dir.path().join("eve.sock");
+    let sock = meerkat_runtime::eve_socket_path(w.dir.path());
     let pool = event_pool();
     let producers = 2usize;
     let per = events / producers / BATCH;
@@ -388,7 +392,7 @@ fn run_output_bench(
         .build()
         .unwrap();
     let cpu0 = w.cpu_seconds();
-    let writes0 = w.counter("eve.write_calls");
+    let writes0 = w.counter(EveCounter::WriteCalls.name());
     let started = Instant::now();
     rt.block_on(async {
         let mut tasks = Vec::new();
@@ -410,10 +414,13 @@ fn run_output_bench(
     let keep = w.stop();
     // The page outlives the process: read it once the writer has stopped (everything
     // was already written and acknowledged, so stopping writes nothing more).
-    let writes = (meerkat_ring::CounterReader::open(&dir.join("counters-eve-writer"))
-        .ok()
-        .and_then(|r| r.get("eve.write_calls"))
-        .unwrap_or(0)
+    let writes = (meerkat_shm::CounterReader::open(&meerkat_runtime::counters_path(
+        &dir,
+        meerkat_runtime::Role::EveWriter,
+    ))
+    .ok()
+    .and_then(|r| r.get(EveCounter::WriteCalls.name()))
+    .unwrap_or(0)
         - writes0) as f64;
     (
         Row {
@@ -583,7 +590,7 @@ fn synthetic_event(i: u32) -> Event {
 /// in the file.
 fn latency(samples: usize) {
     let w = WriterProc::start(16384, 2, false, None);
-    let sock = w.dir.path().join("eve.sock");
+    let sock = meerkat_runtime::eve_socket_path(w.dir.path());
     let eve = w.dir.path().join("eve.json");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

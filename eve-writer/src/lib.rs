@@ -10,7 +10,8 @@
 //! Delivery loses nothing: a batch is acknowledged only once its bytes are delivered
 //! (handed to the OS; for redis, answered by redis), producers send unacknowledged
 //! batches again after a reconnect, and the writer drops a batch it already took
-//! (remembered across its own restarts in the [`state`] page). When an output fails
+//! (remembered across its own restarts in the delivery-state page,
+//! [`meerkat_shm::state`]). When an output fails
 //! (full disk, reader gone), its events are held and retried in order, and producers
 //! stop once their window of unacknowledged batches is full.
 //!
@@ -29,17 +30,15 @@
 //! file with a 2 s flush interval. See `benches/eve_writer.rs`.
 
 pub mod batch;
-pub mod json;
+pub use meerkat_eve as json;
 pub mod output;
 pub mod pattern;
 pub mod render;
-pub mod render_app;
 pub mod server;
-pub mod state;
 pub mod stats;
 pub mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -71,16 +70,11 @@ pub enum WriterError {
     #[error("{0}")]
     Thread(String),
     #[error(transparent)]
-    Ring(#[from] meerkat_ring::RingError),
+    Ring(#[from] meerkat_shm::RingError),
     #[error(transparent)]
-    State(state::StateError),
+    State(meerkat_shm::state::StateError),
     #[error("server: {0}")]
     Server(String),
-}
-
-/// Path of the event socket in the runtime directory.
-pub fn socket_path(runtime_dir: &Path) -> PathBuf {
-    runtime_dir.join("eve.sock")
 }
 
 /// How long in-flight streams get to finish after a stop request.
@@ -93,7 +87,7 @@ pub fn run(config: &Config, stop: &AtomicBool, hup: &AtomicBool) -> Result<(), W
         .runtime_dir
         .clone()
         .ok_or(WriterError::NoRuntimeDir)?;
-    let sock = socket_path(&runtime);
+    let sock = meerkat_runtime::eve_socket_path(&runtime);
     let w = writer::Writer::new(config, &runtime)?;
     let (tx, handle) = writer::spawn(w)?;
     let rt = tokio::runtime::Builder::new_multi_thread()

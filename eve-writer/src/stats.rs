@@ -15,7 +15,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use meerkat_proto::events::{Counter, Event, EventType, Stats};
-use meerkat_ring::CounterReader;
+use meerkat_runtime::{Role, layout};
+use meerkat_shm::CounterReader;
 
 /// Every integer counter path of Suricata's `stats` record (from its EVE schema;
 /// regenerate with `tools/gen-stats-keys.py`).
@@ -64,9 +65,14 @@ pub fn suricata_name(name: &str) -> Option<String> {
     suricata_keys().contains(name).then(|| name.to_string())
 }
 
-/// The prefix that a role's own counter names carry (`detect-0` -> `detect.0.`).
-fn role_prefix(role: &str) -> String {
-    format!("{}.", role.replace('-', "."))
+/// The prefix stripped from a role's counter names under `threads.<role>`: the detect
+/// workers' `detect.N.` and capture's `capture.`. The eve-writer's counters keep their
+/// `eve.` (`threads.eve-writer.eve.write_calls`).
+fn own_prefix(role: &str) -> Option<String> {
+    match role.parse::<Role>().ok()? {
+        Role::EveWriter => None,
+        r => Some(r.counter_prefix()),
+    }
 }
 
 /// One process's counters as read from its page.
@@ -87,10 +93,7 @@ pub fn read_pages(runtime: &Path) -> Vec<RoleCounters> {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let role = name.strip_prefix("counters-")?;
-            if role.contains(".tmp.") {
-                return None;
-            }
+            let role = layout::counters_role(&name)?;
             let reader = CounterReader::open(&e.path()).ok()?;
             Some(RoleCounters {
                 role: role.to_string(),
@@ -108,14 +111,16 @@ pub fn stats_event(pages: &[RoleCounters], now_us: i64) -> Event {
     let mut totals: BTreeMap<String, u64> = BTreeMap::new();
     let mut counters = Vec::new();
     for page in pages {
-        let prefix = role_prefix(&page.role);
+        let prefix = own_prefix(&page.role);
+        let detect = matches!(page.role.parse(), Ok(Role::Detect(_)));
         for (name, value) in &page.counters {
-            let own = name.strip_prefix(&prefix).unwrap_or(name);
-            if page.role.starts_with("detect-")
-                && let Some(s) = suricata_name(own)
-            {
+            let own = prefix
+                .as_deref()
+                .and_then(|p| name.strip_prefix(p))
+                .unwrap_or(name);
+            if detect && let Some(s) = suricata_name(own) {
                 *totals.entry(s).or_insert(0) += value;
-            } else if !page.role.starts_with("detect-") && suricata_keys().contains(name.as_str()) {
+            } else if !detect && suricata_keys().contains(name.as_str()) {
                 *totals.entry(name.clone()).or_insert(0) += value;
             }
             counters.push(Counter {
@@ -244,7 +249,7 @@ mod tests {
             "detect.0.packets".to_string(),
             "detect.0.alerts".to_string(),
         ];
-        let page = meerkat_ring::CounterPage::create(&dir.path().join("counters-detect-0"), &names)
+        let page = meerkat_shm::CounterPage::create(&dir.path().join("counters-detect-0"), &names)
             .unwrap();
         page.expect("detect.0.packets").set(5);
         std::fs::write(dir.path().join("counters-junk"), b"nope").unwrap();

@@ -12,7 +12,7 @@
 //! (`heartbeat.output-flush-interval`), `stats` records (`stats.interval`), rotation
 //! (`rotate-interval`), and retries of outputs that failed.
 //!
-//! [`state`]: crate::state
+//! [`state`]: meerkat_shm::state
 //! [`output`]: crate::output
 
 use std::collections::{HashMap, VecDeque};
@@ -23,15 +23,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use meerkat_config::{Config, EveLog};
 use meerkat_proto::events::{BatchAck, Event, EventType};
 use meerkat_proto::writer::{FlushReply, ReopenReply};
-use meerkat_ring::{CounterPage, CounterRef};
+use meerkat_runtime::counters::{
+    EveCounter, eve_event_counter, eve_output_counter, eve_output_counter_names,
+    eve_writer_counter_names,
+};
+use meerkat_runtime::{Role, counters_path, eve_state_path};
+use meerkat_shm::{CounterPage, CounterRef};
 use tokio::sync::oneshot;
 
 use crate::WriterError;
 use crate::batch::{self, RawBatch};
 use crate::output::{Meta, Target, TargetSpec};
 use crate::render::{self, RenderOptions};
-use crate::state::StatePage;
 use crate::stats;
+use meerkat_shm::state::{self, StatePage};
 
 /// Work for the writer thread.
 #[derive(Debug)]
@@ -67,45 +72,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// input and go to the unsuffixed file.
 pub const MAX_THREADED_FILES: u32 = 1024;
 
-const TYPES: &[EventType] = &[
-    EventType::Alert,
-    EventType::Flow,
-    EventType::Anomaly,
-    EventType::Stats,
-    EventType::Http,
-    EventType::Dns,
-    EventType::Tls,
-    EventType::Fileinfo,
-];
-
-/// The writer's own counter names (without the page prefix `eve.`).
-const COUNTERS: &[&str] = &[
-    "batches",
-    "duplicate_batches",
-    "events_in",
-    "events_written",
-    "unknown_events",
-    "bad_events",
-    "write_calls",
-    "bytes",
-    "flushes",
-    "errors",
-    "reconnects",
-    "dropped",
-    "resent_bytes",
-    "held_bytes",
-    "reopens",
-    "stats_records",
-    "fenced_batches",
-];
-
-/// Counter names of the writer's page.
+/// Counter names of the writer's page, in page order (one `eve.events.<type>` per
+/// event kind with a name).
 pub fn counter_names() -> Vec<String> {
-    let mut v: Vec<String> = COUNTERS.iter().map(|n| format!("eve.{n}")).collect();
-    for t in TYPES {
-        v.push(format!("eve.events.{}", render::type_name(*t)));
-    }
-    v
+    let types: Vec<&str> = (0..render::KINDS).filter_map(render::kind_name).collect();
+    eve_writer_counter_names(&types)
 }
 
 struct Counters {
@@ -126,19 +97,26 @@ struct Counters {
     reopens: CounterRef,
     stats_records: CounterRef,
     fenced: CounterRef,
-    by_type: Vec<CounterRef>,
+    /// Events written per kind (see [`render::kind`]).
+    by_type: Vec<Option<CounterRef>>,
     page: CounterPage,
 }
 
-fn type_bit(t: EventType) -> u32 {
-    1 << (t as i32)
+/// The bit of event kind `k` (see [`render::kind`]) in an output's type mask.
+fn type_bit(k: usize) -> u64 {
+    1 << k
+}
+
+/// The bit of the `stats` kind.
+fn stats_bit() -> u64 {
+    render::core_kind(EventType::Stats).map_or(0, type_bit)
 }
 
 /// One configured eve-log output.
 #[derive(Debug)]
 struct Output {
-    /// Bit per EventType that this output logs.
-    types: u32,
+    /// Bit per event kind that this output logs.
+    types: u64,
     opts: RenderOptions,
     /// Index of the first output with the same render options (its line is reused).
     render_group: usize,
@@ -151,11 +129,10 @@ struct Output {
     by_worker: Vec<Option<usize>>,
 }
 
-fn type_mask(eve: &EveLog) -> u32 {
-    TYPES
-        .iter()
-        .filter(|t| eve.type_entry(render::type_name(**t)).is_some())
-        .fold(0, |m, t| m | type_bit(*t))
+fn type_mask(eve: &EveLog) -> u64 {
+    (0..render::KINDS)
+        .filter(|k| render::kind_name(*k).is_some_and(|n| eve.type_entry(n).is_some()))
+        .fold(0, |m, k| m | type_bit(k))
 }
 
 fn render_options(eve: &EveLog) -> RenderOptions {
@@ -249,27 +226,6 @@ struct OutputCounters {
     errors: CounterRef,
 }
 
-/// Names of the per-output counters.
-const OUTPUT_COUNTERS: &[&str] = &[
-    "sent",
-    "acked",
-    "spooled",
-    "spooled_bytes",
-    "replayed",
-    "dropped",
-    "resent",
-    "lag",
-    "errors",
-];
-
-/// Counter names of output `n` (a network output).
-pub fn output_counter_names(n: usize) -> Vec<String> {
-    OUTPUT_COUNTERS
-        .iter()
-        .map(|c| format!("eve.output.{n}.{c}"))
-        .collect()
-}
-
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer")
@@ -285,36 +241,35 @@ impl Writer {
         let mut names = counter_names();
         for (n, eve) in config.eve_logs().enumerate() {
             if meerkat_config::bus::is_network(eve.filetype) {
-                names.extend(output_counter_names(n));
+                names.extend(eve_output_counter_names(n));
             }
         }
-        let page = CounterPage::create(&runtime.join("counters-eve-writer"), &names)?;
-        let c = |n: &str| page.expect(&format!("eve.{n}"));
+        let page = CounterPage::create(&counters_path(runtime, Role::EveWriter), &names)?;
+        let c = |n: EveCounter| page.expect(n.name());
         let counters = Counters {
-            batches: c("batches"),
-            duplicates: c("duplicate_batches"),
-            events_in: c("events_in"),
-            events_written: c("events_written"),
-            unknown: c("unknown_events"),
-            bad: c("bad_events"),
-            write_calls: c("write_calls"),
-            bytes: c("bytes"),
-            flushes: c("flushes"),
-            errors: c("errors"),
-            reconnects: c("reconnects"),
-            dropped: c("dropped"),
-            resent: c("resent_bytes"),
-            held: c("held_bytes"),
-            reopens: c("reopens"),
-            stats_records: c("stats_records"),
-            fenced: c("fenced_batches"),
-            by_type: TYPES
-                .iter()
-                .map(|t| c(&format!("events.{}", render::type_name(*t))))
+            batches: c(EveCounter::Batches),
+            duplicates: c(EveCounter::DuplicateBatches),
+            events_in: c(EveCounter::EventsIn),
+            events_written: c(EveCounter::EventsWritten),
+            unknown: c(EveCounter::UnknownEvents),
+            bad: c(EveCounter::BadEvents),
+            write_calls: c(EveCounter::WriteCalls),
+            bytes: c(EveCounter::Bytes),
+            flushes: c(EveCounter::Flushes),
+            errors: c(EveCounter::Errors),
+            reconnects: c(EveCounter::Reconnects),
+            dropped: c(EveCounter::Dropped),
+            resent: c(EveCounter::ResentBytes),
+            held: c(EveCounter::HeldBytes),
+            reopens: c(EveCounter::Reopens),
+            stats_records: c(EveCounter::StatsRecords),
+            fenced: c(EveCounter::FencedBatches),
+            by_type: (0..render::KINDS)
+                .map(|k| render::kind_name(k).map(|n| page.expect(&eve_event_counter(n))))
                 .collect(),
             page: page.clone(),
         };
-        let state_path = runtime.join("eve-writer.state");
+        let state_path = eve_state_path(runtime);
         let state = StatePage::open(&state_path).map_err(WriterError::State)?;
         let mut w = Writer {
             outputs: Vec::new(),
@@ -379,7 +334,7 @@ impl Writer {
                 }
                 out.main = Some(w.targets.len());
                 if meerkat_config::bus::is_network(eve.filetype) {
-                    let c = |name: &str| page.expect(&format!("eve.output.{n}.{name}"));
+                    let c = |name: &str| page.expect(&eve_output_counter(n, name));
                     let oc = OutputCounters {
                         sent: c("sent"),
                         acked: c("acked"),
@@ -404,10 +359,7 @@ impl Writer {
         w.chosen = vec![None; w.outputs.len()];
         let interval = config.heartbeat.output_flush_interval;
         w.flush_every = (interval > 0).then(|| Duration::from_secs(u64::from(interval)));
-        let wants_stats = w
-            .outputs
-            .iter()
-            .any(|o| o.types & type_bit(EventType::Stats) != 0);
+        let wants_stats = w.outputs.iter().any(|o| o.types & stats_bit() != 0);
         w.stats_every = (config.stats.enabled && wants_stats && config.stats.interval > 0)
             .then(|| Duration::from_secs(config.stats.interval));
         Ok(w)
@@ -482,7 +434,7 @@ impl Writer {
     /// The state page's mark slot of `name` (none for a name longer than the page
     /// holds: two such names could share a slot, and one be told the other's mark).
     fn mark_slot(&mut self, name: &str) -> Option<usize> {
-        (name.len() <= crate::state::NAME).then(|| self.state.mark_slot(name))
+        (name.len() <= state::NAME).then(|| self.state.mark_slot(name))
     }
 
     /// Where a (re)starting producer resumes (see [`Msg::Resume`]).
@@ -554,15 +506,13 @@ impl Writer {
                     first_error.get_or_insert(e);
                     continue;
                 }
-                let kind =
-                    EventType::try_from(self.event.event_type).unwrap_or(EventType::Unspecified);
-                if kind == EventType::Unspecified {
+                let Some(kind) = render::kind(&self.event) else {
                     self.counters.unknown.add(1);
                     continue;
-                }
+                };
                 let bit = type_bit(kind);
                 let meta = Meta {
-                    event_type: render::type_name(kind),
+                    event_type: render::kind_name(kind).unwrap_or("unknown"),
                     producer: &ack.producer,
                     epoch: batch.epoch,
                     seq: batch.seq,
@@ -593,8 +543,8 @@ impl Writer {
                 }
                 if written {
                     self.counters.events_written.add(1);
-                    if let Some(i) = TYPES.iter().position(|t| *t == kind) {
-                        self.counters.by_type[i].add(1);
+                    if let Some(Some(c)) = self.counters.by_type.get(kind) {
+                        c.add(1);
                     }
                 }
             }
@@ -759,7 +709,7 @@ impl Writer {
             .unwrap_or(0);
         self.update_counters();
         let ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
-        let bit = type_bit(EventType::Stats);
+        let bit = stats_bit();
         for o in 0..self.outputs.len() {
             if self.outputs[o].types & bit == 0 {
                 continue;
@@ -786,7 +736,7 @@ impl Writer {
         let mut names = counter_names();
         for (t, _) in &self.net_outputs {
             if let Some(n) = self.outputs.iter().position(|o| o.main == Some(*t)) {
-                names.extend(output_counter_names(n));
+                names.extend(eve_output_counter_names(n));
             }
         }
         names
@@ -1032,7 +982,7 @@ mod tests {
         assert_eq!(lines(&eve).len(), 9);
         // Recorded at the acknowledgements, not at a shutdown (a kill -9 has none):
         // another mapping of the page sees them while the writer still runs.
-        let page = crate::state::StatePage::open(&dir.path().join("eve-writer.state")).unwrap();
+        let page = StatePage::open(&dir.path().join("eve-writer.state")).unwrap();
         let mut m = page.marks();
         m.sort();
         assert_eq!(

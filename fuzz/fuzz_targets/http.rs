@@ -1,6 +1,3 @@
 #![no_main]
-//! Fuzzes the http parser through `meerkat_detect::app::fuzz::http`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    meerkat_detect::app::fuzz::http(data);
-    meerkat_detect::app::fuzz::probes(data);
-});
+//! The `http` fuzz target of its protocol's descriptor (`meerkat_app`).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| meerkat_app::fuzz::run("http", data));

@@ -1,6 +1,3 @@
 #![no_main]
-//! Fuzzes the ssh parser through `meerkat_detect::app::fuzz::ssh`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    meerkat_detect::app::fuzz::ssh(data);
-    meerkat_detect::app::fuzz::probes(data);
-});
+//! The `ssh` fuzz target of its protocol's descriptor (`meerkat_app`).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| meerkat_app::fuzz::run("ssh", data));

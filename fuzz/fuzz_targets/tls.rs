@@ -1,6 +1,3 @@
 #![no_main]
-//! Fuzzes the tls parser through `meerkat_detect::app::fuzz::tls`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    meerkat_detect::app::fuzz::tls(data);
-    meerkat_detect::app::fuzz::probes(data);
-});
+//! The `tls` fuzz target of its protocol's descriptor (`meerkat_app`).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| meerkat_app::fuzz::run("tls", data));

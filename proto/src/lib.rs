@@ -4,29 +4,32 @@
 //!   (alerts, flows, app-layer records, anomalies, stats) to the eve-writer, with batch
 //!   sequence numbers and cumulative acknowledgements so that nothing is lost across a
 //!   reconnect.
-//! - [`dns`]: DNS record type names, shared by the parser and the EVE renderer.
 //! - [`writer`]: `WriterAdmin`, the eve-writer's control service (flush, reopen,
 //!   counters), served on the same socket as the event stream.
 //! - [`control`]: `Control`, the stack's control API (`meerkat ctl`), and
 //!   `WorkerControl`, the supervisor's channel to each detect worker (rule reload, flush).
+//! - [`transport`]: a channel to any of them over a Unix socket, and (feature `tls`) the
+//!   TLS settings of the control API on TCP, server and client side.
 //!
 //! The `.proto` files under `proto/` are the source of truth; this crate compiles them at
 //! build time with `protox` (no `protoc` needed).
 
-#![allow(missing_debug_implementations, clippy::all)]
+pub mod transport;
 
 /// Event stream (detect -> eve-writer).
-pub mod dns;
+#[allow(missing_debug_implementations, clippy::all)]
 pub mod events {
     tonic::include_proto!("meerkat.events.v1");
 }
 
 /// Eve-writer administration (control -> eve-writer).
+#[allow(missing_debug_implementations, clippy::all)]
 pub mod writer {
     tonic::include_proto!("meerkat.writer.v1");
 }
 
 /// Control API (ctl -> supervisor) and worker control (supervisor -> detect worker).
+#[allow(missing_debug_implementations, clippy::all)]
 pub mod control {
     tonic::include_proto!("meerkat.control.v1");
 }

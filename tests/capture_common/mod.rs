@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use meerkat_ring::CounterReader;
+use meerkat_shm::CounterReader;
 
 pub const MEERKAT: &str = env!("CARGO_BIN_EXE_meerkat");
 

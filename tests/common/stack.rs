@@ -91,8 +91,8 @@ impl Running {
         serde_json::from_str(&stdout(&out)).unwrap()
     }
 
-    pub fn counters(&self, role: &str) -> Option<meerkat_ring::CounterReader> {
-        meerkat_ring::CounterReader::open(&self.runtime.join(format!("counters-{role}"))).ok()
+    pub fn counters(&self, role: &str) -> Option<meerkat_shm::CounterReader> {
+        meerkat_shm::CounterReader::open(&self.runtime.join(format!("counters-{role}"))).ok()
     }
 
     pub fn counter(&self, role: &str, name: &str) -> u64 {

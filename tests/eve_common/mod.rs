@@ -123,7 +123,7 @@ impl Setup {
             .collect();
         wait_for("the detect workers", Duration::from_secs(60), || {
             (0..workers).all(|w| {
-                meerkat_ring::status(&self.runtime.join(format!("ring-{w}")))
+                meerkat_shm::status(&self.runtime.join(format!("ring-{w}")))
                     .is_ok_and(|s| s.consumer_alive)
             })
         });
@@ -132,7 +132,7 @@ impl Setup {
 
     /// A counter of a role's page (0 when the page or name is missing).
     pub fn counter(&self, role: &str, name: &str) -> u64 {
-        meerkat_ring::CounterReader::open(&self.runtime.join(format!("counters-{role}")))
+        meerkat_shm::CounterReader::open(&self.runtime.join(format!("counters-{role}")))
             .ok()
             .and_then(|r| r.get(name))
             .unwrap_or(0)

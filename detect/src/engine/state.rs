@@ -32,7 +32,7 @@ struct ThresholdEntry {
 pub struct DetectState {
     /// Host-tracked state shared with the other workers (thresholds, xbits). Without it
     /// (a single process), the local maps below are used.
-    shared: Option<meerkat_ring::SharedTable>,
+    shared: Option<meerkat_shm::SharedTable>,
     pub(super) mpm: MpmScratch,
     pub(super) cands: Vec<u32>,
     pub(super) scratch: Scratch,
@@ -60,7 +60,7 @@ fn fold(k: u128) -> u64 {
 
 impl DetectState {
     /// Uses `table` for state that all workers share.
-    pub fn with_shared(table: meerkat_ring::SharedTable) -> DetectState {
+    pub fn with_shared(table: meerkat_shm::SharedTable) -> DetectState {
         DetectState {
             shared: Some(table),
             ..Default::default()
@@ -212,7 +212,7 @@ impl DetectState {
                 let r = detection_filter_step(&mut local, d, now, window, unique);
                 e.t0 = local.window_start_ns;
                 e.count = local.count;
-                e.nports = local.ports.len().min(meerkat_ring::table::PORTS);
+                e.nports = local.ports.len().min(meerkat_shm::table::PORTS);
                 e.ports[..e.nports].copy_from_slice(&local.ports[..e.nports]);
                 r
             });

@@ -1,9 +1,9 @@
 //! Engine tests on synthetic packets.
 
 use super::*;
-use crate::decode::{LINKTYPE_RAW, decode};
 use crate::rules::{load_str, tests_ctx};
 use meerkat_synth::packet;
+use meerkat_wire::decode::{LINKTYPE_RAW, decode};
 
 fn engine(rules: &str) -> Engine {
     let l = load_str(rules, &tests_ctx());
@@ -330,8 +330,10 @@ impl Transaction for GrowingBody {
     }
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         match (id, index) {
-            (BufferId::HTTP_RESPONSE_BODY, 0) if self.complete => Buf::Ready(&self.body),
-            (BufferId::HTTP_RESPONSE_BODY, 0) => Buf::Partial(&self.body),
+            (meerkat_app::http::detect::RESPONSE_BODY, 0) if self.complete => {
+                Buf::Ready(&self.body)
+            }
+            (meerkat_app::http::detect::RESPONSE_BODY, 0) => Buf::Partial(&self.body),
             _ => Buf::Absent,
         }
     }
@@ -457,12 +459,12 @@ fn vlan_id_layers() {
     tagged.extend_from_slice(&inner);
     let frame = packet::ethernet_vlan([2; 6], [4; 6], 200, 0x8100, &tagged);
     assert_eq!(
-        sids_on(rules, crate::decode::LINKTYPE_ETHERNET, &frame),
+        sids_on(rules, meerkat_wire::decode::LINKTYPE_ETHERNET, &frame),
         vec![1, 2, 3, 4, 5, 7, 10]
     );
     // No tags: no vlan.id rule matches, not even the negated ones.
     let plain = packet::ethernet([2; 6], [4; 6], 0x0800, &inner);
-    assert!(sids_on(rules, crate::decode::LINKTYPE_ETHERNET, &plain).is_empty());
+    assert!(sids_on(rules, meerkat_wire::decode::LINKTYPE_ETHERNET, &plain).is_empty());
 }
 
 #[test]
@@ -504,7 +506,7 @@ impl Transaction for NamedFile {
     }
     fn buffer(&self, id: BufferId, _index: usize) -> Buf<'_> {
         match id {
-            BufferId::HTTP_FILE_NAME_RESP => Buf::Ready(self.0),
+            meerkat_app::http::detect::FILE_NAME_RESP => Buf::Ready(self.0),
             _ => Buf::Absent,
         }
     }

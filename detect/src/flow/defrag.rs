@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::decode::{DecodeEvent, MAX_VLAN_LAYERS, Packet};
+use meerkat_wire::decode::{DecodeEvent, MAX_VLAN_LAYERS, Packet};
 
 pub const MAX_FRAGMENTS: usize = 256;
 pub const MAX_DATAGRAM: usize = 65535;
@@ -204,8 +204,8 @@ fn rebuild(version: u8, header: &[u8], proto: u8, payload: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{LINKTYPE_RAW, decode};
     use meerkat_synth::packet;
+    use meerkat_wire::decode::{LINKTYPE_RAW, decode};
 
     /// IPv4 fragments of a UDP datagram, `size` bytes of payload per fragment.
     fn fragments(payload: &[u8], size: usize) -> Vec<Vec<u8>> {

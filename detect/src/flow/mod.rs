@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::app::{AppProto, AppState, Dir};
-use crate::decode::{L4, MAX_VLAN_LAYERS, Packet};
 use crate::engine::{FlowVars, TxDetect};
+use meerkat_wire::decode::{L4, MAX_VLAN_LAYERS, Packet};
 
 /// Flows held at most per worker.
 pub const MAX_FLOWS: usize = 1 << 20;
@@ -436,8 +436,8 @@ impl FlowTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{LINKTYPE_ETHERNET, decode};
     use meerkat_synth::session::TcpSession;
+    use meerkat_wire::decode::{LINKTYPE_ETHERNET, decode};
 
     #[test]
     fn both_directions_one_flow() {

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::app::{AppProto, BufferDef};
+use crate::app::descriptor::EvalFn;
+use crate::app::value::KwValue;
+use crate::app::{AppProto, BufferDef, Dir, Transaction};
 use crate::rules::addr::{IpSet, PortSet};
 
 /// Rule actions. In IDS mode `drop` and `reject` alert like `alert`; `pass` stops the
@@ -59,41 +61,7 @@ pub enum PayloadSource {
     Stream,
 }
 
-/// An integer comparison, as Suricata's integer keywords take them (`dsize`, `ttl`,
-/// `urilen`, `bsize`, `itype`, ...): `N`, `=N`, `!N`, `!=N`, `<N`, `<=N`, `>N`, `>=N`,
-/// `a-b` or `a<>b` (exclusive range), `!a-b`, `&mask=v`, `&mask!=v`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NumCmp {
-    Eq(u64),
-    Ne(u64),
-    Lt(u64),
-    Le(u64),
-    Gt(u64),
-    Ge(u64),
-    /// Exclusive range.
-    Between(u64, u64),
-    /// Outside the exclusive range: `v <= a || v >= b`.
-    NotBetween(u64, u64),
-    MaskEq(u64, u64),
-    MaskNe(u64, u64),
-}
-
-impl NumCmp {
-    pub fn test(self, v: u64) -> bool {
-        match self {
-            NumCmp::Eq(a) => v == a,
-            NumCmp::Ne(a) => v != a,
-            NumCmp::Lt(a) => v < a,
-            NumCmp::Le(a) => v <= a,
-            NumCmp::Gt(a) => v > a,
-            NumCmp::Ge(a) => v >= a,
-            NumCmp::Between(a, b) => v > a && v < b,
-            NumCmp::NotBetween(a, b) => v <= a || v >= b,
-            NumCmp::MaskEq(m, x) => v & m == x,
-            NumCmp::MaskNe(m, x) => v & m != x,
-        }
-    }
-}
+pub use meerkat_app::value::{DateCmp, NumCmp};
 
 /// A number in a payload keyword: a constant or a `byte_extract`/`byte_math` variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,7 +410,7 @@ pub enum HeaderMatch {
         mode: ProtoMode,
     },
     /// `decode-event`: the packet carries this decoder event (a bit of
-    /// [`crate::decode::DecodeEvent::bit`]).
+    /// [`meerkat_wire::decode::DecodeEvent::bit`]).
     DecodeEvent(u64),
     /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
     /// (a bit of [`crate::app::events::PACKET_EVENTS`]).
@@ -640,76 +608,58 @@ pub struct DetectionFilter {
     pub unique_on_src_port: Option<bool>,
 }
 
-/// An app-layer property check that is not a sticky buffer: `tls.version`,
-/// `ssl_version`, `ssl_state`, `tls_cert_notbefore`/`tls_cert_notafter` (TLS) and
-/// `dns.opcode` (DNS). Each reads a pseudo-buffer of the transaction (see
-/// [`crate::app::buffers`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsCheck {
-    /// `tls.version`: the exact version number.
-    VersionIs(u16),
-    /// `ssl_version`: the version of the direction being inspected (the client's hello
-    /// for `to_server`, the server's for `to_client`, as Suricata keeps one per
-    /// direction) is one of `mask` (bits of [`ssl_version_bit`]), or with `negated` a
-    /// known version that is none of them (a `!` negates the whole list, as in Suricata).
-    SslVersions {
-        mask: u8,
-        negated: bool,
+/// A check on a transaction that is not a buffer match: a protocol's keyword, evaluated
+/// through its descriptor (`tls.version`, `ssl_state`, `dns.opcode`, ...), or
+/// `app-layer-event`.
+#[derive(Debug, Clone, Copy)]
+pub enum TxCheck {
+    Keyword {
+        /// The keyword as the protocol names it.
+        name: &'static str,
+        value: KwValue,
+        eval: EvalFn,
     },
-    State {
-        mask: u8,
-        negated: bool,
-    },
-    /// `tls_cert_notbefore`: the server certificate's notBefore, in seconds since the
-    /// epoch (UTC).
-    NotBefore(DateCmp),
-    /// `tls_cert_notafter`: the server certificate's notAfter.
-    NotAfter(DateCmp),
-    /// `tls_cert_expired`: the certificate's notAfter is before the packet's time.
-    CertExpired,
-    /// `tls_cert_valid`: the packet's time is within the certificate's validity.
-    CertValid,
-    /// `dns.opcode`: the opcode of the message of the direction being inspected.
-    DnsOpcode(NumCmp),
     /// `app-layer-event:<proto>.<event>`: the parser raised this anomaly in the
-    /// transaction (one of [`crate::app::events`]).
+    /// transaction (one of its protocol's [`meerkat_app::Descriptor::events`]).
     AppEvent(&'static str),
 }
 
-/// A date comparison of `tls_cert_notbefore`/`tls_cert_notafter`, in seconds since the
-/// epoch (UTC): `=`, `<`, `>`, or an inclusive range `a<>b`, as Suricata's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DateCmp {
-    Eq(i64),
-    Lt(i64),
-    Gt(i64),
-    Range(i64, i64),
-}
-
-impl DateCmp {
-    pub fn test(self, t: i64) -> bool {
-        match self {
-            DateCmp::Eq(a) => t == a,
-            DateCmp::Lt(a) => t < a,
-            DateCmp::Gt(a) => t > a,
-            DateCmp::Range(a, b) => t >= a && t <= b,
+impl PartialEq for TxCheck {
+    /// The same keyword with the same value (its evaluation is the keyword's).
+    fn eq(&self, other: &TxCheck) -> bool {
+        match (self, other) {
+            (
+                TxCheck::Keyword { name, value, .. },
+                TxCheck::Keyword {
+                    name: n2,
+                    value: v2,
+                    ..
+                },
+            ) => name == n2 && value == v2,
+            (TxCheck::AppEvent(a), TxCheck::AppEvent(b)) => a == b,
+            _ => false,
         }
     }
 }
 
-/// The `ssl_version` bit of a wire version: sslv2, sslv3, tls1.0, tls1.1, tls1.2, tls1.3
-/// (TLS 1.3 drafts `0x7fxx` count as tls1.3). `None` for an unknown version.
-pub fn ssl_version_bit(v: u16) -> Option<u8> {
-    Some(match v {
-        0x0200 | 0x0002 => 1,
-        0x0300 => 2,
-        0x0301 => 4,
-        0x0302 => 8,
-        0x0303 => 16,
-        0x0304 => 32,
-        v if v >> 8 == 0x7f => 32,
-        _ => return None,
-    })
+impl TxCheck {
+    /// Evaluates the check on `tx` inspected in `dir` at packet time `now_s`:
+    /// `Some(result)`, or `None` when it cannot be decided yet.
+    pub fn eval(&self, dir: Dir, now_s: i64, tx: &dyn Transaction) -> Option<bool> {
+        match self {
+            TxCheck::Keyword { value, eval, .. } => eval(value, dir, now_s, tx),
+            // Not raised yet: it may be while the direction is still in progress.
+            TxCheck::AppEvent(name) => {
+                if tx.has_event(dir, name) {
+                    Some(true)
+                } else if tx.complete(dir) {
+                    Some(false)
+                } else {
+                    None
+                }
+            }
+        }
+    }
 }
 
 /// `target`.
@@ -771,7 +721,8 @@ pub struct Rule {
     pub flowbits: Vec<FlowbitCmd>,
     pub flowints: Vec<FlowintCmd>,
     pub xbits: Vec<XbitCmd>,
-    pub tls: Vec<TlsCheck>,
+    /// Transaction checks other than buffer matches.
+    pub tx_checks: Vec<TxCheck>,
     pub threshold: Option<Threshold>,
     pub detection_filter: Option<DetectionFilter>,
     pub noalert: bool,

@@ -169,13 +169,14 @@ fn build(
         "icmp" => Proto::Icmp,
         "icmpv4" => Proto::Icmpv4,
         "icmpv6" => Proto::Icmpv6,
-        other => match AppProto::from_rule_proto(other) {
-            Some(p) => {
-                app_proto = Some(p);
-                // HTTP and TLS run on TCP; DNS on UDP or TCP.
-                match p {
-                    AppProto::Dns | AppProto::Llmnr => Proto::Ip,
-                    _ => Proto::Tcp,
+        other => match AppProto::from_rule_proto(other).and_then(AppProto::descriptor) {
+            Some(d) => {
+                app_proto = Some(d.proto);
+                // The protocol's transports.
+                match (d.transports.tcp, d.transports.udp) {
+                    (true, false) => Proto::Tcp,
+                    (false, true) => Proto::Udp,
+                    _ => Proto::Ip,
                 }
             }
             None => return Err((None, format!("protocol `{other}` is not supported"))),
@@ -227,7 +228,7 @@ fn build(
         flowbits: Vec::new(),
         flowints: Vec::new(),
         xbits: Vec::new(),
-        tls: Vec::new(),
+        tx_checks: Vec::new(),
         threshold: None,
         detection_filter: None,
         noalert: false,
@@ -476,9 +477,21 @@ pub(crate) fn tests_ctx() -> RuleContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use meerkat_app::value::KwValue;
 
     fn ctx() -> RuleContext {
         tests_ctx()
+    }
+
+    /// A rule's protocol keyword checks as (keyword, value).
+    fn checks(r: &Rule) -> Vec<(&'static str, KwValue)> {
+        r.tx_checks
+            .iter()
+            .filter_map(|c| match c {
+                TxCheck::Keyword { name, value, .. } => Some((*name, *value)),
+                TxCheck::AppEvent(_) => None,
+            })
+            .collect()
     }
 
     fn first_content(l: &MatchList) -> &Content {
@@ -583,22 +596,26 @@ mod tests {
         let r = parse(r#"alert tcp any any -> any any (ssl_version:!tls1.3,tls1.2; sid:6;)"#);
         assert_eq!(r.app_proto, Some(AppProto::Tls));
         assert_eq!(
-            r.tls,
-            [TlsCheck::SslVersions {
-                mask: 48,
-                negated: true
-            }]
+            checks(&r),
+            [(
+                "ssl_version",
+                KwValue::Flags {
+                    mask: 48,
+                    negated: true
+                }
+            )]
         );
         let r = parse(r#"alert tls any any -> any any (ssl_version:tls1.0,tls1.1; sid:7;)"#);
         assert_eq!(
-            r.tls,
-            [TlsCheck::SslVersions {
-                mask: 12,
-                negated: false
-            }]
+            checks(&r),
+            [(
+                "ssl_version",
+                KwValue::Flags {
+                    mask: 12,
+                    negated: false
+                }
+            )]
         );
-        assert_eq!(ssl_version_bit(0x7f1c), Some(32));
-        assert_eq!(ssl_version_bit(0x0101), None);
     }
 
     #[test]
@@ -662,25 +679,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            r.tls,
+            checks(&r),
             [
-                TlsCheck::NotAfter(DateCmp::Gt(1_420_070_400)),
-                TlsCheck::NotBefore(DateCmp::Range(972_172_800, 1_589_545_800)),
-                TlsCheck::CertExpired,
+                (
+                    "tls.cert_notafter",
+                    KwValue::Date(DateCmp::Gt(1_420_070_400))
+                ),
+                (
+                    "tls.cert_notbefore",
+                    KwValue::Date(DateCmp::Range(972_172_800, 1_589_545_800))
+                ),
+                ("tls_cert_expired", KwValue::Unit),
             ]
         );
-        assert_eq!(keywords::parse_date("1445852105"), Ok(1_445_852_105));
-        assert_eq!(
-            keywords::parse_date("2015-10-22T23:59:59"),
-            Ok(1_445_558_399)
-        );
-        assert!(keywords::parse_date("2015-1-22").is_err());
-        assert!(keywords::parse_date("2015-10-22T").is_err());
-        assert!(keywords::parse_date("tomorrow").is_err());
-        assert!(keywords::parse_date_cmp("2020<>2010").is_err());
         // dns.opcode: an integer comparison on the message of the inspected direction.
         let r = parse(r#"alert dns any any -> any any (dns.opcode:!0; sid:3;)"#).unwrap();
-        assert_eq!(r.tls, [TlsCheck::DnsOpcode(NumCmp::Ne(0))]);
+        assert_eq!(checks(&r), [("dns.opcode", KwValue::Num(NumCmp::Ne(0)))]);
         assert_eq!(r.app_proto, Some(AppProto::Dns));
         for (text, kw) in [
             (

@@ -37,12 +37,11 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
                 json::str_array(b, a.references.iter().map(String::as_str))
             });
         }
-        if !a.rule.is_empty() {
-            al.str("rule", &a.rule);
-        }
     });
-    // App-layer objects of the alert's transaction (`http`, `dns`, `tls`).
-    crate::render_app::app_objects(o, ev.http.as_ref(), ev.dns.as_ref(), ev.tls.as_ref());
+    // The app-layer object of the alert's transaction (`http`, `dns`, ...).
+    if let Some(r) = &ev.app {
+        super::app_object(o, r);
+    }
     if !ev.app_proto.is_empty() {
         o.str("app_proto", &ev.app_proto);
     }

@@ -5,35 +5,70 @@
 //!
 //! The common header is written here; each event type's body lives in its own module
 //! ([`alert`], [`flow`], [`anomaly`], [`stats`]) and [`render`] picks it by
-//! `event_type`. The app-layer records (`http`, `dns`, `tls`, `fileinfo`) slot in the
-//! same way: a module with `pub fn body(o: &mut Obj, ev: &Event, opts: &RenderOptions)`
-//! and one arm in the `match` of [`render`] (and, for alerts, one call in
-//! [`alert::body`] where Suricata puts the app-layer object).
+//! `event_type`. An application protocol's record (`http`, `dns`, ...) is rendered by
+//! its protocol (its descriptor's `render`, in meerkat-app), as its own event and, in
+//! alerts, where Suricata puts the app-layer object ([`app_object`]).
 //!
 //! The hot path allocates nothing: numbers, addresses and timestamps are formatted into
 //! the output buffer directly.
 
 pub mod alert;
 pub mod anomaly;
+mod app_tests;
 pub mod flow;
 pub mod stats;
 
+use meerkat_app::list::{record_descriptor, record_proto};
+use meerkat_app::{APP_PROTOS, AppRecord, PROTOCOLS};
 use meerkat_proto::events::{Event, EventType, PacketSource};
 
 use crate::json::{self, Obj};
 
-/// Name of an event type, as in `event_type` and the `types` filter.
-pub fn type_name(t: EventType) -> &'static str {
-    match t {
-        EventType::Alert => "alert",
-        EventType::Flow => "flow",
-        EventType::Anomaly => "anomaly",
-        EventType::Stats => "stats",
-        EventType::Http => "http",
-        EventType::Dns => "dns",
-        EventType::Tls => "tls",
-        EventType::Fileinfo => "fileinfo",
-        EventType::Unspecified => "unknown",
+/// The event types that are not a protocol's, with their names.
+const CORE: [(EventType, &str); 5] = [
+    (EventType::Alert, "alert"),
+    (EventType::Flow, "flow"),
+    (EventType::Anomaly, "anomaly"),
+    (EventType::Stats, "stats"),
+    (EventType::Fileinfo, "fileinfo"),
+];
+
+/// Number of event kinds: the core types, then one per application protocol (a kind
+/// of a protocol without an EVE record has no name and no events).
+pub const KINDS: usize = CORE.len() + APP_PROTOS - 1;
+// An output's type mask has a bit per kind.
+const _: () = assert!(KINDS <= 64);
+
+/// The kind of an event type that is not an app record.
+pub fn core_kind(t: EventType) -> Option<usize> {
+    CORE.iter().position(|(c, _)| *c == t)
+}
+
+/// The kind of `ev` (`None`: a type this writer does not know).
+pub fn kind(ev: &Event) -> Option<usize> {
+    let t = EventType::try_from(ev.event_type).ok()?;
+    if t == EventType::App {
+        let p = ev.app.as_ref().map(record_proto)?;
+        return (p.index() >= 1).then(|| CORE.len() + p.index() - 1);
+    }
+    core_kind(t)
+}
+
+/// The EVE `event_type` (and `outputs.eve-log.types` name) of kind `k`.
+pub fn kind_name(k: usize) -> Option<&'static str> {
+    match CORE.get(k) {
+        Some((_, n)) => Some(n),
+        None => PROTOCOLS
+            .get(k - CORE.len())
+            .and_then(|d| d.record)
+            .map(|r| r.event_type),
+    }
+}
+
+/// Writes the protocol object of `r` (`"http":{...}`): its protocol renders it.
+pub fn app_object(o: &mut Obj<'_>, r: &AppRecord) {
+    if let Some(rec) = record_descriptor(r).and_then(|d| d.record) {
+        (rec.render)(r, o);
     }
 }
 
@@ -201,6 +236,7 @@ pub struct RenderOptions {
 /// Appends one EVE line (with its newline) for `ev` to `buf`.
 pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     let kind = EventType::try_from(ev.event_type).unwrap_or(EventType::Unspecified);
+    let name = self::kind(ev).and_then(kind_name).unwrap_or("unknown");
     let mut o = Obj::new(buf);
     o.raw("timestamp", |b| timestamp(b, ev.timestamp_us));
     if ev.flow_id != 0 {
@@ -212,7 +248,7 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     if !ev.in_iface.is_empty() {
         o.str("in_iface", &ev.in_iface);
     }
-    o.str("event_type", type_name(kind));
+    o.str("event_type", name);
     if !ev.vlan.is_empty() {
         o.raw("vlan", |b| {
             b.push(b'[');
@@ -272,12 +308,11 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
         EventType::Flow => flow::body(&mut o, ev),
         EventType::Anomaly => anomaly::body(&mut o, ev),
         EventType::Stats => stats::body(&mut o, ev, opts),
-        EventType::Http | EventType::Dns | EventType::Tls => crate::render_app::app_objects(
-            &mut o,
-            ev.http.as_ref(),
-            ev.dns.as_ref(),
-            ev.tls.as_ref(),
-        ),
+        EventType::App => {
+            if let Some(r) = &ev.app {
+                app_object(&mut o, r);
+            }
+        }
         EventType::Fileinfo => {}
         EventType::Unspecified => {}
     }

@@ -1,0 +1,182 @@
+//! The inspection buffers that app-layer protocols provide, and the rule keywords that
+//! select them.
+//!
+//! A rule selects a buffer with a sticky-buffer keyword (`http.uri; content:"/x";`) or,
+//! for the older HTTP keywords, with a content modifier (`content:"/x"; http_uri;`). Some
+//! keywords mean a different buffer per direction: `http.header` is the request's headers
+//! for a `to_server` rule and the response's for a `to_client` one; a [`BufferDef`] names
+//! one buffer per direction. Each protocol lists its own in [`crate::Descriptor::buffers`];
+//! the lookups here search every protocol's.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use crate::{AppProto, Descriptor, KeywordDef, PROTOCOLS};
+
+/// Items of a multi-buffer inspected at most (e.g. DNS questions, certificates).
+pub const MAX_ITEMS: usize = 256;
+
+/// An inspection buffer: its protocol and a number the protocol chooses. The numbering
+/// is internal (not a wire contract); ids of different protocols never collide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId(pub u16);
+
+impl BufferId {
+    /// Buffer `n` of protocol `proto`.
+    pub const fn of(proto: AppProto, n: u8) -> BufferId {
+        BufferId(((proto as u16) << 8) | n as u16)
+    }
+
+    /// The protocol the buffer belongs to.
+    pub fn proto_index(self) -> usize {
+        usize::from(self.0 >> 8)
+    }
+}
+
+/// A rule keyword that selects an inspection buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct BufferDef {
+    /// The sticky-buffer keyword.
+    pub name: &'static str,
+    /// Other sticky-buffer spellings.
+    pub aliases: &'static [&'static str],
+    /// The content-modifier spelling (`http_uri`), if the keyword has one.
+    pub modifier: Option<&'static str>,
+    pub proto: AppProto,
+    /// The buffer a `to_server` rule inspects, if any.
+    pub to_server: Option<BufferId>,
+    /// The buffer a `to_client` rule inspects, if any.
+    pub to_client: Option<BufferId>,
+    /// Whether the buffer has several items (a rule matches if one item matches).
+    pub multi: bool,
+}
+
+/// A [`BufferDef`], for the protocols' tables.
+pub const fn def(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    modifier: Option<&'static str>,
+    proto: AppProto,
+    to_server: Option<BufferId>,
+    to_client: Option<BufferId>,
+    multi: bool,
+) -> BufferDef {
+    BufferDef {
+        name,
+        aliases,
+        modifier,
+        proto,
+        to_server,
+        to_client,
+        multi,
+    }
+}
+
+/// What a keyword spelling names.
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    Sticky(&'static BufferDef),
+    Keyword(&'static Descriptor, &'static KeywordDef),
+}
+
+/// Every keyword spelling of every protocol, built once (the rule parser looks up each
+/// keyword of tens of thousands of rules).
+struct Tables {
+    by_name: HashMap<&'static str, Entry>,
+    modifiers: HashMap<&'static str, &'static BufferDef>,
+}
+
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let mut by_name = HashMap::new();
+    let mut modifiers = HashMap::new();
+    for &d in PROTOCOLS {
+        for b in d.buffers {
+            for n in std::iter::once(&b.name).chain(b.aliases) {
+                by_name.entry(*n).or_insert(Entry::Sticky(b));
+            }
+            if let Some(m) = b.modifier {
+                modifiers.entry(m).or_insert(b);
+            }
+        }
+        for k in d.keywords {
+            for n in std::iter::once(&k.name).chain(k.aliases) {
+                by_name.entry(*n).or_insert(Entry::Keyword(d, k));
+            }
+        }
+    }
+    Tables { by_name, modifiers }
+});
+
+/// The buffer keyword spelled `kw` as a sticky buffer.
+pub fn sticky(kw: &str) -> Option<&'static BufferDef> {
+    match TABLES.by_name.get(kw) {
+        Some(Entry::Sticky(b)) => Some(b),
+        _ => None,
+    }
+}
+
+/// The buffer keyword spelled `kw` as a content modifier (`http_uri`).
+pub fn modifier(kw: &str) -> Option<&'static BufferDef> {
+    TABLES.modifiers.get(kw).copied()
+}
+
+/// The protocol keyword (not a sticky buffer) spelled `kw`, with its protocol.
+pub fn keyword(kw: &str) -> Option<(&'static Descriptor, &'static KeywordDef)> {
+    match TABLES.by_name.get(kw) {
+        Some(Entry::Keyword(d, k)) => Some((d, k)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups() {
+        assert_eq!(sticky("http_uri").unwrap().name, "http.uri");
+        assert_eq!(
+            sticky("file_data").unwrap().to_client,
+            Some(crate::http::detect::RESPONSE_BODY)
+        );
+        assert_eq!(
+            modifier("http_client_body").unwrap().name,
+            "http.request_body"
+        );
+        assert!(modifier("dns_query").is_none());
+        assert!(sticky("http.nope").is_none());
+        assert_eq!(keyword("ssl_state").map(|(d, _)| d.name), Some("tls"));
+        assert!(keyword("http.uri").is_none());
+    }
+
+    /// Keyword spellings are unique across protocols, buffers and keywords; every
+    /// buffer belongs to its protocol's id space, and ids are unique.
+    #[test]
+    fn names_and_ids_are_unique() {
+        let mut names: Vec<&str> = Vec::new();
+        let mut ids = Vec::new();
+        for d in PROTOCOLS {
+            for b in d.buffers {
+                names.push(b.name);
+                names.extend(b.aliases);
+                assert_eq!(b.proto, d.proto, "{}", b.name);
+                ids.extend(b.to_server.iter().chain(&b.to_client).copied());
+            }
+            for k in d.keywords {
+                names.push(k.name);
+                names.extend(k.aliases);
+            }
+        }
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            n,
+            "a keyword is spelled the same by two protocols"
+        );
+        for id in ids {
+            assert!(id.proto_index() >= 1 && id.proto_index() < crate::APP_PROTOS);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! One DNS flow (UDP datagrams or a TCP stream of length-prefixed messages) and its
+//! transactions: a query and the response with the same id.
+
+use std::collections::VecDeque;
+
+use super::parser::{self, Message};
+use crate::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
+
+/// Most live transactions per flow; the oldest unanswered query is dropped beyond it.
+pub const MAX_TX: usize = 256;
+/// Largest TCP-framed message (the length prefix is 16 bits).
+pub const MAX_TCP_MESSAGE: usize = 65_535;
+
+/// A query and its response.
+#[derive(Debug, Default)]
+pub struct DnsTx {
+    pub id: u64,
+    pub request: Option<Message>,
+    pub response: Option<Message>,
+}
+
+impl DnsTx {
+    /// The DNS message id of the transaction.
+    pub fn dns_id(&self) -> Option<u16> {
+        self.request
+            .as_ref()
+            .or(self.response.as_ref())
+            .map(|m| m.header.id)
+    }
+}
+
+#[derive(Debug)]
+pub struct DnsState {
+    transport: Transport,
+    txs: VecDeque<DnsTx>,
+    next_id: u64,
+    /// TCP: bytes of an incomplete message per direction.
+    pending: [Vec<u8>; 2],
+    /// TCP: a gap made the framing unrecoverable in that direction.
+    lost: [bool; 2],
+}
+
+impl DnsState {
+    pub fn new(transport: Transport) -> DnsState {
+        DnsState {
+            transport,
+            txs: VecDeque::new(),
+            next_id: 0,
+            pending: [Vec::new(), Vec::new()],
+            lost: [false; 2],
+        }
+    }
+
+    pub fn transactions(&self) -> impl Iterator<Item = &DnsTx> {
+        self.txs.iter()
+    }
+
+    fn message(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        let Some(m) = parser::parse(data) else {
+            out.anomaly("dns.malformed_data");
+            return;
+        };
+        if m.truncated {
+            out.anomaly("dns.malformed_data");
+        }
+        if m.bad_name {
+            out.anomaly("dns.infinite_loop");
+        }
+        if m.too_many {
+            out.anomaly("dns.too_many_records");
+        }
+        // The QR bit says what the message is; the direction is only a hint.
+        let is_response = m.header.qr();
+        if is_response != (dir == Dir::ToClient) {
+            out.anomaly("dns.unsolicited_response");
+        }
+        if is_response {
+            let id = m.header.id;
+            if let Some(tx) = self.txs.iter_mut().find(|t| {
+                t.response.is_none() && t.request.as_ref().is_some_and(|q| q.header.id == id)
+            }) {
+                tx.response = Some(m);
+                return;
+            }
+            self.push(
+                DnsTx {
+                    response: Some(m),
+                    ..DnsTx::default()
+                },
+                out,
+            );
+        } else {
+            self.push(
+                DnsTx {
+                    request: Some(m),
+                    ..DnsTx::default()
+                },
+                out,
+            );
+        }
+    }
+
+    fn push(&mut self, mut tx: DnsTx, out: &mut ParseOutput) {
+        if self.txs.len() >= MAX_TX {
+            out.anomaly("dns.too_many_transactions");
+            self.txs.pop_front();
+        }
+        tx.id = self.next_id;
+        self.next_id += 1;
+        self.txs.push_back(tx);
+    }
+}
+
+impl AppState for DnsState {
+    fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        match self.transport {
+            Transport::Udp => self.message(dir, data, out),
+            Transport::Tcp => {
+                let d = dir.index();
+                if self.lost[d] {
+                    return;
+                }
+                let mut buf = std::mem::take(&mut self.pending[d]);
+                buf.extend_from_slice(data);
+                let mut at = 0;
+                // Each turn consumes a whole message or stops.
+                while let Some(len) = buf
+                    .get(at..at + 2)
+                    .map(|l| usize::from(u16::from_be_bytes([l[0], l[1]])))
+                {
+                    let Some(msg) = buf.get(at + 2..at + 2 + len) else {
+                        break;
+                    };
+                    // `buf` was taken out of `self`, so no copy is needed here.
+                    self.message(dir, msg, out);
+                    at += 2 + len;
+                }
+                buf.drain(..at);
+                debug_assert!(buf.len() <= MAX_TCP_MESSAGE + 2);
+                self.pending[d] = buf;
+            }
+        }
+    }
+
+    fn gap(&mut self, dir: Dir, _len: u64, out: &mut ParseOutput) {
+        if self.transport == Transport::Tcp {
+            // The length framing cannot be found again reliably.
+            out.anomaly("dns.gap");
+            self.lost[dir.index()] = true;
+            self.pending[dir.index()].clear();
+        }
+    }
+
+    fn eof(&mut self, dir: Dir, out: &mut ParseOutput) {
+        if !self.pending[dir.index()].is_empty() {
+            out.anomaly("dns.malformed_data");
+            self.pending[dir.index()].clear();
+        }
+    }
+
+    fn tx_count(&self) -> usize {
+        self.txs.len()
+    }
+
+    fn tx(&self, index: usize) -> Option<&dyn Transaction> {
+        self.txs.get(index).map(|t| t as &dyn Transaction)
+    }
+
+    fn free_below(&mut self, id: u64) {
+        while self.txs.front().is_some_and(|t| t.id < id) {
+            self.txs.pop_front();
+        }
+        self.txs.release_if_empty();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meerkat_synth::sample::{dns_query, dns_response_a};
+
+    #[test]
+    fn freeing_every_transaction_gives_back_the_queue() {
+        let mut s = DnsState::new(Transport::Udp);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, &dns_query(7, "example.com", 1), &mut out);
+        s.parse(
+            Dir::ToClient,
+            &dns_response_a(7, "example.com", [192, 0, 2, 1]),
+            &mut out,
+        );
+        assert_eq!(s.tx_count(), 1, "the response joins its query");
+        assert!(s.txs.capacity() > 0);
+        s.free_below(1);
+        assert_eq!(s.tx_count(), 0);
+        assert_eq!(
+            s.txs.capacity(),
+            0,
+            "an idle flow keeps no transaction buffer"
+        );
+        // The next query on the same flow still gets the next id.
+        s.parse(Dir::ToServer, &dns_query(8, "example.org", 1), &mut out);
+        assert_eq!(s.tx(0).map(|t| t.id()), Some(1));
+    }
+}

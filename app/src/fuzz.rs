@@ -1,0 +1,102 @@
+//! The driver shared by the protocols' fuzz targets ([`crate::Descriptor::fuzz`], run by
+//! `fuzz/` and, over each protocol's seeds, by `tests/fuzz_seeds.rs`): it drives one
+//! parser with arbitrary bytes and touches every buffer and record, so a panic anywhere
+//! in a parser surfaces.
+//!
+//! Input layout: byte 0 picks the piece size (low 6 bits), interleaving (bit 6) and a
+//! gap (bit 7); bytes 1-2 (big endian) say how many of the remaining bytes go to the
+//! server; the rest goes to the client. Both directions then end.
+
+use super::{AppState, BufferId, Dir, ParseOutput, Transaction};
+
+/// Drives `state` with `data` laid out as the module docs say.
+pub fn drive(state: &mut dyn AppState, data: &[u8]) {
+    let [ctl, hi, lo, rest @ ..] = data else {
+        return;
+    };
+    let split = usize::from(u16::from_be_bytes([*hi, *lo])).min(rest.len());
+    let (to_server, to_client) = rest.split_at(split);
+    let step = usize::from(ctl % 64) + 1;
+    let mut out = ParseOutput::default();
+    let mut a = to_server.chunks(step);
+    let mut b = to_client.chunks(step);
+    let interleave = ctl & 0x40 != 0;
+    let mut i = 0usize;
+    loop {
+        let (dir, chunk) = match (interleave, i % 2) {
+            (true, 0) | (false, _) => match a.next() {
+                Some(c) => (Dir::ToServer, c),
+                None => match b.next() {
+                    Some(c) => (Dir::ToClient, c),
+                    None => break,
+                },
+            },
+            _ => match b.next() {
+                Some(c) => (Dir::ToClient, c),
+                None => match a.next() {
+                    Some(c) => (Dir::ToServer, c),
+                    None => break,
+                },
+            },
+        };
+        if ctl & 0x80 != 0 && i == 3 {
+            state.gap(dir, chunk.len() as u64, &mut out);
+        } else {
+            state.parse(dir, chunk, &mut out);
+        }
+        touch(state);
+        i += 1;
+    }
+    state.eof(Dir::ToServer, &mut out);
+    state.eof(Dir::ToClient, &mut out);
+    touch(state);
+    state.free_below(u64::MAX);
+}
+
+fn touch(state: &dyn AppState) {
+    for i in 0..state.tx_count() {
+        let Some(tx) = state.tx(i) else { continue };
+        inspect(tx);
+    }
+}
+
+fn inspect(tx: &dyn Transaction) {
+    // Every id of every protocol: a buffer of another protocol must be absent, not
+    // a panic.
+    for &p in crate::AppProto::ALL {
+        for n in 0..64 {
+            for idx in 0..3 {
+                let _ = tx.buffer(BufferId::of(p, n), idx);
+            }
+        }
+    }
+    let _ = tx.record();
+    let _ = tx.event_record(Dir::ToServer);
+    let _ = (
+        tx.complete(Dir::ToServer),
+        tx.complete(Dir::ToClient),
+        tx.id(),
+    );
+}
+
+/// Every protocol's probe over `data`, on both transports and in both directions.
+pub fn probes(data: &[u8]) {
+    let r = super::Registry::default();
+    for t in [super::Transport::Tcp, super::Transport::Udp] {
+        for d in [Dir::ToServer, Dir::ToClient] {
+            let _ = r.probe(t, d, [40000, 80], data);
+        }
+    }
+}
+
+/// Runs the fuzz target called `name` (a protocol's [`crate::FuzzTarget`]) over
+/// `data`; what `fuzz/fuzz_targets/<name>.rs` calls.
+pub fn run(name: &str, data: &[u8]) {
+    if let Some(t) = crate::PROTOCOLS
+        .iter()
+        .flat_map(|d| d.fuzz)
+        .find(|t| t.name == name)
+    {
+        (t.run)(data);
+    }
+}

@@ -1,0 +1,205 @@
+//! HTTP/1.0 and HTTP/1.1: detection, parsing (libhtp-compatible), inspection buffers and
+//! the EVE `http` record.
+//!
+//! - [`parser`]: lines, request/status lines, headers, chunk sizes (pure functions);
+//! - [`uri`]: `http.uri` normalisation;
+//! - [`decompress`]: gzip/deflate body decoding with layer and bomb limits;
+//! - [`state`]: the per-connection state machine and its transactions;
+//! - [`detect`]: the sticky buffers; [`logger`]: the EVE record.
+
+pub mod config;
+pub mod decompress;
+pub mod detect;
+pub mod eve;
+pub mod logger;
+pub mod parser;
+pub mod state;
+pub mod uri;
+
+pub use state::{HttpConfig, HttpState, HttpTx};
+
+use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports, never_reply};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
+
+/// The HTTP/1 protocol.
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Http,
+    name: "http",
+    aliases: &["http1"],
+    transports: Transports::TCP,
+    default_ports: &[80, 8080, 8000, 3128],
+    port_bound: false,
+    probe: |_, dir, data| probe(dir, data),
+    is_reply: never_reply,
+    build: Build::Configured {
+        keys: config::KEYS,
+        build: config::build,
+    },
+    buffers: detect::BUFFERS,
+    keywords: detect::KEYWORDS,
+    events: EVENTS,
+    record: Some(RecordDef {
+        event_type: "http",
+        render: eve::render,
+    }),
+    fuzz: &[FuzzTarget {
+        name: "http",
+        run: fuzz,
+    }],
+};
+
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "http.100_continue_already_seen",
+    "http.compression_bomb",
+    "http.duplicate_content_length_field_in_request",
+    "http.duplicate_content_length_field_in_response",
+    "http.gap_in_message",
+    "http.gzip_decompression_failed",
+    "http.invalid_content_length_field_in_request",
+    "http.invalid_content_length_field_in_response",
+    "http.invalid_request_chunk_len",
+    "http.invalid_request_field_folding",
+    "http.invalid_response_chunk_len",
+    "http.invalid_response_field_folding",
+    "http.invalid_response_status",
+    "http.request_field_too_long",
+    "http.request_header_invalid",
+    "http.request_header_repetition",
+    "http.request_line_invalid",
+    "http.request_line_leading_whitespace",
+    "http.request_line_missing_protocol",
+    "http.request_smuggling",
+    "http.request_too_many_headers",
+    "http.response_body_unexpected",
+    "http.response_field_too_long",
+    "http.response_header_invalid",
+    "http.response_header_repetition",
+    "http.response_line_invalid",
+    "http.response_too_many_headers",
+    "http.too_many_encoding_layers",
+    "http.too_many_transactions",
+    "http.unable_to_match_response_to_request",
+];
+
+/// The fuzz target: the parser over arbitrary bytes in both directions.
+pub fn fuzz(data: &[u8]) {
+    crate::fuzz::drive(&mut HttpState::new(HttpConfig::default()), data);
+}
+
+/// Request methods recognised by the probe, each followed by a space or tab.
+const METHODS: &[&[u8]] = &[
+    b"GET",
+    b"POST",
+    b"HEAD",
+    b"PUT",
+    b"DELETE",
+    b"OPTIONS",
+    b"TRACE",
+    b"CONNECT",
+    b"PATCH",
+    b"PROPFIND",
+    b"PROPPATCH",
+    b"MKCOL",
+    b"COPY",
+    b"MOVE",
+    b"LOCK",
+    b"UNLOCK",
+    b"SEARCH",
+    b"REPORT",
+    b"CHECKOUT",
+    b"CHECKIN",
+    b"UNCHECKOUT",
+    b"MERGE",
+    b"UPDATE",
+    b"LABEL",
+    b"MKACTIVITY",
+    b"MKWORKSPACE",
+    b"VERSION-CONTROL",
+    b"BASELINE-CONTROL",
+    b"NOTIFY",
+    b"SUBSCRIBE",
+    b"UNSUBSCRIBE",
+    b"POLL",
+    b"BMOVE",
+    b"BCOPY",
+    b"BDELETE",
+    b"BPROPFIND",
+    b"BPROPPATCH",
+    b"INDEX",
+    b"ACL",
+    b"MKCALENDAR",
+    b"MKREDIRECTREF",
+    b"ORDERPATCH",
+    b"PURGE",
+    b"LINK",
+    b"UNLINK",
+];
+
+/// Recognises the start of a request (`METHOD SP`) or response (`HTTP/`).
+pub fn probe(dir: Dir, data: &[u8]) -> Probe {
+    let prefix_of = |pat: &[u8]| data.len() < pat.len() && pat.starts_with(data);
+    match dir {
+        Dir::ToServer => {
+            let mut more = false;
+            for m in METHODS {
+                if data.len() > m.len() && data.starts_with(m) {
+                    if matches!(data[m.len()], b' ' | b'\t') {
+                        return Probe::Match;
+                    }
+                } else if data.len() <= m.len() && m.starts_with(data) {
+                    more = true;
+                }
+            }
+            if more || data.is_empty() {
+                Probe::NeedMore
+            } else {
+                Probe::NoMatch
+            }
+        }
+        Dir::ToClient => {
+            if data.len() >= 5 && data[..5].eq_ignore_ascii_case(b"HTTP/") {
+                Probe::Match
+            } else if data.is_empty() || prefix_of(b"HTTP/") {
+                Probe::NeedMore
+            } else {
+                Probe::NoMatch
+            }
+        }
+    }
+}
+
+impl Transaction for HttpTx {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn complete(&self, dir: Dir) -> bool {
+        self.message(dir).progress == state::Progress::Complete
+    }
+
+    /// 0 nothing, 1 line started, 2 line parsed, 3 headers parsed, 4 body final (limit
+    /// reached), 5 complete.
+    fn progress(&self, dir: Dir) -> u8 {
+        let m = self.message(dir);
+        match m.progress {
+            state::Progress::NotStarted => 0,
+            state::Progress::Line => 1,
+            state::Progress::Headers => 2,
+            state::Progress::Body if m.body_truncated => 4,
+            state::Progress::Body => 3,
+            state::Progress::Complete => 5,
+        }
+    }
+
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        detect::buffer(self, id, index)
+    }
+
+    fn record(&self) -> Option<AppRecord> {
+        logger::record(self).map(AppRecord::Http)
+    }
+}
+
+#[cfg(test)]
+mod tests;

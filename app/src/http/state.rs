@@ -1,0 +1,1136 @@
+//! One HTTP/1.x connection: a streaming parser per direction and the transactions
+//! (request/response pairs) it builds.
+//!
+//! Requests and responses are parsed independently (pipelining: several requests may be
+//! parsed before the first response); a response is paired with the oldest transaction
+//! whose response has not started. Bytes that cannot be consumed yet (an incomplete line
+//! or header block) wait in a per-direction buffer bounded by
+//! [`parser::MAX_HEADER_BLOCK`]; bodies are never buffered beyond what is kept for
+//! inspection (the body limits).
+
+use std::collections::VecDeque;
+
+use super::decompress::{self, DecodeLimits, Decoder};
+use super::detect::HeaderBuffers;
+use super::parser::{self, ChunkLen, Header, Side, Version};
+use super::uri;
+use crate::ReleaseEmpty;
+use crate::{AppState, Dir, ParseOutput, Transaction};
+
+/// Most live transactions per connection (Suricata's `max-tx` default).
+pub const MAX_TX: usize = 512;
+/// Most ignorable (empty) lines skipped before a request or status line.
+pub const MAX_IGNORED_LINES: usize = 64;
+/// Most consecutive `100 Continue` responses accepted on one transaction.
+pub const MAX_INTERIM: usize = 8;
+
+/// HTTP parser settings (from `app-layer.protocols.http.libhtp.default-config`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// `request-body-limit`: bytes of request body kept for inspection (0 = unlimited,
+    /// capped at [`MAX_BODY`]).
+    pub request_body_limit: usize,
+    /// `response-body-limit`: bytes of (decoded) response body kept.
+    pub response_body_limit: usize,
+    pub decode: DecodeLimits,
+}
+
+/// Hard cap on a kept body when a limit is configured as 0 (unlimited).
+pub const MAX_BODY: usize = 64 * 1024 * 1024;
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            request_body_limit: 100 * 1024,
+            response_body_limit: 100 * 1024,
+            decode: DecodeLimits::default(),
+        }
+    }
+}
+
+impl HttpConfig {
+    fn limit(&self, dir: Dir) -> usize {
+        let l = match dir {
+            Dir::ToServer => self.request_body_limit,
+            Dir::ToClient => self.response_body_limit,
+        };
+        if l == 0 { MAX_BODY } else { l.min(MAX_BODY) }
+    }
+}
+
+/// How far one side of a transaction has been parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Progress {
+    #[default]
+    NotStarted,
+    Line,
+    Headers,
+    Body,
+    Complete,
+}
+
+/// One side (request or response) of a transaction.
+#[derive(Debug, Default)]
+pub struct Message {
+    pub progress: Progress,
+    /// Request line or status line, without its end of line.
+    pub line: Vec<u8>,
+    /// Protocol as written ("HTTP/1.1").
+    pub protocol: Vec<u8>,
+    pub version: Option<Version>,
+    /// Headers, duplicates joined with ", " (as libhtp does; a repeated Content-Length
+    /// keeps the first).
+    pub headers: Vec<Header>,
+    /// The header block as received, terminating empty line included.
+    pub headers_raw: Vec<u8>,
+    /// Buffers derived from the headers (built when they are complete).
+    pub buffers: HeaderBuffers,
+    /// Whether the message has a body at all (known once the headers are parsed).
+    pub has_body: bool,
+    /// The body kept for inspection (de-chunked, decoded), up to the body limit.
+    pub body: Vec<u8>,
+    /// Whether the body limit cut the kept body.
+    pub body_truncated: bool,
+    /// Body bytes received (after de-chunking, before decoding).
+    pub body_len: u64,
+    /// A gap in the stream fell inside the body.
+    pub body_gap: bool,
+    decoder: Option<Decoder>,
+}
+
+impl Message {
+    /// The value of header `name` (case-insensitive).
+    pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|h| parser::name_eq(h.name(), name))
+            .map(|h| h.value())
+    }
+
+    fn body_done(&self) -> bool {
+        self.progress == Progress::Complete || self.body_truncated
+    }
+}
+
+/// A request/response pair.
+#[derive(Debug, Default)]
+pub struct HttpTx {
+    pub id: u64,
+    pub request: Message,
+    pub response: Message,
+    pub method: Vec<u8>,
+    pub uri_raw: Vec<u8>,
+    /// `http.uri`, normalised (see [`uri`]).
+    pub uri_norm: Vec<u8>,
+    /// Length of the path part of `uri_norm` (no query or fragment).
+    pub uri_path_len: usize,
+    /// Status code text as written, and its value when it is a valid code.
+    pub status_raw: Vec<u8>,
+    pub status: Option<u16>,
+    pub status_msg: Vec<u8>,
+    /// Normalised host (from an absolute URI, else the Host header): lowercase, no port.
+    pub host: Option<Vec<u8>>,
+    /// Port of an absolute URI or Host header, when given.
+    pub port: Option<u16>,
+    /// Seen a response with no request to pair it with.
+    pub request_missing: bool,
+    interim: usize,
+}
+
+/// Parser state of one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    /// Between messages.
+    Idle,
+    Line,
+    Headers,
+    BodyLength(u64),
+    ChunkSize,
+    ChunkData(u64),
+    ChunkDataEnd,
+    Trailers,
+    /// Body until the connection closes.
+    UntilClose,
+    /// After a response body: junk lines that do not look like a status line still
+    /// belong to this response (libhtp's `res_finalize`).
+    Finalize,
+    /// No more parsing in this direction (tunnel, error, too many transactions).
+    Stopped,
+}
+
+/// How a message's headers frame its body.
+enum Framing {
+    /// Chunked, or by a valid Content-Length: the state that reads the body (`Idle` for
+    /// a length of 0).
+    Body(St),
+    /// A Content-Length that is not a valid length.
+    InvalidLength,
+    /// Neither Transfer-Encoding chunked nor Content-Length.
+    Unframed,
+}
+
+/// The framing of a message in direction `d` whose headers say `chunked` and whose
+/// Content-Length is `cl` (`Some(parsed)` when the header is there). Chunked wins, and a
+/// message with both is a smuggling attempt; an invalid length is an anomaly.
+fn framing(d: usize, chunked: bool, cl: Option<Option<u64>>, out: &mut ParseOutput) -> Framing {
+    if chunked {
+        if cl.is_some() {
+            out.anomaly("http.request_smuggling");
+        }
+        return Framing::Body(St::ChunkSize);
+    }
+    match cl {
+        None => Framing::Unframed,
+        Some(Some(0)) => Framing::Body(St::Idle),
+        Some(Some(n)) => Framing::Body(St::BodyLength(n)),
+        Some(None) => {
+            out.anomaly(NAMES[d].invalid_cl);
+            Framing::InvalidLength
+        }
+    }
+}
+
+#[derive(Debug)]
+struct DirParser {
+    st: St,
+    /// Bytes waiting for a line end.
+    pending: Vec<u8>,
+    /// Index (in `txs`) of the transaction being parsed; valid while `st` is not Idle.
+    tx_id: u64,
+    /// Line offsets (start, end) within `headers_raw` of the current message.
+    lines: Vec<(usize, usize)>,
+    ignored: usize,
+    eof: bool,
+}
+
+impl DirParser {
+    fn new() -> DirParser {
+        DirParser {
+            st: St::Idle,
+            pending: Vec::new(),
+            tx_id: 0,
+            lines: Vec::new(),
+            ignored: 0,
+            eof: false,
+        }
+    }
+}
+
+/// One connection's HTTP state.
+#[derive(Debug)]
+pub struct HttpState {
+    cfg: HttpConfig,
+    txs: VecDeque<HttpTx>,
+    next_id: u64,
+    dirs: [DirParser; 2],
+    /// The first request line has been seen (before it, a response is unexpected).
+    tunnel: bool,
+}
+
+fn side(dir: Dir) -> Side {
+    match dir {
+        Dir::ToServer => Side::Request,
+        Dir::ToClient => Side::Response,
+    }
+}
+
+/// Anomaly names per direction.
+struct Names {
+    field_too_long: &'static str,
+    invalid_chunk_len: &'static str,
+    invalid_cl: &'static str,
+    header_invalid: &'static str,
+    folding: &'static str,
+    too_many_headers: &'static str,
+    repetition: &'static str,
+    duplicate_cl: &'static str,
+}
+
+const NAMES: [Names; 2] = [
+    Names {
+        field_too_long: "http.request_field_too_long",
+        invalid_chunk_len: "http.invalid_request_chunk_len",
+        invalid_cl: "http.invalid_content_length_field_in_request",
+        header_invalid: "http.request_header_invalid",
+        folding: "http.invalid_request_field_folding",
+        too_many_headers: "http.request_too_many_headers",
+        repetition: "http.request_header_repetition",
+        duplicate_cl: "http.duplicate_content_length_field_in_request",
+    },
+    Names {
+        field_too_long: "http.response_field_too_long",
+        invalid_chunk_len: "http.invalid_response_chunk_len",
+        invalid_cl: "http.invalid_content_length_field_in_response",
+        header_invalid: "http.response_header_invalid",
+        folding: "http.invalid_response_field_folding",
+        too_many_headers: "http.response_too_many_headers",
+        repetition: "http.response_header_repetition",
+        duplicate_cl: "http.duplicate_content_length_field_in_response",
+    },
+];
+
+/// Outcome of one state step.
+enum Step {
+    /// Consumed `n` bytes; keep going.
+    Go(usize),
+    /// Need more bytes than are available.
+    More,
+}
+
+impl HttpState {
+    pub fn new(cfg: HttpConfig) -> HttpState {
+        HttpState {
+            cfg,
+            txs: VecDeque::new(),
+            next_id: 0,
+            dirs: [DirParser::new(), DirParser::new()],
+            tunnel: false,
+        }
+    }
+
+    /// The live transactions, oldest first.
+    pub fn transactions(&self) -> impl Iterator<Item = &HttpTx> {
+        self.txs.iter()
+    }
+
+    fn tx_mut(&mut self, id: u64) -> Option<&mut HttpTx> {
+        let first = self.txs.front()?.id;
+        let i = usize::try_from(id.checked_sub(first)?).ok()?;
+        self.txs.get_mut(i)
+    }
+
+    fn msg_mut(&mut self, dir: Dir, id: u64) -> Option<&mut Message> {
+        self.tx_mut(id).map(|t| match dir {
+            Dir::ToServer => &mut t.request,
+            Dir::ToClient => &mut t.response,
+        })
+    }
+
+    fn new_tx(&mut self, out: &mut ParseOutput) -> Option<u64> {
+        if self.txs.len() >= MAX_TX {
+            out.anomaly("http.too_many_transactions");
+            return None;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.txs.push_back(HttpTx {
+            id,
+            ..HttpTx::default()
+        });
+        Some(id)
+    }
+
+    fn feed(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        let d = dir.index();
+        if self.dirs[d].st == St::Stopped {
+            return;
+        }
+        if self.dirs[d].pending.is_empty() {
+            let n = self.run(dir, data, out);
+            let rest = &data[n.min(data.len())..];
+            self.dirs[d].pending.extend_from_slice(rest);
+        } else {
+            let mut buf = std::mem::take(&mut self.dirs[d].pending);
+            buf.extend_from_slice(data);
+            let n = self.run(dir, &buf, out);
+            buf.drain(..n.min(buf.len()));
+            self.dirs[d].pending = buf;
+        }
+        let limit = match self.dirs[d].st {
+            St::Headers | St::Trailers => parser::MAX_HEADER_BLOCK,
+            _ => parser::MAX_LINE_LEN,
+        };
+        if self.dirs[d].pending.len() > limit && self.dirs[d].st != St::Stopped {
+            out.anomaly(NAMES[d].field_too_long);
+            self.dirs[d].pending = Vec::new();
+            self.stop_dir(dir);
+        }
+    }
+
+    /// Ends the message in progress and parses nothing more in `dir`.
+    fn stop_dir(&mut self, dir: Dir) {
+        let d = dir.index();
+        let id = self.dirs[d].tx_id;
+        if self.dirs[d].st != St::Idle {
+            self.complete_msg(dir, id);
+        }
+        self.dirs[d].st = St::Stopped;
+    }
+
+    /// Runs the state machine over `buf`; returns the bytes consumed.
+    fn run(&mut self, dir: Dir, buf: &[u8], out: &mut ParseOutput) -> usize {
+        let mut at = 0usize;
+        // Bounded: every step consumes bytes or changes state towards one that does;
+        // a step that neither consumes nor progresses returns More.
+        let mut guard = 0usize;
+        loop {
+            guard += 1;
+            if guard > buf.len() * 4 + 64 {
+                break;
+            }
+            let rest = &buf[at..];
+            let st = self.dirs[dir.index()].st;
+            if rest.is_empty() && !matches!(st, St::Finalize) {
+                break;
+            }
+            let step = match st {
+                St::Stopped => return buf.len(),
+                St::Idle => self.start_message(dir, rest, out),
+                St::Line => self.line(dir, rest, out),
+                St::Headers | St::Trailers => self.headers(dir, rest, out),
+                St::BodyLength(n) => {
+                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(rest.len());
+                    self.body_data(dir, &rest[..take], out);
+                    let left = n - take as u64;
+                    self.dirs[dir.index()].st = if left == 0 {
+                        self.body_end(dir, out)
+                    } else {
+                        St::BodyLength(left)
+                    };
+                    Step::Go(take)
+                }
+                St::UntilClose => {
+                    self.body_data(dir, rest, out);
+                    Step::Go(rest.len())
+                }
+                St::ChunkSize => self.chunk_size(dir, rest, out),
+                St::ChunkData(n) => {
+                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(rest.len());
+                    self.body_data(dir, &rest[..take], out);
+                    let left = n - take as u64;
+                    self.dirs[dir.index()].st = if left == 0 {
+                        St::ChunkDataEnd
+                    } else {
+                        St::ChunkData(left)
+                    };
+                    Step::Go(take)
+                }
+                St::ChunkDataEnd => match memchr::memchr(b'\n', rest) {
+                    Some(i) => {
+                        self.dirs[dir.index()].st = St::ChunkSize;
+                        Step::Go(i + 1)
+                    }
+                    None => Step::Go(rest.len()),
+                },
+                St::Finalize => {
+                    if rest.is_empty() {
+                        let id = self.dirs[dir.index()].tx_id;
+                        self.complete_msg(dir, id);
+                        self.dirs[dir.index()].st = St::Idle;
+                        break;
+                    }
+                    self.finalize(dir, rest)
+                }
+            };
+            match step {
+                Step::Go(n) => at += n,
+                Step::More => break,
+            }
+        }
+        at
+    }
+
+    /// Idle: a new message starts with this byte.
+    fn start_message(&mut self, dir: Dir, rest: &[u8], out: &mut ParseOutput) -> Step {
+        let d = dir.index();
+        match dir {
+            Dir::ToServer => {
+                // Skip empty lines between requests.
+                if let Some(l) = parser::next_line(rest, Side::Request, self.dirs[d].eof)
+                    && parser::is_ignorable(&rest[..l.end])
+                    && self.dirs[d].ignored < MAX_IGNORED_LINES
+                {
+                    self.dirs[d].ignored += 1;
+                    return Step::Go(l.next);
+                }
+                if parser::next_line(rest, Side::Request, self.dirs[d].eof).is_none() {
+                    return Step::More;
+                }
+                let Some(id) = self.new_tx(out) else {
+                    self.dirs[d].st = St::Stopped;
+                    return Step::Go(0);
+                };
+                self.dirs[d].tx_id = id;
+                self.dirs[d].st = St::Line;
+                if let Some(m) = self.msg_mut(dir, id) {
+                    m.progress = Progress::Line;
+                }
+                Step::Go(0)
+            }
+            Dir::ToClient => {
+                // Pair with the oldest transaction whose response has not started.
+                let waiting = self
+                    .txs
+                    .iter()
+                    .find(|t| t.response.progress == Progress::NotStarted)
+                    .map(|t| (t.id, t.request.version));
+                let (id, version) = match waiting {
+                    Some(w) => w,
+                    None => {
+                        let Some(id) = self.new_tx(out) else {
+                            self.dirs[d].st = St::Stopped;
+                            return Step::Go(0);
+                        };
+                        out.anomaly("http.unable_to_match_response_to_request");
+                        if let Some(t) = self.tx_mut(id) {
+                            // No request will come for it: its request side is over.
+                            t.request_missing = true;
+                            t.request.progress = Progress::Complete;
+                        }
+                        (id, None)
+                    }
+                };
+                self.dirs[d].tx_id = id;
+                if version == Some(Version::V0_9) {
+                    // An HTTP/0.9 response has no status line and no headers.
+                    if let Some(m) = self.msg_mut(dir, id) {
+                        m.progress = Progress::Body;
+                        m.has_body = true;
+                    }
+                    self.dirs[d].st = St::UntilClose;
+                } else {
+                    if let Some(m) = self.msg_mut(dir, id) {
+                        m.progress = Progress::Line;
+                    }
+                    self.dirs[d].st = St::Line;
+                }
+                Step::Go(0)
+            }
+        }
+    }
+
+    fn line(&mut self, dir: Dir, rest: &[u8], out: &mut ParseOutput) -> Step {
+        let d = dir.index();
+        let eof = self.dirs[d].eof;
+        let Some(l) = parser::next_line(rest, side(dir), eof) else {
+            return Step::More;
+        };
+        let line = &rest[..l.end];
+        let id = self.dirs[d].tx_id;
+        if parser::is_ignorable(line) {
+            if self.dirs[d].ignored < MAX_IGNORED_LINES {
+                self.dirs[d].ignored += 1;
+                return Step::Go(l.next);
+            }
+            out.anomaly(match dir {
+                Dir::ToServer => "http.request_line_invalid",
+                Dir::ToClient => "http.response_line_invalid",
+            });
+        }
+        self.dirs[d].ignored = 0;
+        match dir {
+            Dir::ToServer => {
+                let rl = parser::parse_request_line(line);
+                if line.first().is_some_and(|&c| parser::is_space(c)) {
+                    out.anomaly("http.request_line_leading_whitespace");
+                }
+                let version = if rl.protocol.is_empty() {
+                    Version::V0_9
+                } else {
+                    parser::parse_version(rl.protocol)
+                };
+                if rl.protocol.is_empty() {
+                    out.anomaly("http.request_line_missing_protocol");
+                } else if version == Version::Invalid {
+                    out.anomaly("http.request_line_invalid");
+                }
+                let Some(tx) = self.tx_mut(id) else {
+                    return Step::Go(l.next);
+                };
+                tx.method = rl.method.to_vec();
+                tx.uri_raw = rl.uri.to_vec();
+                (tx.uri_norm, tx.uri_path_len) = uri::normalize_with_path(rl.uri);
+                let parts = uri::split(rl.uri);
+                if let Some(h) = parts.host {
+                    tx.host = Some(h.to_ascii_lowercase());
+                    tx.port = parts
+                        .port
+                        .and_then(|p| std::str::from_utf8(p).ok()?.parse().ok());
+                }
+                tx.request.line = line.to_vec();
+                tx.request.protocol = rl.protocol.to_vec();
+                tx.request.version = Some(version);
+                if version == Version::V0_9 {
+                    // No headers, no body.
+                    tx.request.progress = Progress::Complete;
+                    self.dirs[d].st = St::Idle;
+                } else {
+                    tx.request.progress = Progress::Headers;
+                    self.begin_headers(dir);
+                }
+                Step::Go(l.next)
+            }
+            Dir::ToClient => {
+                if parser::response_line_is_body(line) {
+                    // Browsers take a line that does not start like a status line as
+                    // body (libhtp drops its line end). When more data follows in this
+                    // call, a status line may still come; otherwise the body runs to the
+                    // end of the connection.
+                    out.anomaly("http.response_body_unexpected");
+                    let more = l.next < rest.len();
+                    if let Some(m) = self.msg_mut(dir, id) {
+                        if !more {
+                            m.progress = Progress::Body;
+                        }
+                        m.has_body = true;
+                    }
+                    self.body_data(dir, line, out);
+                    if !more {
+                        self.dirs[d].st = St::UntilClose;
+                    }
+                    return Step::Go(l.next);
+                }
+                let sl = parser::parse_status_line(line);
+                let version = parser::parse_version(sl.protocol);
+                let status = parser::parse_status(sl.status);
+                if status.is_none() {
+                    out.anomaly("http.invalid_response_status");
+                }
+                if let Some(tx) = self.tx_mut(id) {
+                    tx.response.line = line.to_vec();
+                    tx.response.protocol = sl.protocol.to_vec();
+                    tx.response.version = Some(version);
+                    tx.response.progress = Progress::Headers;
+                    tx.response.headers.clear();
+                    tx.response.headers_raw.clear();
+                    tx.status_raw = sl.status.to_vec();
+                    tx.status = status;
+                    tx.status_msg = sl.message.to_vec();
+                }
+                self.begin_headers(dir);
+                Step::Go(l.next)
+            }
+        }
+    }
+
+    fn begin_headers(&mut self, dir: Dir) {
+        let d = dir.index();
+        self.dirs[d].lines.clear();
+        self.dirs[d].st = St::Headers;
+    }
+
+    /// Collects header (or trailer) lines up to the empty line that ends the block.
+    fn headers(&mut self, dir: Dir, rest: &[u8], out: &mut ParseOutput) -> Step {
+        let d = dir.index();
+        let eof = self.dirs[d].eof;
+        let sd = side(dir);
+        let id = self.dirs[d].tx_id;
+        let trailers = self.dirs[d].st == St::Trailers;
+        let Some(l) = parser::next_line(rest, sd, eof) else {
+            if eof && rest.is_empty() {
+                return Step::More;
+            }
+            return Step::More;
+        };
+        let line = &rest[..l.end];
+        let mut end_of_block = line.is_empty();
+        let mut consumed = l.next;
+        if end_of_block && sd == Side::Response && l.next == l.end + 1 && rest[l.end] == b'\r' {
+            // libhtp's deformed end of line: CR LF, then CR and more CR/SP/HT (and an
+            // optional LF) not followed by an end of line, is one end of line, not the
+            // end of the headers.
+            let prev_crlf = self
+                .msg_mut(dir, id)
+                .is_some_and(|m| m.headers_raw.ends_with(b"\r\n"));
+            let after = &rest[l.next..];
+            let k = after
+                .iter()
+                .take_while(|&&c| matches!(c, b'\r' | b' ' | b'\t'))
+                .count();
+            if prev_crlf && k > 0 {
+                let mut j = k;
+                if after.get(j) == Some(&b'\n') {
+                    j += 1;
+                }
+                match after.get(j) {
+                    None if !eof => return Step::More,
+                    Some(b'\n') => {}
+                    Some(b'\r') if after.get(j + 1) == Some(&b'\n') => {}
+                    Some(b'\r') if after.get(j + 1).is_none() && !eof => return Step::More,
+                    None => {}
+                    Some(_) => {
+                        consumed = l.next + j;
+                        if let Some(m) = self.msg_mut(dir, id) {
+                            m.headers_raw.extend_from_slice(&rest[..consumed]);
+                        }
+                        return Step::Go(consumed);
+                    }
+                }
+            }
+        }
+        if !end_of_block && sd == Side::Response && parser::is_ignorable(line) {
+            // A whitespace-only line: ignored when a header or a folded line follows;
+            // the end of the headers otherwise, taking an empty line after it along
+            // (libhtp's "terminator special case").
+            let after = &rest[l.next..];
+            match parser::next_line(after, sd, eof) {
+                None if !eof => return Step::More,
+                Some(n)
+                    if looks_like_header_line(&after[..n.end])
+                        || matches!(after.first(), Some(b' ' | b'\t' | 0)) && n.end > 0 =>
+                {
+                    if let Some(m) = self.msg_mut(dir, id) {
+                        m.headers_raw.extend_from_slice(&rest[..consumed]);
+                    }
+                    return Step::Go(consumed);
+                }
+                Some(n) if n.end == 0 => {
+                    end_of_block = true;
+                    consumed = l.next + n.next;
+                }
+                _ => end_of_block = true,
+            }
+        }
+        if end_of_block && !trailers && self.dirs[d].lines.is_empty() && dir == Dir::ToClient {
+            // No headers at all: fine.
+        }
+        if let Some(m) = self.msg_mut(dir, id)
+            && !trailers
+        {
+            if m.headers_raw.len() + consumed <= parser::MAX_HEADER_BLOCK {
+                let start = m.headers_raw.len();
+                m.headers_raw.extend_from_slice(&rest[..consumed]);
+                if !end_of_block {
+                    self.dirs[d].lines.push((start, start + l.end));
+                }
+            } else {
+                out.anomaly(NAMES[d].field_too_long);
+                end_of_block = true;
+            }
+        }
+        if !end_of_block {
+            return Step::Go(consumed);
+        }
+        if trailers {
+            self.dirs[d].st = self.body_end(dir, out);
+            return Step::Go(consumed);
+        }
+        self.headers_done(dir, out);
+        Step::Go(consumed)
+    }
+
+    /// Parses the collected header lines and decides how the body is delimited.
+    fn headers_done(&mut self, dir: Dir, out: &mut ParseOutput) {
+        let d = dir.index();
+        let id = self.dirs[d].tx_id;
+        let lines = std::mem::take(&mut self.dirs[d].lines);
+        let cfg = self.cfg;
+        let Some(tx) = self.tx_mut(id) else {
+            self.dirs[d].st = St::Idle;
+            return;
+        };
+        let msg = match dir {
+            Dir::ToServer => &mut tx.request,
+            Dir::ToClient => &mut tx.response,
+        };
+        let slices: Vec<&[u8]> = lines
+            .iter()
+            .filter_map(|&(s, e)| msg.headers_raw.get(s..e))
+            .collect();
+        let mut raw_headers = Vec::new();
+        let flags = parser::parse_headers(&slices, side(dir), &mut raw_headers);
+        if flags.folding {
+            out.anomaly(NAMES[d].folding);
+        }
+        if flags.missing_colon || flags.invalid_name || flags.null_in_name {
+            out.anomaly(NAMES[d].header_invalid);
+        }
+        if flags.too_many {
+            out.anomaly(NAMES[d].too_many_headers);
+        }
+        // Join duplicates as libhtp does, in place: the first `kept` entries are the
+        // merged headers, in order of first appearance.
+        let mut merged = raw_headers;
+        let mut kept = 0usize;
+        let mut repeated = false;
+        for i in 0..merged.len() {
+            let dup = if merged[i].name().is_empty() {
+                None
+            } else {
+                (0..kept).find(|&j| parser::names_eq(merged[j].name(), merged[i].name()))
+            };
+            match dup {
+                Some(j) => {
+                    repeated = true;
+                    let h = std::mem::take(&mut merged[i]);
+                    let m = &mut merged[j];
+                    if !h.name().eq_ignore_ascii_case(b"content-length") {
+                        m.append_value(b", ", h.value());
+                    } else if parser::parse_content_length(m.value())
+                        != parser::parse_content_length(h.value())
+                    {
+                        out.anomaly(NAMES[d].duplicate_cl);
+                    }
+                }
+                None => {
+                    merged.swap(kept, i);
+                    kept += 1;
+                }
+            }
+        }
+        merged.truncate(kept);
+        if repeated {
+            out.anomaly(NAMES[d].repetition);
+        }
+        msg.headers = merged;
+        msg.buffers = HeaderBuffers::build(msg);
+        msg.progress = Progress::Body;
+
+        let te = msg.header(b"transfer-encoding").map(parser::without_nul);
+        // Some(parsed value) when the header is there (None inside: not a valid length).
+        let cl = msg
+            .header(b"content-length")
+            .map(parser::parse_content_length);
+        let ce = msg.header(b"content-encoding").map(parser::without_nul);
+        let chunked = te
+            .as_deref()
+            .is_some_and(|t| parser::contains_nocase(t, b"chunked"));
+
+        let next = match dir {
+            Dir::ToServer => {
+                if tx.host.is_none()
+                    && let Some(h) = tx.request.header(b"host")
+                {
+                    let (host, port) = uri::split_host_port(parser::trim(h));
+                    tx.host = Some(host.to_ascii_lowercase());
+                    tx.port = port.and_then(|p| std::str::from_utf8(p).ok()?.parse().ok());
+                }
+                match framing(d, chunked, cl, out) {
+                    Framing::Body(st) => st,
+                    Framing::InvalidLength | Framing::Unframed => St::Idle,
+                }
+            }
+            Dir::ToClient => {
+                let connect = tx.method.eq_ignore_ascii_case(b"CONNECT");
+                let head = tx.method.eq_ignore_ascii_case(b"HEAD");
+                let status = tx.status;
+                if status == Some(100) && te.is_none() && cl.is_none() {
+                    // Interim response: the real one follows.
+                    tx.interim += 1;
+                    if tx.interim > MAX_INTERIM {
+                        out.anomaly("http.100_continue_already_seen");
+                    }
+                    if tx.interim <= MAX_INTERIM {
+                        tx.response.headers.clear();
+                        tx.response.progress = Progress::Line;
+                        self.dirs[d].st = St::Line;
+                        return;
+                    }
+                }
+                let tunnel = (connect && status.is_some_and(|s| (200..300).contains(&s)))
+                    || (status == Some(101) && te.is_none() && cl.is_none());
+                if tunnel {
+                    tx.response.progress = Progress::Complete;
+                    self.tunnel = true;
+                    self.dirs[0].st = St::Stopped;
+                    self.dirs[1].st = St::Stopped;
+                    return;
+                }
+                let no_body = head
+                    || (status.is_some_and(|s| (100..200).contains(&s) || s == 204 || s == 304)
+                        && te.is_none()
+                        && cl.is_none());
+                if no_body {
+                    St::Idle
+                } else {
+                    match framing(d, chunked, cl, out) {
+                        Framing::Body(st) => st,
+                        Framing::Unframed => St::UntilClose,
+                        Framing::InvalidLength => {
+                            // libhtp gives up on the stream here.
+                            tx.response.progress = Progress::Complete;
+                            self.dirs[d].st = St::Stopped;
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        let Some(tx) = self.tx_mut(id) else {
+            return;
+        };
+        let msg = match dir {
+            Dir::ToServer => &mut tx.request,
+            Dir::ToClient => &mut tx.response,
+        };
+        if next == St::Idle {
+            msg.progress = Progress::Complete;
+            msg.has_body = false;
+        } else {
+            msg.has_body = true;
+            if let Some(ce) = ce {
+                let layers = decompress::parse_content_encoding(&ce);
+                if layers.len() > cfg.decode.layer_limit && cfg.decode.layer_limit > 0 {
+                    out.anomaly("http.too_many_encoding_layers");
+                }
+                msg.decoder = Decoder::new(&layers, cfg.decode);
+            }
+            if let St::BodyLength(n) = next
+                && msg.decoder.is_none()
+            {
+                // The kept body's final size is known: one allocation instead of a
+                // chain of doublings (each copying what was kept so far).
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                msg.body.reserve_exact(n.min(cfg.limit(dir)));
+            }
+        }
+        self.dirs[d].st = match (dir, next) {
+            (Dir::ToClient, St::Idle) => St::Finalize,
+            (_, n) => n,
+        };
+    }
+
+    fn chunk_size(&mut self, dir: Dir, rest: &[u8], out: &mut ParseOutput) -> Step {
+        let d = dir.index();
+        let Some(lf) = memchr::memchr(b'\n', rest) else {
+            if !parser::chunk_len_prefix_ok(rest) {
+                out.anomaly(NAMES[d].invalid_chunk_len);
+                self.dirs[d].st = St::UntilClose;
+                return Step::Go(0);
+            }
+            if self.dirs[d].eof {
+                self.dirs[d].st = self.body_end(dir, out);
+                return Step::Go(rest.len());
+            }
+            return Step::More;
+        };
+        match parser::parse_chunk_len(&rest[..lf]) {
+            ChunkLen::Empty => Step::Go(lf + 1),
+            ChunkLen::Size(0) => {
+                self.dirs[d].st = St::Trailers;
+                self.dirs[d].lines.clear();
+                Step::Go(lf + 1)
+            }
+            ChunkLen::Size(n) => {
+                self.dirs[d].st = St::ChunkData(n);
+                Step::Go(lf + 1)
+            }
+            ChunkLen::Invalid => {
+                // Not chunked after all: the rest is body until close (libhtp).
+                out.anomaly(NAMES[d].invalid_chunk_len);
+                self.dirs[d].st = St::UntilClose;
+                Step::Go(0)
+            }
+        }
+    }
+
+    /// After a response body: lines that do not look like a status line are more of
+    /// this body (libhtp's `res_finalize`); the response completes when a status line
+    /// starts, when this call's data ends on a line boundary, or at the end of the stream.
+    fn finalize(&mut self, dir: Dir, rest: &[u8]) -> Step {
+        let d = dir.index();
+        let id = self.dirs[d].tx_id;
+        if dir == Dir::ToServer {
+            self.complete_msg(dir, id);
+            self.dirs[d].st = St::Idle;
+            return Step::Go(0);
+        }
+        let eof = self.dirs[d].eof;
+        let line = match memchr::memchr(b'\n', rest) {
+            Some(lf) => &rest[..=lf],
+            None if eof => rest,
+            None => return Step::More,
+        };
+        if !parser::response_line_is_body(line) {
+            self.complete_msg(dir, id);
+            self.dirs[d].st = St::Idle;
+            return Step::Go(0);
+        }
+        let cfg = self.cfg;
+        if let Some(m) = self.msg_mut(dir, id) {
+            append_body(m, line, cfg.limit(dir));
+        }
+        Step::Go(line.len())
+    }
+
+    fn body_data(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        if data.is_empty() {
+            return;
+        }
+        let id = self.dirs[dir.index()].tx_id;
+        let limit = self.cfg.limit(dir);
+        if let Some(m) = self.msg_mut(dir, id) {
+            m.body_len += data.len() as u64;
+            let (bomb_before, failed_before) = m
+                .decoder
+                .as_ref()
+                .map(|d| (d.flags.bomb, d.flags.failed))
+                .unwrap_or_default();
+            append_body(m, data, limit);
+            if let Some(dec) = &m.decoder {
+                if dec.flags.bomb && !bomb_before {
+                    out.anomaly("http.compression_bomb");
+                }
+                if dec.flags.failed && !failed_before {
+                    out.anomaly("http.gzip_decompression_failed");
+                }
+            }
+        }
+    }
+
+    /// The body of the message in `dir` ended; returns the next state (a response is
+    /// completed by [`Self::finalize`]).
+    fn body_end(&mut self, dir: Dir, _out: &mut ParseOutput) -> St {
+        let id = self.dirs[dir.index()].tx_id;
+        match dir {
+            Dir::ToServer => {
+                self.complete_msg(dir, id);
+                St::Idle
+            }
+            Dir::ToClient => St::Finalize,
+        }
+    }
+
+    fn complete_msg(&mut self, dir: Dir, id: u64) {
+        let limit = self.cfg.limit(dir);
+        if let Some(m) = self.msg_mut(dir, id) {
+            if let Some(mut dec) = m.decoder.take() {
+                let room = limit.saturating_sub(m.body.len());
+                dec.finish(&mut m.body, room);
+            }
+            m.progress = Progress::Complete;
+        }
+    }
+}
+
+fn looks_like_header_line(l: &[u8]) -> bool {
+    let n = l
+        .iter()
+        .take_while(|&&c| c.is_ascii_graphic() && c != b':')
+        .count();
+    n > 0 && l.get(n) == Some(&b':')
+}
+
+fn append_body(m: &mut Message, data: &[u8], limit: usize) {
+    let room = limit.saturating_sub(m.body.len());
+    if room == 0 {
+        m.body_truncated = true;
+        return;
+    }
+    match &mut m.decoder {
+        Some(dec) => {
+            if !dec.feed(data, &mut m.body, room) && m.body.len() >= limit {
+                m.body_truncated = true;
+            }
+        }
+        None => {
+            let take = data.len().min(room);
+            m.body.extend_from_slice(&data[..take]);
+            if take < data.len() {
+                m.body_truncated = true;
+            }
+        }
+    }
+    if m.body.len() >= limit {
+        m.body_truncated = true;
+    }
+}
+
+impl AppState for HttpState {
+    fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        if data.is_empty() {
+            return;
+        }
+        self.feed(dir, data, out);
+    }
+
+    fn gap(&mut self, dir: Dir, len: u64, out: &mut ParseOutput) {
+        let d = dir.index();
+        let id = self.dirs[d].tx_id;
+        match self.dirs[d].st {
+            St::BodyLength(n) => {
+                if let Some(m) = self.msg_mut(dir, id) {
+                    m.body_gap = true;
+                    m.decoder = None;
+                }
+                if len >= n {
+                    self.dirs[d].st = self.body_end(dir, out);
+                } else {
+                    self.dirs[d].st = St::BodyLength(n - len);
+                }
+            }
+            St::ChunkData(n) if len < n => {
+                if let Some(m) = self.msg_mut(dir, id) {
+                    m.body_gap = true;
+                    m.decoder = None;
+                }
+                self.dirs[d].st = St::ChunkData(n - len);
+            }
+            St::UntilClose => {
+                if let Some(m) = self.msg_mut(dir, id) {
+                    m.body_gap = true;
+                    m.decoder = None;
+                }
+            }
+            St::Idle | St::Stopped => {}
+            _ => {
+                // A gap inside a line or header block: the message cannot be parsed on.
+                out.anomaly("http.gap_in_message");
+                self.dirs[d].pending.clear();
+                self.stop_dir(dir);
+            }
+        }
+    }
+
+    fn eof(&mut self, dir: Dir, out: &mut ParseOutput) {
+        let d = dir.index();
+        if self.dirs[d].eof {
+            return;
+        }
+        self.dirs[d].eof = true;
+        if self.dirs[d].st != St::Stopped {
+            let buf = std::mem::take(&mut self.dirs[d].pending);
+            let n = self.run(dir, &buf, out);
+            let _ = n;
+        }
+        let st = self.dirs[d].st;
+        let id = self.dirs[d].tx_id;
+        match st {
+            St::Idle | St::Stopped => {}
+            St::Headers => {
+                self.headers_done(dir, out);
+                let id = self.dirs[d].tx_id;
+                self.complete_msg(dir, id);
+            }
+            _ => self.complete_msg(dir, id),
+        }
+        self.dirs[d].st = St::Stopped;
+    }
+
+    fn tx_count(&self) -> usize {
+        self.txs.len()
+    }
+
+    fn tx(&self, index: usize) -> Option<&dyn Transaction> {
+        self.txs.get(index).map(|t| t as &dyn Transaction)
+    }
+
+    fn free_below(&mut self, id: u64) {
+        while let Some(t) = self.txs.front() {
+            // Never free a transaction a direction is still parsing into.
+            let busy = self
+                .dirs
+                .iter()
+                .any(|p| !matches!(p.st, St::Idle | St::Stopped) && p.tx_id == t.id);
+            if t.id < id && !busy {
+                self.txs.pop_front();
+            } else {
+                break;
+            }
+        }
+        self.txs.release_if_empty();
+    }
+}
+
+impl HttpTx {
+    pub fn message(&self, dir: Dir) -> &Message {
+        match dir {
+            Dir::ToServer => &self.request,
+            Dir::ToClient => &self.response,
+        }
+    }
+
+    pub(crate) fn body_done(&self, dir: Dir) -> bool {
+        self.message(dir).body_done()
+    }
+}

@@ -1,0 +1,421 @@
+//! Parser-level tests: feed request/response bytes, check transactions and buffers.
+
+use super::*;
+use crate::{AppState, Buf, Dir, ParseOutput, Probe};
+
+fn state() -> HttpState {
+    HttpState::new(HttpConfig::default())
+}
+
+/// Feeds `data` to `dir` in pieces of `step` bytes.
+fn feed(s: &mut HttpState, dir: Dir, data: &[u8], step: usize) -> Vec<&'static str> {
+    let mut out = ParseOutput::default();
+    for c in data.chunks(step.max(1)) {
+        s.parse(dir, c, &mut out);
+    }
+    out.anomalies
+}
+
+fn ready<'a>(b: Buf<'a>) -> &'a [u8] {
+    match b {
+        Buf::Ready(v) => v,
+        other => panic!("not ready: {other:?}"),
+    }
+}
+
+fn tx(s: &HttpState, i: usize) -> &dyn Transaction {
+    s.tx(i).expect("transaction")
+}
+
+#[test]
+fn probes() {
+    assert_eq!(probe(Dir::ToServer, b"GET / HTTP/1.1"), Probe::Match);
+    assert_eq!(probe(Dir::ToServer, b"PO"), Probe::NeedMore);
+    assert_eq!(probe(Dir::ToServer, b"\x16\x03\x01"), Probe::NoMatch);
+    assert_eq!(probe(Dir::ToClient, b"HTTP/1.1 200"), Probe::Match);
+    assert_eq!(probe(Dir::ToClient, b"HT"), Probe::NeedMore);
+    assert_eq!(probe(Dir::ToClient, b"SSH-2.0"), Probe::NoMatch);
+}
+
+#[test]
+fn request_buffers() {
+    let req = b"GET /a/../b%20c?x=%41 HTTP/1.1\r\nHost: Example.COM:8080\r\nUser-Agent: ua\r\nCookie: k=v\r\nX-A: 1\r\nX-A: 2\r\n\r\n";
+    for step in [1, 7, 1000] {
+        let mut s = state();
+        feed(&mut s, Dir::ToServer, req, step);
+        let t = tx(&s, 0);
+        assert_eq!(ready(t.buffer(detect::URI, 0)), b"/b c?x=%41");
+        assert_eq!(ready(t.buffer(detect::URI_RAW, 0)), b"/a/../b%20c?x=%41");
+        assert_eq!(ready(t.buffer(detect::METHOD, 0)), b"GET");
+        assert_eq!(ready(t.buffer(detect::HOST, 0)), b"example.com");
+        assert_eq!(ready(t.buffer(detect::HOST_RAW, 0)), b"Example.COM:8080");
+        assert_eq!(ready(t.buffer(detect::USER_AGENT, 0)), b"ua");
+        assert_eq!(ready(t.buffer(detect::COOKIE_REQ, 0)), b"k=v");
+        assert_eq!(
+            ready(t.buffer(detect::HEADER_REQ, 0)),
+            b"Host: Example.COM:8080\r\nUser-Agent: ua\r\nCookie: k=v\r\nX-A: 1, 2\r\n"
+        );
+        assert_eq!(
+            ready(t.buffer(detect::HEADER_NAMES_REQ, 0)),
+            b"\r\nHost\r\nUser-Agent\r\nCookie\r\nX-A\r\n\r\n"
+        );
+        assert_eq!(ready(t.buffer(detect::REQUEST_HEADER, 3)), b"X-A: 1, 2");
+        assert_eq!(t.buffer(detect::REQUEST_HEADER, 4), Buf::Absent);
+        assert_eq!(t.buffer(detect::REFERER, 0), Buf::Absent);
+        assert_eq!(t.buffer(detect::REQUEST_BODY, 0), Buf::Absent);
+        assert!(t.complete(Dir::ToServer));
+        assert!(!t.complete(Dir::ToClient));
+        assert_eq!(t.buffer(detect::STAT_CODE, 0), Buf::NotYet);
+    }
+}
+
+#[test]
+fn not_yet_before_headers_end() {
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST /x HTTP/1.1\r\nHost: a\r\n",
+        100,
+    );
+    let t = tx(&s, 0);
+    assert_eq!(ready(t.buffer(detect::URI, 0)), b"/x");
+    assert_eq!(t.buffer(detect::HOST, 0), Buf::NotYet);
+    assert_eq!(t.buffer(detect::REQUEST_BODY, 0), Buf::NotYet);
+}
+
+#[test]
+fn pipelined_keepalive_content_length_and_chunked() {
+    let reqs = b"POST /1 HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /2 HTTP/1.1\r\n\r\nPOST /3 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;ext\r\nde\r\n0\r\nTrailer: x\r\n\r\n";
+    let resps = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nnope\r\n0\r\n\r\nHTTP/1.0 200 OK\r\n\r\nuntil close";
+    for step in [1, 3, 64, 4096] {
+        let mut s = state();
+        feed(&mut s, Dir::ToServer, reqs, step);
+        feed(&mut s, Dir::ToClient, resps, step);
+        let mut out = ParseOutput::default();
+        s.eof(Dir::ToClient, &mut out);
+        assert_eq!(s.tx_count(), 3);
+        assert_eq!(ready(tx(&s, 0).buffer(detect::REQUEST_BODY, 0)), b"hello");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::URI, 0)), b"/2");
+        assert_eq!(ready(tx(&s, 2).buffer(detect::REQUEST_BODY, 0)), b"abcde");
+        assert_eq!(ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)), b"ok");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::STAT_CODE, 0)), b"404");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::STAT_MSG, 0)), b"Not Found");
+        assert_eq!(ready(tx(&s, 1).buffer(detect::RESPONSE_BODY, 0)), b"nope");
+        assert_eq!(
+            ready(tx(&s, 2).buffer(detect::RESPONSE_BODY, 0)),
+            b"until close"
+        );
+        for i in 0..3 {
+            assert!(tx(&s, i).complete(Dir::ToServer) && tx(&s, i).complete(Dir::ToClient));
+        }
+        s.free_below(2);
+        assert_eq!(s.tx_count(), 1);
+        assert_eq!(tx(&s, 0).id(), 2);
+    }
+}
+
+#[test]
+fn partial_body_then_ready() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345",
+        100,
+    );
+    assert_eq!(
+        tx(&s, 0).buffer(detect::RESPONSE_BODY, 0),
+        Buf::Partial(b"12345")
+    );
+    feed(&mut s, Dir::ToClient, b"67890", 100);
+    assert_eq!(
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
+        b"1234567890"
+    );
+}
+
+#[test]
+fn gzip_body_and_limit() {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let body = vec![b'A'; 300 * 1024];
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(&body).unwrap();
+    let gz = e.finish().unwrap();
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        gz.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&gz);
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
+    feed(&mut s, Dir::ToClient, &resp, 1460);
+    let b = ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0));
+    // Capped at the default response-body-limit.
+    assert_eq!(b.len(), 100 * 1024);
+    assert!(b.iter().all(|&c| c == b'A'));
+}
+
+#[test]
+fn folding_and_weird_lines() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
+    let an = feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\rX-Folded: a\r\n b\r\nTransfer-Encoding:\r\n chunked\r\nbadline\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        2,
+    );
+    let t = tx(&s, 0);
+    assert_eq!(ready(t.buffer(detect::RESPONSE_BODY, 0)), b"hello");
+    assert!(an.contains(&"http.invalid_response_field_folding"));
+    assert!(an.contains(&"http.response_header_invalid"));
+}
+
+#[test]
+fn http09_and_body_without_status_line() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET /old\r\n", 100);
+    feed(&mut s, Dir::ToClient, b"<html>old</html>", 100);
+    let mut out = ParseOutput::default();
+    s.eof(Dir::ToClient, &mut out);
+    assert_eq!(
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
+        b"<html>old</html>"
+    );
+    assert_eq!(ready(tx(&s, 0).buffer(detect::PROTOCOL_REQ, 0)), b"");
+}
+
+#[test]
+fn response_without_request_and_100_continue() {
+    let mut s = state();
+    let an = feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+        100,
+    );
+    assert!(an.contains(&"http.unable_to_match_response_to_request"));
+    assert_eq!(tx(&s, 0).buffer(detect::URI, 0), Buf::Absent);
+    assert!(tx(&s, 0).complete(Dir::ToServer) && tx(&s, 0).complete(Dir::ToClient));
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+        5,
+    );
+    assert_eq!(s.tx_count(), 1);
+    assert_eq!(ready(tx(&s, 0).buffer(detect::STAT_CODE, 0)), b"201");
+}
+
+#[test]
+fn head_response_has_no_body_and_connect_stops() {
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"HEAD / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz",
+        100,
+    );
+    assert_eq!(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0), Buf::Absent);
+    assert_eq!(ready(tx(&s, 1).buffer(detect::RESPONSE_BODY, 0)), b"z");
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"CONNECT h:443 HTTP/1.1\r\n\r\n\x16\x03\x01",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\n\r\n\x16\x03\x03",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"GET /not-http HTTP/1.1\r\n\r\n",
+        100,
+    );
+    assert_eq!(s.tx_count(), 1);
+}
+
+#[test]
+fn oversized_header_is_an_anomaly_not_a_crash() {
+    let mut s = state();
+    let mut req = b"GET / HTTP/1.1\r\nX: ".to_vec();
+    req.extend(std::iter::repeat_n(b'a', 200_000));
+    let an = feed(&mut s, Dir::ToServer, &req, 1460);
+    assert!(an.contains(&"http.request_field_too_long"));
+}
+
+#[test]
+fn gaps() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab",
+        100,
+    );
+    let mut out = ParseOutput::default();
+    s.gap(Dir::ToClient, 3, &mut out);
+    feed(&mut s, Dir::ToClient, b"fghijHTTP/1.1 204 No\r\n\r\n", 100);
+    assert_eq!(
+        ready(tx(&s, 0).buffer(detect::RESPONSE_BODY, 0)),
+        b"abfghij"
+    );
+    // The 204 has no request to pair with.
+    assert_eq!(s.tx_count(), 2);
+    assert_eq!(tx(&s, 1).buffer(detect::URI, 0), Buf::Absent);
+}
+
+#[test]
+fn record_fields() {
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"GET /p?q HTTP/1.1\r\nHost: h.example:81\r\nUser-Agent: u\r\nReferer: r\r\n\r\n",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 301 Moved\r\nLocation: /n\r\nContent-Type: text/html\r\nContent-Length: 3\r\n\r\nabc",
+        100,
+    );
+    let Some(AppRecord::Http(r)) = tx(&s, 0).record() else {
+        panic!("no record")
+    };
+    assert_eq!(r.hostname, b"h.example");
+    assert_eq!(r.http_port, Some(81));
+    assert_eq!(r.url, b"/p?q");
+    assert_eq!(r.http_method, b"GET");
+    assert_eq!(r.protocol, b"HTTP/1.1");
+    assert_eq!(r.status, Some(301));
+    assert_eq!(r.redirect, b"/n");
+    assert_eq!(r.http_content_type, b"text/html");
+    assert_eq!(r.http_refer, b"r");
+    assert_eq!(r.length, 3);
+}
+
+#[test]
+fn request_without_end_of_headers() {
+    // suricata-verify UriTestSig34: the capture stops inside the headers.
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST /normalized%20uri HTTP/1.0\r\nUser-Agent: Mozilla/1.0\r\n",
+        100,
+    );
+    let t = tx(&s, 0);
+    assert_eq!(t.progress(Dir::ToServer), 2);
+    assert_eq!(ready(t.buffer(detect::URI, 0)), b"/normalized uri");
+    assert_eq!(ready(t.buffer(detect::URI_RAW, 0)), b"/normalized%20uri");
+    let mut out = ParseOutput::default();
+    s.eof(Dir::ToServer, &mut out);
+    let t = tx(&s, 0);
+    assert_eq!(t.progress(Dir::ToServer), 5);
+    assert_eq!(ready(t.buffer(detect::USER_AGENT, 0)), b"Mozilla/1.0");
+}
+
+#[test]
+fn file_names() {
+    let reqs = b"POST /up/a%20b.txt?x=1 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /dl/r.pdf?v=2 HTTP/1.1\r\n\r\nGET /x HTTP/1.1\r\n\r\nGET /empty HTTP/1.1\r\n\r\n";
+    let resps = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n%PDFHTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"Report 1.DOC\"\r\nContent-Length: 1\r\n\r\nzHTTP/1.1 204 No Content\r\n\r\n";
+    for step in [1, 9, 4096] {
+        let mut s = state();
+        feed(&mut s, Dir::ToServer, reqs, step);
+        feed(&mut s, Dir::ToClient, resps, step);
+        assert_eq!(s.tx_count(), 4);
+        // A request body is a file named after the URI path (decoded, no query).
+        assert_eq!(
+            ready(tx(&s, 0).buffer(detect::FILE_NAME_REQ, 0)),
+            b"/up/a b.txt"
+        );
+        assert_eq!(
+            ready(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0)),
+            b"/up/a b.txt"
+        );
+        // No request body, no request file.
+        assert_eq!(tx(&s, 1).buffer(detect::FILE_NAME_REQ, 0), Buf::Absent);
+        assert_eq!(
+            ready(tx(&s, 1).buffer(detect::FILE_NAME_RESP, 0)),
+            b"/dl/r.pdf"
+        );
+        // Content-Disposition names the response's file.
+        assert_eq!(
+            ready(tx(&s, 2).buffer(detect::FILE_NAME_RESP, 0)),
+            b"Report 1.DOC"
+        );
+        // A response without a body carries no file.
+        assert_eq!(tx(&s, 3).buffer(detect::FILE_NAME_RESP, 0), Buf::Absent);
+    }
+}
+
+#[test]
+fn file_name_waits_for_body_bytes() {
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET /f.bin HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n",
+        100,
+    );
+    assert_eq!(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0), Buf::NotYet);
+    feed(&mut s, Dir::ToClient, b"ab", 100);
+    assert_eq!(
+        ready(tx(&s, 0).buffer(detect::FILE_NAME_RESP, 0)),
+        b"/f.bin"
+    );
+}
+
+#[test]
+fn content_disposition_filename() {
+    use super::detect::disposition_filename as f;
+    assert_eq!(
+        f(b"attachment; filename=\"a b.pdf\""),
+        Some(&b"a b.pdf"[..])
+    );
+    assert_eq!(
+        f(b"attachment; FILENAME=x.exe; size=3"),
+        Some(&b"x.exe"[..])
+    );
+    assert_eq!(f(b"inline"), None);
+    assert_eq!(f(b"attachment; filename=\"\""), None);
+    assert_eq!(
+        f(b"attachment; filename=\"unterminated"),
+        Some(&b"unterminated"[..])
+    );
+}
+
+#[test]
+fn every_raised_event_is_listed() {
+    let n = crate::events::raised_names_are_listed(
+        crate::http::EVENTS,
+        include_str!("state.rs"),
+        "http",
+    );
+    assert!(n > 0);
+}

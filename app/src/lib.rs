@@ -1,0 +1,209 @@
+//! Meerkat's application-layer protocols, and the contract between them and the engine.
+//!
+//! Each protocol lives in its own directory (`src/<proto>/`) and owns all of itself: its
+//! parser, per-flow state and transactions, its detection (sticky buffers and keywords),
+//! its EVE record and the function that renders it, its config section, its anomaly
+//! names and its fuzz driver with seeds. It describes itself with one static
+//! [`Descriptor`], and [`list`] names every protocol once: the [`AppProto`] enum, the
+//! probing order and everything per protocol elsewhere (enabled flags, settings,
+//! counters, EVE type names, the writer's type filter, keyword lookup) come from that
+//! list. `README.md` ("Adding a protocol") walks through adding one.
+//!
+//! The engine drives a protocol through small traits:
+//!
+//! - [`Parser`]: a protocol configured from its `app-layer.protocols.<name>` section; it
+//!   makes per-flow state.
+//! - [`AppState`]: one flow's parser state. The engine feeds it bytes in order, per
+//!   direction: for TCP the reassembled stream (possibly in several calls per segment), for
+//!   UDP one datagram per call. Gaps and the end of a direction are announced. Parsing is
+//!   streaming: "incomplete, need more" is normal, not malformed.
+//! - [`Transaction`]: a request/response pair (HTTP), a query/answer (DNS), a handshake
+//!   (TLS). It exposes inspection buffers by [`BufferId`] (see [`buffers`]) for the
+//!   sticky-buffer keywords, its progress per direction, and its EVE record.
+//!
+//! The engine decides when to inspect: it evaluates a rule against a transaction once none
+//! of the buffers the rule needs is [`Buf::NotYet`]; a rule needing an [`Buf::Absent`]
+//! buffer cannot match that transaction; [`Buf::Partial`] (a body still arriving) may be
+//! inspected now and again later. Each (rule, transaction) alerts at most once. Keywords
+//! that are not buffers (`tls.version`, `dns.opcode`, ...) are evaluated through the
+//! protocol's [`KeywordDef`]s: the engine knows no protocol.
+//!
+//! Every parser bounds every count, length and loop with a named `MAX_*` constant; hitting
+//! a bound truncates, flags, and raises an anomaly ([`ParseOutput::anomaly`]).
+
+pub mod buffers;
+pub mod config;
+pub mod descriptor;
+pub mod events;
+#[doc(hidden)]
+pub mod fuzz;
+pub mod list;
+pub mod registry;
+pub mod value;
+
+pub mod dns;
+pub mod http;
+pub mod llmnr;
+pub mod ssh;
+pub mod tls;
+
+pub use buffers::{BufferDef, BufferId};
+pub use descriptor::{Descriptor, FuzzTarget, KeywordDef, KeywordKind, RecordDef, Transports};
+pub use list::{APP_PROTOS, AppProto, PROTOCOLS};
+pub use meerkat_proto::events::event::App as AppRecord;
+pub use registry::{Detected, Registry};
+
+/// Direction of data within a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dir {
+    ToServer = 0,
+    ToClient = 1,
+}
+
+impl Dir {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn other(self) -> Dir {
+        match self {
+            Dir::ToServer => Dir::ToClient,
+            Dir::ToClient => Dir::ToServer,
+        }
+    }
+}
+
+/// The transport the bytes arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+/// What a probe of the first bytes of a direction says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// This is the protocol.
+    Match,
+    /// This is not the protocol.
+    NoMatch,
+    /// Too few bytes to tell.
+    NeedMore,
+}
+
+/// A protocol configured from its `app-layer.protocols.<name>` section: makes the state
+/// of each new flow.
+pub trait Parser: Send + Sync + std::fmt::Debug {
+    /// Fresh per-flow state.
+    fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
+}
+
+/// What a parser reports back from a call.
+#[derive(Debug, Default)]
+pub struct ParseOutput {
+    /// Anomalies (EVE `anomaly` with type `applayer`): Suricata-style event names such as
+    /// `http.request_header_too_long`, each one of the protocol's
+    /// [`Descriptor::events`].
+    pub anomalies: Vec<&'static str>,
+    /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
+    /// the engine stops feeding it.
+    pub failed: bool,
+}
+
+impl ParseOutput {
+    pub fn anomaly(&mut self, name: &'static str) {
+        self.anomalies.push(name);
+    }
+}
+
+/// One flow's application-layer state.
+pub trait AppState: Send + std::fmt::Debug {
+    /// Consumes the next bytes of `dir`, in order.
+    fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput);
+    /// `len` bytes of `dir` are missing (a gap in the TCP stream).
+    fn gap(&mut self, dir: Dir, len: u64, out: &mut ParseOutput);
+    /// No more data will come in `dir` (FIN, RST, or the flow ended).
+    fn eof(&mut self, dir: Dir, out: &mut ParseOutput);
+    /// Number of live transactions.
+    fn tx_count(&self) -> usize;
+    /// Live transaction `index` (0 = oldest live one).
+    fn tx(&self, index: usize) -> Option<&dyn Transaction>;
+    /// Frees the transactions with id below `id` (the engine is done with them: inspected
+    /// and logged).
+    fn free_below(&mut self, id: u64);
+}
+
+/// Gives back the buffer of an emptied transaction queue. A flow whose transactions
+/// are all done usually stays in the flow table until its timeout (minutes for UDP DNS),
+/// and the capacity left behind by freed transactions would be held for all that time:
+/// on the trafficgen mix, ~80k finished DNS flows kept ~140 MB of such buffers (their
+/// queues and the flows' per-transaction detection state). A flow that starts another
+/// transaction allocates again, as a new flow does.
+pub trait ReleaseEmpty {
+    fn release_if_empty(&mut self);
+}
+
+impl<T> ReleaseEmpty for std::collections::VecDeque<T> {
+    fn release_if_empty(&mut self) {
+        if self.is_empty() && self.capacity() > 0 {
+            *self = std::collections::VecDeque::new();
+        }
+    }
+}
+
+impl<T> ReleaseEmpty for Vec<T> {
+    fn release_if_empty(&mut self) {
+        if self.is_empty() && self.capacity() > 0 {
+            *self = Vec::new();
+        }
+    }
+}
+
+/// Availability of an inspection buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buf<'a> {
+    /// The buffer's final bytes.
+    Ready(&'a [u8]),
+    /// Bytes so far; more may follow (a body being received).
+    Partial(&'a [u8]),
+    /// Not available yet (the part of the message that holds it has not been parsed).
+    NotYet,
+    /// Will never exist in this transaction (e.g. no such header).
+    Absent,
+}
+
+/// One transaction of a flow.
+pub trait Transaction: std::fmt::Debug {
+    /// Id within the flow: 0, 1, 2, ... (EVE `tx_id`).
+    fn id(&self) -> u64;
+    /// Whether the direction's part of the transaction is complete.
+    fn complete(&self, dir: Dir) -> bool;
+    /// How far the direction's part has got: a number that grows whenever a buffer of
+    /// that direction becomes available or final (e.g. HTTP request: 1 request line,
+    /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again
+    /// only when this changes, so a body growing chunk by chunk need not bump it.
+    fn progress(&self, dir: Dir) -> u8;
+    /// Inspection buffer `id`. Multi-buffers (several DNS queries, several certificate
+    /// names) have items `index` 0, 1, ...; single buffers only have item 0. An index past
+    /// the last item is `Absent`.
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_>;
+    /// The transaction's EVE record (for its own event and inside alerts). `None` when
+    /// there is nothing to log yet, or the protocol has no record.
+    fn record(&self) -> Option<AppRecord>;
+    /// The record of the protocol's own event to log once direction `dir` of the
+    /// transaction is complete. Most protocols log one event per transaction when the
+    /// response side completes (the default); DNS logs each message on its own (a
+    /// `request` and a `response` event, as Suricata's version-3 `dns` events do).
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        match dir {
+            Dir::ToServer => None,
+            Dir::ToClient => self.record(),
+        }
+    }
+    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction
+    /// while parsing direction `dir`, for `app-layer-event`. The worker tracks
+    /// anomalies per transaction and answers through a wrapper; parsers need not
+    /// implement it.
+    fn has_event(&self, _dir: Dir, _name: &str) -> bool {
+        false
+    }
+}

@@ -1,0 +1,114 @@
+//! The list of application protocols: one line per protocol.
+//!
+//! Each line names the [`AppProto`] variant, the protocol's module (which has a `pub
+//! static PROTOCOL: Descriptor`) and, for a protocol with an EVE record, its arm of the
+//! events contract's `Event.app` oneof. The order is the probing order (LLMNR after
+//! DNS: the same messages are LLMNR on LLMNR's port only, DNS anywhere else).
+//! Everything per protocol elsewhere is derived from it.
+
+use crate::{AppRecord, Descriptor};
+
+macro_rules! protocols {
+    ($( $variant:ident => $module:ident $(, record $arm:ident)? ; )+) => {
+        /// Application protocols the engine knows.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #[repr(u8)]
+        pub enum AppProto {
+            /// Not (yet) recognised.
+            #[default]
+            Unknown = 0,
+            $( $variant, )+
+            /// Detection gave up on this flow.
+            Failed = 255,
+        }
+
+        /// Every protocol's descriptor, in probing order; `PROTOCOLS[p as usize - 1]`
+        /// is protocol `p`'s.
+        pub static PROTOCOLS: &[&Descriptor] = &[$( &crate::$module::PROTOCOL ),+];
+
+        /// Number of parsed protocols plus one (`Unknown`): the size of per-protocol
+        /// tables indexed by `AppProto as usize` (`Failed` excluded).
+        pub const APP_PROTOS: usize = [$( AppProto::$variant ),+].len() + 1;
+
+        impl AppProto {
+            /// The parsed protocols, in list order.
+            pub const ALL: &[AppProto] = &[$( AppProto::$variant ),+];
+        }
+
+        /// The protocol whose record `r` is.
+        pub fn record_proto(r: &AppRecord) -> AppProto {
+            match r {
+                $($( AppRecord::$arm(_) => AppProto::$variant, )?)+
+            }
+        }
+    };
+}
+
+protocols! {
+    Http => http, record Http;
+    Dns => dns, record Dns;
+    Tls => tls, record Tls;
+    Ssh => ssh;
+    Llmnr => llmnr;
+}
+
+impl AppProto {
+    /// The protocol's descriptor (`None` for `Unknown` and `Failed`).
+    pub fn descriptor(self) -> Option<&'static Descriptor> {
+        match self {
+            AppProto::Unknown | AppProto::Failed => None,
+            p => PROTOCOLS.get(p as usize - 1).copied(),
+        }
+    }
+
+    /// EVE `app_proto` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppProto::Unknown => "",
+            AppProto::Failed => "failed",
+            p => p.descriptor().map_or("", |d| d.name),
+        }
+    }
+
+    /// The protocol a rule header or `app-layer-protocol` names (`http`, `http1`), if it
+    /// is one Meerkat parses.
+    pub fn from_rule_proto(s: &str) -> Option<AppProto> {
+        PROTOCOLS.iter().find(|d| d.is_named(s)).map(|d| d.proto)
+    }
+
+    /// Index in per-protocol tables of [`crate::APP_PROTOS`] entries.
+    pub fn index(self) -> usize {
+        self as usize % APP_PROTOS
+    }
+}
+
+/// The descriptor of the protocol whose record `r` is.
+pub fn record_descriptor(r: &AppRecord) -> Option<&'static Descriptor> {
+    record_proto(r).descriptor()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each descriptor sits at its protocol's place in the list, and names are unique.
+    #[test]
+    fn the_list_and_the_descriptors_agree() {
+        assert_eq!(PROTOCOLS.len(), AppProto::ALL.len());
+        for (i, (d, p)) in PROTOCOLS.iter().zip(AppProto::ALL).enumerate() {
+            assert_eq!(d.proto, *p, "{}", d.name);
+            assert_eq!(*p as usize, i + 1);
+            assert_eq!(p.descriptor().map(|d| d.name), Some(d.name));
+            assert_eq!(AppProto::from_rule_proto(d.name), Some(*p));
+        }
+        let mut names: Vec<&str> = PROTOCOLS
+            .iter()
+            .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a protocol name or alias is used twice");
+        assert!(APP_PROTOS < usize::from(AppProto::Failed as u8));
+    }
+}

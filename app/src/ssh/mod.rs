@@ -1,0 +1,152 @@
+//! SSH (RFC 4253): detection by the `SSH-` identification line, the version banner of
+//! each side, and the key-exchange algorithms of each side's KEXINIT (HASSH). Parsing
+//! stops at NEWKEYS: what follows is encrypted.
+//!
+//! One transaction per flow, as Suricata's SSH parser has. Buffers: `ssh.proto`,
+//! `ssh.software` (the side's banner fields), `ssh.hassh`/`ssh.hassh.string` (the
+//! client's KEXINIT) and `ssh.hassh.server`/`ssh.hassh.server.string` (the server's).
+
+pub mod detect;
+pub mod state;
+
+pub use state::{SshState, SshTx};
+
+use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports, never_reply};
+use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
+
+/// SSH. No EVE record of its own yet (alerts carry `app_proto`).
+pub static PROTOCOL: Descriptor = Descriptor {
+    proto: AppProto::Ssh,
+    name: "ssh",
+    aliases: &[],
+    transports: Transports::TCP,
+    default_ports: &[22],
+    port_bound: false,
+    probe: |_, _, data| probe(data),
+    is_reply: never_reply,
+    build: Build::Plain(|_| Box::new(SshState::new())),
+    buffers: detect::BUFFERS,
+    keywords: &[],
+    events: EVENTS,
+    record: None,
+    fuzz: &[FuzzTarget {
+        name: "ssh",
+        run: fuzz,
+    }],
+};
+
+/// The anomalies the parser raises (Suricata's names).
+pub const EVENTS: &[&str] = &[
+    "ssh.invalid_banner",
+    "ssh.invalid_record",
+    "ssh.long_banner",
+    "ssh.long_kex_record",
+];
+
+/// Fuzz target: the parser over arbitrary bytes in both directions, and every probe.
+pub fn fuzz(data: &[u8]) {
+    crate::fuzz::drive(&mut SshState::new(), data);
+    crate::fuzz::probes(data);
+}
+
+/// Recognises the identification string every SSH side sends first (`SSH-2.0-...`).
+pub fn probe(data: &[u8]) -> Probe {
+    const MAGIC: &[u8] = b"SSH-";
+    if data.len() >= MAGIC.len() {
+        if data.starts_with(MAGIC) {
+            Probe::Match
+        } else {
+            Probe::NoMatch
+        }
+    } else if MAGIC.starts_with(data) {
+        Probe::NeedMore
+    } else {
+        Probe::NoMatch
+    }
+}
+
+impl Transaction for SshTx {
+    fn id(&self) -> u64 {
+        0
+    }
+
+    fn complete(&self, dir: Dir) -> bool {
+        self.side(dir).done
+    }
+
+    /// 0 nothing, 1 banner parsed, 2 KEXINIT parsed, 3 done (NEWKEYS or end).
+    fn progress(&self, dir: Dir) -> u8 {
+        let s = self.side(dir);
+        if s.done {
+            3
+        } else if s.hassh.is_some() {
+            2
+        } else if s.banner_done {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        if index > 0 {
+            return Buf::Absent;
+        }
+        let (dir, what) = match id {
+            detect::PROTO_CLIENT => (Dir::ToServer, 0),
+            detect::PROTO_SERVER => (Dir::ToClient, 0),
+            detect::SOFTWARE_CLIENT => (Dir::ToServer, 1),
+            detect::SOFTWARE_SERVER => (Dir::ToClient, 1),
+            detect::HASSH => (Dir::ToServer, 2),
+            detect::HASSH_SERVER => (Dir::ToClient, 2),
+            detect::HASSH_STRING => (Dir::ToServer, 3),
+            detect::HASSH_SERVER_STRING => (Dir::ToClient, 3),
+            _ => return Buf::Absent,
+        };
+        let s = self.side(dir);
+        let found = match what {
+            0 | 1 if !s.banner_done => return not_yet(s.done),
+            0 => Some(&s.proto[..]),
+            1 => Some(&s.software[..]),
+            _ => match &s.hassh {
+                None => return not_yet(s.done),
+                Some(h) if what == 2 => Some(&h.hash[..]),
+                Some(h) => Some(&h.string[..]),
+            },
+        };
+        match found {
+            Some(b) => Buf::Ready(b),
+            None => Buf::Absent,
+        }
+    }
+
+    fn record(&self) -> Option<AppRecord> {
+        // No EVE `ssh` event type yet: alerts carry `app_proto` only.
+        None
+    }
+}
+
+fn not_yet(done: bool) -> Buf<'static> {
+    if done { Buf::Absent } else { Buf::NotYet }
+}
+
+#[cfg(test)]
+mod tests {
+
+    #[test]
+    fn every_raised_event_is_listed() {
+        let n =
+            crate::events::raised_names_are_listed(super::EVENTS, include_str!("state.rs"), "ssh");
+        assert!(n > 0);
+    }
+    use super::*;
+
+    #[test]
+    fn probe_by_banner() {
+        assert_eq!(probe(b"SSH-2.0-OpenSSH_8.9\r\n"), Probe::Match);
+        assert_eq!(probe(b"SS"), Probe::NeedMore);
+        assert_eq!(probe(b""), Probe::NeedMore);
+        assert_eq!(probe(b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+        assert_eq!(probe(b"SSX"), Probe::NoMatch);
+    }
+}

@@ -1,0 +1,60 @@
+//! `stream`: TCP session tracking and reassembly (Suricata's keys and defaults:
+//! midstream pickup off, checksum validation on, a reassembly depth of 1mb).
+
+use serde::{Deserialize, Serialize};
+
+use crate::de::{self, ByteSize, yes};
+
+fn default_depth() -> ByteSize {
+    ByteSize::mib(1)
+}
+
+/// `stream.reassembly`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Reassembly {
+    /// Bytes of each direction of a TCP stream that are reassembled and inspected;
+    /// 0 = unlimited. Suricata's default: 1mb.
+    #[serde(default = "default_depth")]
+    pub depth: ByteSize,
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Reassembly {
+            depth: default_depth(),
+        }
+    }
+}
+
+/// `stream`: TCP tracking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Stream {
+    /// Pick up sessions whose handshake was not seen. Suricata's default: no.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub midstream: bool,
+    /// Inline (IPS) stream mode: inspect data as it arrives rather than once acked.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub inline: bool,
+    /// Validate TCP checksums (`-k none` turns it off). Suricata's default: yes.
+    #[serde(default = "yes", deserialize_with = "de::flex_bool")]
+    pub checksum_validation: bool,
+    /// Track sessions where only one direction is seen.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub async_oneside: bool,
+    #[serde(default)]
+    pub reassembly: Reassembly,
+}
+
+impl Default for Stream {
+    fn default() -> Self {
+        Stream {
+            midstream: false,
+            inline: false,
+            checksum_validation: true,
+            async_oneside: false,
+            reassembly: Reassembly::default(),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! What kind of rule a rule is, for grouping: IP-only, protocol-detection-only,
+//! flowbit setters, the largest payload a `dsize` rule can match.
+
+use super::*;
+
+/// No flow state checks besides `flowbits:set` (no flowint, xbits or TLS property
+/// checks): shared by Suricata's IP-only and protocol-detection-only rule tests.
+pub(super) fn only_sets_flowbits(rule: &Rule) -> bool {
+    rule.flowbits
+        .iter()
+        .all(|c| matches!(c, FlowbitCmd::Set(_)))
+        && rule.flowints.is_empty()
+        && rule.xbits.is_empty()
+        && rule.tx_checks.is_empty()
+}
+
+/// Suricata's IP-only rule test.
+pub(super) fn is_ip_only(rule: &Rule) -> bool {
+    rule.app_proto.is_none()
+        && rule.payload.is_empty()
+        && rule.buffers.is_empty()
+        && rule.hdr_buffers.is_empty()
+        && rule.base64_data.is_none()
+        && rule.header.is_empty()
+        && rule.flow == crate::rules::FlowOpts::default()
+        && rule.payload_source == PayloadSource::Any
+        && only_sets_flowbits(rule)
+        && rule.sport.is_any()
+        && rule.dport.is_any()
+}
+
+/// Suricata's protocol-detection-only rule test: `app-layer-protocol` and nothing but
+/// a flow direction and `flowbits:set` besides.
+pub(super) fn is_pd_only(rule: &Rule) -> bool {
+    !rule.header.is_empty()
+        && rule
+            .header
+            .iter()
+            .all(|h| matches!(h, HeaderMatch::AppLayerProtocol { .. }))
+        && rule.payload.is_empty()
+        && rule.buffers.is_empty()
+        && rule.hdr_buffers.is_empty()
+        && rule.base64_data.is_none()
+        && rule.flow.established.is_none()
+        && !rule.flow.stateless
+        && rule.flow.frag.is_none()
+        && only_sets_flowbits(rule)
+}
+
+/// Segment length from which the packet-only rules whose `dsize` admits only shorter
+/// payloads are left out of the prefilter (see `Engine::pkt_only_tcp_big`).
+pub(super) const BIG_SEGMENT: usize = 256;
+
+/// The largest payload size (`dsize`) a rule admits; None when unbounded.
+pub(super) fn max_dsize(rule: &Rule) -> Option<u64> {
+    rule.header
+        .iter()
+        .filter_map(|h| match *h {
+            HeaderMatch::Dsize(c) => Some(match c {
+                NumCmp::Eq(a) | NumCmp::Le(a) => Some(a),
+                NumCmp::Lt(a) => Some(a.saturating_sub(1)),
+                NumCmp::Between(_, b) => Some(b.saturating_sub(1)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .flatten()
+        .min()
+}

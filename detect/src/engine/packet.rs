@@ -1,0 +1,146 @@
+//! Inspecting a packet (its payload or the stream chunk it completes) with the packet
+//! rules.
+
+use super::*;
+
+impl Engine {
+    /// Inspects a packet (and the stream chunk it brings) with the packet/stream rules.
+    /// `vars` is the flow's state, if the packet has a flow.
+    pub fn inspect_packet(
+        &self,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+        mut vars: Option<&mut FlowVars>,
+        hits: &mut Vec<Hit>,
+    ) {
+        let Some(ip) = v.pkt.ip else {
+            return;
+        };
+        if vars.as_ref().is_some_and(|fv| fv.pass) {
+            return;
+        }
+        let c = class(ip.proto);
+        let (sp, dp) = v.pkt.ports();
+        st.cands.clear();
+        st.reset_headers();
+        if self.naive {
+            st.cands.extend_from_slice(&self.class_rules[c]);
+        }
+        if !self.naive {
+            if let (Some(seg), TCP) = (v.segment, c) {
+                let tree = if seg.len() >= BIG_SEGMENT {
+                    &self.pkt_only_tcp_big
+                } else {
+                    &self.pkt_only_tcp
+                };
+                let g = tree.group(v.to_server, sp, dp);
+                st.cands.extend_from_slice(&g.always);
+                if let Some(m) = &g.mpm {
+                    m.scan(seg, &mut st.mpm, &mut st.cands);
+                }
+            }
+            let g = self.pkt[c].group(v.to_server, sp, dp);
+            st.cands.extend_from_slice(&g.always);
+            if let Some(m) = &g.mpm {
+                if let Some(s) = v.stream {
+                    m.scan(s, &mut st.mpm, &mut st.cands);
+                }
+                if let Some(p) = v.payload {
+                    m.scan(p, &mut st.mpm, &mut st.cands);
+                }
+            }
+        }
+        st.cands.sort_unstable();
+        st.cands.dedup();
+        let cands = std::mem::take(&mut st.cands);
+        for &id in &cands {
+            let sig = &self.sigs[id as usize];
+            let rule = &sig.rule;
+            if sig.app || (sig.ip_only && !v.first_in_direction) {
+                continue;
+            }
+            if (v.pkt.invalid && !sig.decode_event) || (sig.pd_only && !v.proto_detect_done) {
+                continue;
+            }
+            // Pseudo packets (flow end) carry stream data only.
+            if v.pseudo && sig.payload.is_empty() {
+                continue;
+            }
+            let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
+                continue;
+            };
+            if let Some(ap) = rule.app_proto
+                && v.app_proto != ap
+            {
+                continue;
+            }
+            if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                continue;
+            }
+            if !sig.hdr_lists.iter().all(|(b, l)| {
+                hdr_buffer(v.pkt, *b).is_some_and(|buf| matcher::matches(l, buf, &mut st.scratch))
+            }) {
+                continue;
+            }
+            if !Self::state_conditions(rule, vars.as_deref(), st, v) {
+                continue;
+            }
+            if !sig.payload.is_empty() {
+                let stream_ok = rule.payload_source != PayloadSource::Packet
+                    && v.stream.is_some_and(|s| self.payload_matches(sig, s, st));
+                let pkt_payload = match rule.payload_source {
+                    PayloadSource::Packet => v.payload.or(v.segment),
+                    _ => v.payload,
+                };
+                let packet_ok = !stream_ok
+                    && rule.payload_source != PayloadSource::Stream
+                    && pkt_payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                if !stream_ok && !packet_ok {
+                    continue;
+                }
+            } else if sig.base64.is_some() {
+                continue;
+            }
+            Self::apply_actions(rule, vars.as_deref_mut(), st, v);
+            if rule.action == Action::Pass {
+                if let Some(fv) = vars.as_deref_mut() {
+                    fv.pass = true;
+                }
+                break;
+            }
+            if rule.noalert || !Self::threshold_allows(rule, st, v, reversed) {
+                continue;
+            }
+            hits.push(Hit {
+                sig: id,
+                tx: None,
+                reversed,
+            });
+        }
+        st.cands = cands;
+    }
+
+    pub(super) fn payload_matches(&self, sig: &Sig, buf: &[u8], st: &mut DetectState) -> bool {
+        if !matcher::matches(&sig.payload, buf, &mut st.scratch) {
+            return false;
+        }
+        self.base64_matches(sig, st)
+    }
+
+    pub(super) fn base64_matches(&self, sig: &Sig, st: &mut DetectState) -> bool {
+        match &sig.base64 {
+            None => true,
+            Some(l) => {
+                if !st.scratch.base64_ok {
+                    return false;
+                }
+                let data = std::mem::take(&mut st.scratch.base64);
+                let vars = st.scratch.vars;
+                let ok = matcher::matches(l, &data, &mut st.scratch);
+                st.scratch.vars = vars;
+                st.scratch.base64 = data;
+                ok
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Inspecting an app-layer transaction with the app rules: buffer prefilter, buffer
+//! matches and the protocols' keyword checks (through their descriptors).
+
+use super::*;
+
+impl Engine {
+    /// Inspects transaction `tx` of a flow whose app protocol is `proto`, after new data
+    /// in `dir`. `td` remembers which rules are done with this transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inspect_tx(
+        &self,
+        st: &mut DetectState,
+        v: &PacketView<'_>,
+        proto: AppProto,
+        dir: Dir,
+        tx: &dyn Transaction,
+        td: &mut TxDetect,
+        mut vars: Option<&mut FlowVars>,
+        hits: &mut Vec<Hit>,
+    ) {
+        let Some(g) = self.app.get(proto as usize) else {
+            return;
+        };
+        if vars.as_ref().is_some_and(|fv| fv.pass) {
+            return;
+        }
+        st.cands.clear();
+        st.reset_headers();
+        let d = dir.index();
+        if self.naive {
+            st.cands
+                .extend_from_slice(&self.app_rules[proto as usize % crate::app::APP_PROTOS][d]);
+        } else {
+            st.cands.extend_from_slice(&g.always[d]);
+            st.cands.extend_from_slice(&td.cands[d]);
+        }
+        for (k, (bid, transforms, m)) in g.mpms[d].iter().enumerate().filter(|_| !self.naive) {
+            let bit = if k < 64 { 1u64 << k } else { 0 };
+            if td.scanned[d] & bit != 0 {
+                // Final when last scanned: its candidates are in `td.cands`.
+                continue;
+            }
+            let start = st.cands.len();
+            let mut fin = true;
+            for i in 0..crate::app::buffers::MAX_ITEMS {
+                let (b, partial) = match tx.buffer(*bid, i) {
+                    Buf::Ready(b) => (b, false),
+                    Buf::Partial(b) => (b, true),
+                    Buf::NotYet => {
+                        fin = false;
+                        break;
+                    }
+                    Buf::Absent => break,
+                };
+                fin &= !partial;
+                if b.is_empty() && transforms.is_empty() {
+                    // Nothing to find (a scan call costs more than the check).
+                    continue;
+                }
+                if transforms.is_empty() {
+                    // A growing buffer (a body still arriving; its bytes so far do not
+                    // change) is scanned from where this transaction's last scan of it
+                    // stopped, the candidates of the part before being kept in `td`:
+                    // without this, each packet of a body rescans all of it.
+                    let from = if i == 0 {
+                        match td.resume_at(dir, k as u32, b.len(), m.max_len()) {
+                            Some(at) => at,
+                            None => continue,
+                        }
+                    } else {
+                        0
+                    };
+                    let at = st.cands.len();
+                    m.scan(&b[from..], &mut st.mpm, &mut st.cands);
+                    if i == 0 && (partial || from > 0) {
+                        td.grew(dir, k as u32, b.len(), &st.cands[at..]);
+                    }
+                } else {
+                    crate::transforms::apply_all(transforms, b, &mut st.tbuf);
+                    m.scan(&st.tbuf, &mut st.mpm, &mut st.cands);
+                }
+            }
+            if fin && bit != 0 {
+                td.scanned[d] |= bit;
+                td.cands[d].extend_from_slice(&st.cands[start..]);
+            }
+        }
+        st.cands.sort_unstable();
+        st.cands.dedup();
+        let cands = std::mem::take(&mut st.cands);
+        for &id in &cands {
+            if td.is_done(dir, id) {
+                continue;
+            }
+            let sig = &self.sigs[id as usize];
+            let rule = &sig.rule;
+            if sig.dir.is_some_and(|d| d != dir) {
+                continue;
+            }
+            let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
+                continue;
+            };
+            if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                continue;
+            }
+            let now_s = (v.ts_ns / 1_000_000_000) as i64;
+            match self.tx_lists_match(sig, dir, now_s, tx, st) {
+                TxMatch::NotYet => continue,
+                TxMatch::Never => {
+                    td.mark_done(dir, id);
+                    continue;
+                }
+                TxMatch::NoMatchYet => continue,
+                TxMatch::Match => {}
+            }
+            if !sig.payload.is_empty() {
+                let ok = v.stream.is_some_and(|s| self.payload_matches(sig, s, st))
+                    || v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                if !ok {
+                    continue;
+                }
+            }
+            if !Self::state_conditions(rule, vars.as_deref(), st, v) {
+                continue;
+            }
+            td.mark_done(dir, id);
+            Self::apply_actions(rule, vars.as_deref_mut(), st, v);
+            if rule.action == Action::Pass {
+                if let Some(fv) = vars.as_deref_mut() {
+                    fv.pass = true;
+                }
+                break;
+            }
+            if rule.noalert || !Self::threshold_allows(rule, st, v, reversed) {
+                continue;
+            }
+            hits.push(Hit {
+                sig: id,
+                tx: Some(tx.id()),
+                reversed,
+            });
+        }
+        st.cands = cands;
+    }
+
+    pub(super) fn tx_lists_match(
+        &self,
+        sig: &Sig,
+        dir: Dir,
+        now_s: i64,
+        tx: &dyn Transaction,
+        st: &mut DetectState,
+    ) -> TxMatch {
+        let mut partial = false;
+        st.scratch.vars = [0; 16];
+        for check in &sig.rule.tx_checks {
+            match check.eval(dir, now_s, tx) {
+                Some(true) => {}
+                Some(false) => return TxMatch::Never,
+                None => return TxMatch::NotYet,
+            }
+        }
+        for b in &sig.buffers {
+            let Some(bid) = b.ids[dir.index()] else {
+                return TxMatch::Never;
+            };
+            let mut any = false;
+            for i in 0..crate::app::buffers::MAX_ITEMS {
+                let (data, is_partial) = match tx.buffer(bid, i) {
+                    Buf::Ready(d) => (d, false),
+                    Buf::Partial(d) => (d, true),
+                    Buf::NotYet => {
+                        if i == 0 {
+                            return TxMatch::NotYet;
+                        }
+                        break;
+                    }
+                    Buf::Absent => {
+                        // `absent`: a buffer missing from the transaction matches.
+                        any = i == 0 && b.absent.is_some();
+                        break;
+                    }
+                };
+                if b.absent == Some(Absent::Only) {
+                    // The buffer exists: `absent` alone cannot match.
+                    break;
+                }
+                partial |= is_partial;
+                let data = if b.transforms.is_empty() {
+                    data
+                } else {
+                    crate::transforms::apply_all(&b.transforms, data, &mut st.tbuf);
+                    &st.tbuf[..]
+                };
+                let size_ok = b.bsize.is_none_or(|c| c.test(data.len() as u64));
+                let ok = size_ok
+                    && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch));
+                if ok {
+                    any = true;
+                    break;
+                }
+                if !b.multi {
+                    break;
+                }
+            }
+            if !any {
+                return if partial {
+                    TxMatch::NoMatchYet
+                } else {
+                    TxMatch::Never
+                };
+            }
+        }
+        if !self.base64_matches(sig, st) {
+            return TxMatch::Never;
+        }
+        TxMatch::Match
+    }
+}
+
+pub(super) enum TxMatch {
+    Match,
+    /// A buffer the rule needs is not there yet.
+    NotYet,
+    /// No match on a partial buffer: try again when more arrives.
+    NoMatchYet,
+    /// Cannot match this transaction.
+    Never,
+}

@@ -1,0 +1,308 @@
+//! The app layer of a flow: protocol detection, feeding parsers, inspecting and
+//! logging transactions.
+
+use super::*;
+
+impl Inner {
+    /// Counts a parse call's outcome and remembers its anomalies, by transaction, for
+    /// `app-layer-event`: an anomaly belongs to the newest transaction after the call
+    /// (the one the parser was working on), or to the next one when there is none.
+    pub(super) fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow, dir: Dir) {
+        if out.failed {
+            self.stats.app_parse_errors += 1;
+        }
+        self.stats.anomalies += out.anomalies.len() as u64;
+        if out.anomalies.is_empty() {
+            return;
+        }
+        let id = app
+            .state
+            .as_deref()
+            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()))
+            .unwrap_or(app.next_free);
+        for &name in &out.anomalies {
+            if app.tx_events.len() < MAX_TX_EVENTS && !app.tx_events.contains(&(id, dir, name)) {
+                app.tx_events.push((id, dir, name));
+            }
+        }
+    }
+
+    /// Whether a flow must be reversed before its first data is parsed: that data, in
+    /// direction `d`, is recognised only as the other direction's (an HTTP response),
+    /// or as a reply of its protocol (a DNS response). Only the first data of a UDP
+    /// flow or of a TCP flow picked up midstream can say so (a handshake orients a
+    /// flow for good).
+    pub(super) fn first_data_reversed(&self, flow: &Flow, d: usize, payload: &[u8]) -> bool {
+        if flow.app.detection_done || flow.app.probed != [0, 0] {
+            return false;
+        }
+        let (transport, data) = match flow.tcp.as_deref() {
+            Some(s) if s.midstream => {
+                let side = &s.sides[d];
+                (Transport::Tcp, side.bytes(side.app_done, side.next()))
+            }
+            None if flow.proto == 17 => (Transport::Udp, payload),
+            _ => return false,
+        };
+        if data.is_empty() {
+            return false;
+        }
+        let data = &data[..data.len().min(MAX_PROBE)];
+        let (dir, ports) = (
+            if d == 0 { Dir::ToServer } else { Dir::ToClient },
+            [flow.client.1, flow.server.1],
+        );
+        match self.registry.probe(transport, dir, ports, data) {
+            app::Detected::Proto(p) => {
+                dir == Dir::ToServer && self.registry.is_reply(p, transport, data)
+            }
+            _ => matches!(
+                self.registry
+                    .probe(transport, dir.other(), [ports[1], ports[0]], data),
+                app::Detected::Proto(_)
+            ),
+        }
+    }
+
+    /// Feeds bytes to the flow's parser, detecting the protocol first if needed.
+    /// `ports` are the flow's (client, server) ports.
+    pub(super) fn feed_app(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) -> bool {
+        if !app.detection_done {
+            self.detect_protocol(app, ports, dir, transport, data);
+            // The probe fed the first bytes already.
+            return app.state.is_some();
+        }
+        let d = dir.index();
+        if !app.dir_probed[d] && !data.is_empty() {
+            // The other direction's first data: which protocol does it speak?
+            app.dir_probed[d] = true;
+            let window = &data[..data.len().min(MAX_PROBE)];
+            if let app::Detected::Proto(p) = self.registry.probe(transport, dir, ports, window) {
+                app.dir_proto[d] = p;
+                self.pkt_proto_done = true;
+                if p != app.proto {
+                    self.pkt_app_events |= app::events::MISMATCH_PROTOCOL_BOTH_DIRECTIONS;
+                }
+            }
+        }
+        if app.state.is_none() {
+            return false;
+        }
+        let mut out = ParseOutput::default();
+        if let Some(state) = app.state.as_deref_mut() {
+            state.parse(dir, data, &mut out);
+        }
+        self.parse_output(&out, app, dir);
+        if out.failed {
+            app.state = None;
+        }
+        true
+    }
+
+    pub(super) fn detect_protocol(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+    ) {
+        let d = dir.index();
+        app.probed[d] += data.len();
+        let window = &data[..data.len().min(MAX_PROBE)];
+        let mut need_more = false;
+        match self.registry.probe(transport, dir, ports, window) {
+            app::Detected::Proto(proto) => {
+                app.proto = proto;
+                app.detection_done = true;
+                app.dir_proto[d] = proto;
+                app.dir_probed[d] = true;
+                self.pkt_proto_done = true;
+                self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
+                if let Some(mut state) = self.registry.new_state(proto, transport) {
+                    let mut out = ParseOutput::default();
+                    state.parse(dir, data, &mut out);
+                    if !out.failed {
+                        app.state = Some(state);
+                    }
+                    self.parse_output(&out, app, dir);
+                }
+                return;
+            }
+            app::Detected::NeedMore => need_more = true,
+            // This direction's first data is no known protocol.
+            app::Detected::None => app.dir_probed[d] = true,
+        }
+        // TCP data arrives in pieces: give up once enough was seen both ways.
+        let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;
+        if !need_more || enough {
+            app.proto = AppProto::Failed;
+            app.detection_done = true;
+            self.pkt_proto_done = true;
+        }
+    }
+
+    /// Inspects and logs the flow's transactions after progress in `dir`.
+    pub(super) fn inspect_txs(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        to_server: bool,
+        dir: Dir,
+        ending: bool,
+    ) {
+        let proto = flow.app.proto;
+        let Some(state) = flow.app.state.as_deref() else {
+            return;
+        };
+        let established = flow.established();
+        let stream_bytes = flow.stream_bytes();
+        let view = PacketView {
+            pkt: c.pkt,
+            ts_ns: c.meta.ts_ns,
+            to_server: Some(to_server),
+            established,
+            app_proto: proto,
+            payload: None,
+            stream: None,
+            segment: None,
+            stream_bytes,
+            flow_id: flow.id,
+            first_in_direction: false,
+            pseudo: c.src == events::PacketSrc::FlowTimeout,
+            app_proto_dir: flow.app.dir_proto,
+            proto_detect_done: false,
+            app_events: 0,
+        };
+        let mut hits = std::mem::take(&mut self.hits);
+        // Reused between calls: records are large, and most calls log nothing.
+        let mut to_log = std::mem::take(&mut self.to_log);
+        let mut done_below = flow.app.next_free;
+        for i in 0..state.tx_count() {
+            let Some(tx) = state.tx(i) else { break };
+            let id = tx.id();
+            let td = match flow.app.txs.iter().position(|t| t.tx_id == id) {
+                Some(p) => p,
+                None => {
+                    flow.app.txs.push(TxDetect::new(id));
+                    flow.app.txs.len() - 1
+                }
+            };
+            let progress = tx.progress(dir);
+            let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
+            if flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending {
+                flow.app.txs[td].inspected[dir.index()] = Some(progress);
+                hits.clear();
+                let with_events;
+                let tx: &dyn app::Transaction = if flow.app.tx_events.iter().any(|e| e.0 == id) {
+                    with_events = WithEvents {
+                        tx,
+                        events: &flow.app.tx_events,
+                    };
+                    &with_events
+                } else {
+                    tx
+                };
+                self.engine.inspect_tx(
+                    &mut self.st,
+                    &view,
+                    proto,
+                    dir,
+                    tx,
+                    &mut flow.app.txs[td],
+                    Some(&mut flow.vars),
+                    &mut hits,
+                );
+                let record = if hits.is_empty() { None } else { tx.record() };
+                for h in &hits {
+                    self.alert(c, Some((&*flow, to_server)), *h, record.clone());
+                }
+                if !hits.is_empty() {
+                    flow.alerted = true;
+                    if hits.iter().any(|h| self.drops_flow(h.sig)) {
+                        flow.vars.pass = true;
+                    }
+                }
+            }
+            if (complete_both || ending) && !flow.app.txs[td].logged {
+                flow.app.txs[td].logged = true;
+                if self.cfg.log_app[proto as usize % app::APP_PROTOS]
+                    && let Some(r) = tx.record()
+                {
+                    to_log.push((id, r));
+                }
+            }
+            // Free only once both directions were inspected at their final progress:
+            // the other direction's last bytes (e.g. a response completed by its FIN)
+            // may not have been inspected yet.
+            let seen_final = [Dir::ToServer, Dir::ToClient]
+                .iter()
+                .all(|&d| flow.app.txs[td].inspected[d.index()] == Some(tx.progress(d)));
+            if flow.app.txs[td].logged
+                && complete_both
+                && (seen_final || ending)
+                && id == done_below
+            {
+                done_below = id + 1;
+            }
+        }
+        self.hits = hits;
+        for (id, r) in to_log.drain(..) {
+            let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
+            self.emit(ev);
+        }
+        self.to_log = to_log;
+        if done_below > flow.app.next_free {
+            flow.app.next_free = done_below;
+            if let Some(state) = flow.app.state.as_deref_mut() {
+                state.free_below(done_below);
+            }
+            flow.app.txs.retain(|t| t.tx_id >= done_below);
+            flow.app.tx_events.retain(|e| e.0 >= done_below);
+            flow.app.txs.release_if_empty();
+            flow.app.tx_events.release_if_empty();
+        }
+    }
+}
+
+/// A transaction seen with the anomalies the worker recorded for it (the engine asks
+/// [`app::Transaction::has_event`] for `app-layer-event`).
+#[derive(Debug)]
+struct WithEvents<'a> {
+    tx: &'a dyn app::Transaction,
+    events: &'a [(u64, Dir, &'static str)],
+}
+
+impl app::Transaction for WithEvents<'_> {
+    fn id(&self) -> u64 {
+        self.tx.id()
+    }
+    fn complete(&self, dir: Dir) -> bool {
+        self.tx.complete(dir)
+    }
+    fn progress(&self, dir: Dir) -> u8 {
+        self.tx.progress(dir)
+    }
+    fn buffer(&self, id: app::BufferId, index: usize) -> app::Buf<'_> {
+        self.tx.buffer(id, index)
+    }
+    fn record(&self) -> Option<AppRecord> {
+        self.tx.record()
+    }
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        self.tx.event_record(dir)
+    }
+    fn has_event(&self, dir: Dir, name: &str) -> bool {
+        let id = self.tx.id();
+        self.events
+            .iter()
+            .any(|&(i, d, n)| i == id && d == dir && n == name)
+    }
+}

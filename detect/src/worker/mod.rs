@@ -1,0 +1,431 @@
+//! The detect worker: ring -> decode -> defrag -> flow -> TCP stream -> app layer ->
+//! rules -> events.
+//!
+//! Per packet, in order (as Suricata's flow worker does): decode; reassemble IP
+//! fragments; find the flow; update the TCP session (segments into the stream, unless the
+//! checksum is bad); feed new in-order stream data (or the UDP datagram) to the
+//! app-layer parser; inspect the packet and the stream chunk it makes ready with the
+//! packet rules; inspect the transactions that progressed with the app rules; log
+//! finished transactions. When a flow ends (idle timeout, eviction, shutdown) its
+//! remaining stream data is inspected, its transactions are finished and logged, and
+//! its `flow` record is written.
+
+mod app_layer;
+mod inprocess;
+mod inspect;
+mod role;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+pub use inprocess::{InProcess, InProcessResult};
+pub use role::{run, run_generation};
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use meerkat_config::{ChecksumChecks, Config};
+use meerkat_proto::events::Event;
+use meerkat_runtime::counters::{DetectCounter, DetectCounters};
+use meerkat_runtime::{Role, counters_path, eve_socket_path, host_table_path, ring_path};
+use meerkat_shm::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
+
+use crate::DetectError;
+use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Transport};
+use crate::control::{self, Command};
+use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
+use crate::events;
+use crate::flow::{AppFlow, EndReason, Flow, FlowTable, MAX_TX_EVENTS, defrag::Defrag, tcp};
+use crate::rules::{self, RuleContext};
+use crate::sink::{self, AckedMark, EventSink, SinkConfig};
+use meerkat_wire::decode::{self, DecodeEvent, IpInfo, L4, Packet};
+
+/// Records processed before the ring space is released and counters are refreshed.
+const BATCH: usize = 256;
+/// Packets whose checksums decide `checksum-checks: auto`.
+const CHECKSUM_SAMPLE: u64 = 1000;
+/// Bytes per direction kept for app-layer protocol detection.
+const MAX_PROBE: usize = 4096;
+/// Slots of the shared host-state table (128 bytes each: 8 MiB).
+const HOST_TABLE_SLOTS: usize = 65536;
+
+/// What a worker did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WorkerSummary {
+    pub packets: u64,
+    pub alerts: u64,
+    pub events: u64,
+    pub rules_loaded: usize,
+    pub rules_failed: usize,
+}
+
+/// Counters kept locally and published to the shared page once per batch.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    packets: u64,
+    bytes: u64,
+    alerts: u64,
+    invalid_checksum: u64,
+    tcp_sessions: u64,
+    tcp_untracked: u64,
+    tcp_gaps: u64,
+    fragments: u64,
+    app_flows: [u64; app::APP_PROTOS],
+    app_parse_errors: u64,
+    anomalies: u64,
+}
+
+/// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
+pub fn counter_names(index: usize) -> Vec<String> {
+    let apps: Vec<&str> = AppProto::ALL.iter().map(|p| p.name()).collect();
+    DetectCounters::new(index).names(&apps, DecodeEvent::ALL.iter().map(|e| e.name()))
+}
+
+/// The counters refreshed after each batch, in the order of the values the worker loop
+/// publishes (the per-protocol flow counters are refreshed apart).
+const PER_BATCH: [DetectCounter; 16] = [
+    DetectCounter::Packets,
+    DetectCounter::Bytes,
+    DetectCounter::Alerts,
+    DetectCounter::Events,
+    DetectCounter::Flows,
+    DetectCounter::FlowsActive,
+    DetectCounter::FlowsEvicted,
+    DetectCounter::InvalidChecksum,
+    DetectCounter::TcpSessions,
+    DetectCounter::TcpUntracked,
+    DetectCounter::TcpGaps,
+    DetectCounter::Fragments,
+    DetectCounter::DefragReassembled,
+    DetectCounter::AppErrors,
+    DetectCounter::Anomalies,
+    DetectCounter::RingCorrupt,
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Checksums {
+    Off,
+    On,
+    /// Sampling the first packets: (seen, bad).
+    Auto(u64, u64),
+}
+
+/// Settings the worker reads per packet.
+#[derive(Debug, Clone)]
+struct Settings {
+    midstream: bool,
+    inline: bool,
+    depth: u64,
+    want_anomaly: bool,
+    want_flow: bool,
+    /// Per app protocol: log its records (it has a record, some output logs its
+    /// type, and it is parsed, not `detection-only`).
+    log_app: [bool; app::APP_PROTOS],
+}
+
+/// A worker's state: the flow table, the fragment table, and the rest (so that a flow
+/// borrowed from the table and the rest can be used at once).
+struct Worker {
+    flows: FlowTable,
+    defrag: Defrag,
+    x: Inner,
+}
+
+/// Where a worker's events go.
+enum Out {
+    /// Streamed to the eve-writer.
+    Grpc(Box<EventSink>),
+    /// Kept in this process (in-process runs: tests and benchmarks).
+    Collect(Vec<Event>),
+}
+
+impl Out {
+    fn push(&mut self, ev: Event) {
+        match self {
+            Out::Grpc(s) => s.push(ev),
+            Out::Collect(v) => v.push(ev),
+        }
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if let Out::Grpc(s) = self {
+            s.tick(now);
+        }
+    }
+
+    /// A batch of ring records starts (event batches are cut only at marks).
+    fn begin(&mut self) {
+        if let Out::Grpc(s) = self {
+            s.begin();
+        }
+    }
+
+    /// Every event of the ring records before position `pos` is pushed; the last of
+    /// them has ring sequence number `seq`.
+    fn mark(&mut self, pos: u64, seq: u64) {
+        if let Out::Grpc(s) = self {
+            s.mark(pos, seq);
+        }
+    }
+
+    /// Asks for what is pushed to be acknowledged now; returns the handoff count to
+    /// wait for (see `EventSink::flush_mark`).
+    fn flush_mark(&mut self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.flush_mark(),
+            Out::Collect(_) => 0,
+        }
+    }
+
+    /// Highest ring position whose events are acknowledged (everything, in process).
+    fn acked_mark(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.acked_mark(),
+            Out::Collect(_) => u64::MAX,
+        }
+    }
+
+    /// Events pushed so far.
+    fn events(&self) -> u64 {
+        match self {
+            Out::Grpc(s) => s.stats().events.load(Ordering::Relaxed),
+            Out::Collect(v) => v.len() as u64,
+        }
+    }
+}
+
+struct Inner {
+    index: usize,
+    engine: Engine,
+    st: DetectState,
+    sink: Out,
+    cfg: Settings,
+    checksums: Checksums,
+    stats: Stats,
+    decode_counts: [u64; DecodeEvent::ALL.len()],
+    hits: Vec<Hit>,
+    /// Transaction records waiting to be logged (kept for its capacity).
+    to_log: Vec<(u64, AppRecord)>,
+    /// The enabled app-layer protocols with their settings.
+    registry: app::Registry,
+    /// Packet time: flows end by the clock of the traffic, not the wall clock.
+    now_ns: u64,
+    /// Protocol-detection events raised while processing the current packet.
+    pkt_app_events: u8,
+    /// Protocol detection finished (in some direction) on the current packet.
+    pkt_proto_done: bool,
+}
+
+/// Everything about the current packet that events need.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    pkt: &'a Packet<'a>,
+    meta: &'a PacketMeta,
+    src: events::PacketSrc,
+}
+
+impl Worker {
+    /// Processes one captured packet.
+    fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
+        let x = &mut self.x;
+        x.now_ns = x.now_ns.max(meta.ts_ns);
+        x.stats.packets += 1;
+        x.stats.bytes += data.len() as u64;
+        let (pkt, ev) = decode::decode(meta.link_type, data);
+        if pkt.events != 0 {
+            x.count_decode_events(pkt.events);
+        }
+        if let Some(ev) = ev {
+            if x.cfg.want_anomaly {
+                x.stats.anomalies += 1;
+                x.emit(events::decode_anomaly(ev.name(), &pkt, meta));
+            }
+            // Only `decode-event` rules look at a packet that failed to decode.
+            let src = events::PacketSrc::Wire;
+            x.inspect_packet(
+                Ctx {
+                    pkt: &pkt,
+                    meta,
+                    src,
+                },
+                None,
+                None,
+                Some(pkt.payload),
+            );
+            return;
+        }
+        self.decoded(&pkt, meta, events::PacketSrc::Wire);
+    }
+
+    fn decoded(&mut self, pkt: &Packet<'_>, meta: &PacketMeta, src: events::PacketSrc) {
+        let Some(ip) = pkt.ip else {
+            return;
+        };
+        if ip.fragment.is_some() {
+            self.x.stats.fragments += 1;
+            // Fragments are inspected as packets (no flow), with the events reassembly
+            // raised on them (overlap, too large), then reassembled.
+            let mut frag = *pkt;
+            let whole = self.defrag.add(pkt, meta.ts_ns, &mut frag.events);
+            if frag.events != pkt.events {
+                self.x.count_decode_events(frag.events & !pkt.events);
+            }
+            self.x.inspect_packet(
+                Ctx {
+                    pkt: &frag,
+                    meta,
+                    src,
+                },
+                None,
+                None,
+                Some(pkt.payload),
+            );
+            if let Some(whole) = whole {
+                let (mut p, ev) = decode::decode(decode::LINKTYPE_RAW, &whole);
+                if ev.is_none() && p.ip.is_some_and(|i| i.fragment.is_none()) {
+                    p.vlan = pkt.vlan;
+                    p.vlan_len = pkt.vlan_len;
+                    self.decoded(&p, meta, events::PacketSrc::Defrag);
+                }
+            }
+            return;
+        }
+        let valid = self.x.checksum_ok(pkt);
+        let mut evicted = Vec::new();
+        if let Some((flow, to_server)) = self
+            .flows
+            .track(pkt, meta.ts_ns, |f, r| evicted.push((f, r)))
+        {
+            self.x
+                .flow_packet(Ctx { pkt, meta, src }, flow, to_server, valid);
+        }
+        for (f, r) in evicted {
+            self.x.end_flow(f, r);
+        }
+    }
+}
+
+impl Inner {
+    fn emit(&mut self, ev: Event) {
+        self.sink.push(ev);
+    }
+
+    /// Counts decoder events (bits of [`DecodeEvent::bit`]).
+    fn count_decode_events(&mut self, events: u64) {
+        for (i, e) in DecodeEvent::ALL.iter().enumerate() {
+            if events & e.bit() != 0 {
+                self.decode_counts[i] += 1;
+            }
+        }
+    }
+
+    /// Checksum validation (`checksum-checks`, `-k`): only TCP packets with a bad
+    /// checksum are kept out of the stream, as in Suricata.
+    fn checksum_ok(&mut self, pkt: &Packet<'_>) -> bool {
+        let valid = match self.checksums {
+            Checksums::Off => true,
+            Checksums::On => pkt.checksums_ok(),
+            Checksums::Auto(seen, bad) => {
+                let ok = pkt.checksums_ok();
+                let (seen, bad) = (seen + 1, bad + u64::from(!ok));
+                self.checksums = if seen < CHECKSUM_SAMPLE {
+                    Checksums::Auto(seen, bad)
+                } else if bad * 10 > seen {
+                    tracing::info!(
+                        worker = self.index,
+                        "{bad} of the first {seen} packets have bad checksums (offloading?): \
+                         checksum validation off"
+                    );
+                    Checksums::Off
+                } else {
+                    Checksums::On
+                };
+                ok
+            }
+        };
+        if !valid {
+            self.stats.invalid_checksum += 1;
+        }
+        valid
+    }
+}
+
+impl Settings {
+    fn from_config(config: &Config) -> Settings {
+        // Any output that logs the type wants it (outputs filter by type themselves).
+        let wants = |t: &str| config.eve_wants(t);
+        Settings {
+            midstream: config.stream.midstream,
+            inline: config.stream.inline,
+            depth: config.stream.reassembly.depth.bytes(),
+            want_anomaly: wants("anomaly"),
+            want_flow: wants("flow"),
+            log_app: std::array::from_fn(|i| {
+                app::PROTOCOLS
+                    .get(i.wrapping_sub(1))
+                    .and_then(|d| d.record)
+                    .is_some_and(|r| wants(r.event_type))
+            }),
+        }
+    }
+}
+
+impl Checksums {
+    fn from_config(config: &Config) -> Checksums {
+        if !config.stream.checksum_validation {
+            return Checksums::Off;
+        }
+        match config.pcap_file.checksum_checks {
+            ChecksumChecks::No => Checksums::Off,
+            ChecksumChecks::Yes => Checksums::On,
+            ChecksumChecks::Auto => Checksums::Auto(0, 0),
+        }
+    }
+}
+
+impl Worker {
+    fn new(
+        config: &Config,
+        registry: app::Registry,
+        index: usize,
+        engine: Engine,
+        st: DetectState,
+        sink: Out,
+    ) -> Worker {
+        Worker {
+            flows: FlowTable::new(index),
+            defrag: Defrag::default(),
+            x: Inner {
+                index,
+                engine,
+                st,
+                sink,
+                cfg: Settings::from_config(config),
+                checksums: Checksums::from_config(config),
+                stats: Stats::default(),
+                decode_counts: [0; DecodeEvent::ALL.len()],
+                hits: Vec::new(),
+                to_log: Vec::new(),
+                registry,
+                now_ns: 0,
+                pkt_app_events: 0,
+                pkt_proto_done: false,
+            },
+        }
+    }
+
+    /// Ends every flow still in the table (end of input).
+    fn drain(&mut self) {
+        let x = &mut self.x;
+        self.flows.drain(|f, r| x.end_flow(f, r));
+    }
+
+    /// Ends the flows that timed out by packet time, and stale fragments.
+    fn sweep(&mut self) {
+        let now = self.x.now_ns;
+        let x = &mut self.x;
+        self.flows.sweep(now, |f, r| x.end_flow(f, r));
+        self.defrag.expire(now);
+    }
+}

@@ -1,0 +1,329 @@
+//! Per-flow packet handling: the TCP session and its stream, UDP datagrams, and the
+//! end of a flow (its last inspection, logging and `flow` record).
+
+use super::*;
+
+impl Inner {
+    /// A packet with its flow: stream, app layer, detection.
+    pub(super) fn flow_packet(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        mut to_server: bool,
+        checksum_ok: bool,
+    ) {
+        let pkt = c.pkt;
+        let ts = c.meta.ts_ns;
+        let mut dir = if to_server {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        };
+        let mut d = dir.index();
+        self.pkt_app_events = 0;
+        self.pkt_proto_done = false;
+
+        // TCP session.
+        let mut stream_added = false;
+        let mut closing = false;
+        if let L4::Tcp {
+            flags, seq, ack, ..
+        } = pkt.l4
+            && checksum_ok
+        {
+            if flow.tcp.is_none() && !flow.tcp_untracked {
+                match tcp::Session::start(
+                    to_server,
+                    flags,
+                    seq,
+                    ack,
+                    pkt.payload.len(),
+                    self.cfg.midstream,
+                ) {
+                    Some(s) => {
+                        flow.tcp = Some(Box::new(s));
+                        self.stats.tcp_sessions += 1;
+                    }
+                    None => {
+                        flow.tcp_untracked = true;
+                        self.stats.tcp_untracked += 1;
+                    }
+                }
+            }
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
+                let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
+                stream_added = up.added;
+                closing = flags & (tcp::FIN | tcp::RST) != 0;
+                if s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes > gaps_before {
+                    self.stats.tcp_gaps += 1;
+                }
+            }
+        }
+
+        // A flow whose first data is a reply (a UDP flow, or a TCP flow picked up
+        // midstream) is the other way round: reverse it, as Suricata does.
+        if self.first_data_reversed(flow, d, pkt.payload) {
+            flow.reverse();
+            to_server = !to_server;
+            dir = dir.other();
+            d = dir.index();
+        }
+
+        // App layer.
+        let transport = match pkt.l4 {
+            L4::Tcp { .. } => Some(Transport::Tcp),
+            L4::Udp { .. } => Some(Transport::Udp),
+            _ => None,
+        };
+        let mut progressed = [false; 2];
+        match transport {
+            Some(Transport::Tcp) if flow.tcp.is_some() => {
+                for side in [d, 1 - d] {
+                    let sdir = if side == 0 {
+                        Dir::ToServer
+                    } else {
+                        Dir::ToClient
+                    };
+                    progressed[side] |= self.feed_stream(flow, sdir, false);
+                }
+            }
+            // A datagram's checksum does not keep it from its parser (as in Suricata, where
+            // only TCP's stream refuses bad checksums).
+            Some(Transport::Udp) if !pkt.payload.is_empty() => {
+                let ports = [flow.client.1, flow.server.1];
+                progressed[d] |=
+                    self.feed_app(&mut flow.app, ports, dir, Transport::Udp, pkt.payload);
+            }
+            _ => {}
+        }
+
+        // Raw stream chunk of this packet's direction.
+        let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
+            let side = &mut s.sides[d];
+            let limit = if self.cfg.inline || closing || side.fin {
+                side.next()
+            } else {
+                side.acked.min(side.next())
+            };
+            (limit > side.raw_done).then(|| {
+                let r = (side.raw_done, limit);
+                side.raw_done = limit;
+                r
+            })
+        });
+        let established = flow.established();
+        let stream_bytes = flow.stream_bytes();
+        let app_proto = flow.app.proto;
+        let flow_id = flow.id;
+        let first = if to_server {
+            flow.pkts_toserver == 1
+        } else {
+            flow.pkts_toclient == 1
+        };
+        {
+            let stream = match (chunk_range, flow.tcp.as_deref()) {
+                (Some((a, b)), Some(s)) => Some(s.sides[d].bytes(a, b)),
+                _ => None,
+            };
+            let view = PacketView {
+                pkt,
+                ts_ns: ts,
+                to_server: Some(to_server),
+                established,
+                app_proto,
+                payload: (!stream_added).then_some(pkt.payload),
+                stream,
+                segment: stream_added.then_some(pkt.payload),
+                stream_bytes,
+                flow_id,
+                first_in_direction: first,
+                pseudo: false,
+                app_proto_dir: flow.app.dir_proto,
+                proto_detect_done: self.pkt_proto_done,
+                app_events: self.pkt_app_events,
+            };
+            self.hits.clear();
+            let mut hits = std::mem::take(&mut self.hits);
+            self.engine
+                .inspect_packet(&mut self.st, &view, Some(&mut flow.vars), &mut hits);
+            for h in &hits {
+                self.alert(c, Some((&*flow, to_server)), *h, None);
+            }
+            if !hits.is_empty() {
+                flow.alerted = true;
+                if hits.iter().any(|h| self.drops_flow(h.sig)) {
+                    flow.vars.pass = true;
+                }
+            }
+            self.hits = hits;
+        }
+        // Transactions.
+        for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {
+            if got {
+                self.inspect_txs(c, flow, to_server, sdir, false);
+            }
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            for side in &mut s.sides {
+                side.trim();
+            }
+        }
+    }
+
+    /// Feeds new in-order bytes of one TCP direction to the app layer. Returns whether
+    /// the parser got anything.
+    pub(super) fn feed_stream(&mut self, flow: &mut Flow, dir: Dir, flush: bool) -> bool {
+        let d = dir.index();
+        let Some(s) = flow.tcp.as_deref_mut() else {
+            return false;
+        };
+        let gap = std::mem::take(&mut s.sides[d].pending_gap);
+        let (from, to) = (s.sides[d].app_done, s.sides[d].next());
+        let fin = s.sides[d].fin || s.state == tcp::State::Closed || flush;
+        if gap > 0
+            && let Some(state) = flow.app.state.as_deref_mut()
+        {
+            let mut out = ParseOutput::default();
+            state.gap(dir, gap, &mut out);
+            self.parse_output(&out, &mut flow.app, dir);
+        }
+        let mut got = false;
+        if flow.app.detection_done && flow.app.state.is_none() {
+            // Nobody parses this flow: let the bytes go.
+            s.sides[d].app_done = to;
+        } else if to > from {
+            let ports = [flow.client.1, flow.server.1];
+            let Flow { tcp, app, .. } = &mut *flow;
+            if let Some(s) = tcp.as_deref_mut() {
+                // The parser reads the stream in place (the app state and the stream are
+                // different parts of the flow).
+                got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                s.sides[d].app_done = to;
+            }
+        }
+        if fin && let Some(state) = flow.app.state.as_deref_mut() {
+            let mut out = ParseOutput::default();
+            state.eof(dir, &mut out);
+            self.parse_output(&out, &mut flow.app, dir);
+            got = true;
+        }
+        got
+    }
+
+    /// Ends a flow: inspects what its stream still holds, finishes and logs its
+    /// transactions, writes its flow record.
+    pub(super) fn end_flow(&mut self, mut flow: Flow, reason: EndReason) {
+        // A pseudo packet per direction carries the flow's addresses for header checks.
+        for dir in [Dir::ToServer, Dir::ToClient] {
+            let to_server = dir == Dir::ToServer;
+            let (src, dst) = if to_server {
+                (flow.client, flow.server)
+            } else {
+                (flow.server, flow.client)
+            };
+            let pkt = pseudo_packet(flow.proto, src, dst, &flow);
+            let meta = PacketMeta {
+                ts_ns: flow.last_ns,
+                seq: 0,
+                ..Default::default()
+            };
+            let c = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::FlowTimeout,
+            };
+            let d = dir.index();
+            if flow.tcp.is_some() {
+                let progressed = self.feed_stream(&mut flow, dir, true);
+                let range = flow.tcp.as_deref_mut().and_then(|s| {
+                    let side = &mut s.sides[d];
+                    (side.next() > side.raw_done).then(|| {
+                        let r = (side.raw_done, side.next());
+                        side.raw_done = side.next();
+                        r
+                    })
+                });
+                if let Some((a, b)) = range {
+                    let chunk = flow
+                        .tcp
+                        .as_deref()
+                        .map(|s| s.sides[d].bytes(a, b).to_vec())
+                        .unwrap_or_default();
+                    self.inspect_packet(c, Some((&mut flow, to_server)), Some(&chunk), None);
+                }
+                if progressed {
+                    self.inspect_txs(c, &mut flow, to_server, dir, false);
+                }
+            } else if flow.app.state.is_some() {
+                let mut out = ParseOutput::default();
+                if let Some(state) = flow.app.state.as_deref_mut() {
+                    state.eof(dir, &mut out);
+                }
+                self.parse_output(&out, &mut flow.app, dir);
+            }
+        }
+        // Whatever is left: inspect once more as final, and log.
+        if flow.app.state.is_some() {
+            let pkt = pseudo_packet(flow.proto, flow.client, flow.server, &flow);
+            let meta = PacketMeta {
+                ts_ns: flow.last_ns,
+                ..Default::default()
+            };
+            let c = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::FlowTimeout,
+            };
+            self.inspect_txs(c, &mut flow, true, Dir::ToServer, true);
+            self.inspect_txs(c, &mut flow, false, Dir::ToClient, true);
+        }
+        if self.cfg.want_flow {
+            self.emit(events::flow_end(&flow, reason));
+        }
+    }
+}
+
+/// A packet made from a flow's tuple, for inspection at flow end.
+fn pseudo_packet(
+    proto: u8,
+    src: (IpAddr, u16),
+    dst: (IpAddr, u16),
+    flow: &Flow,
+) -> Packet<'static> {
+    let mut p = Packet::empty(decode::LINKTYPE_RAW, &[]);
+    p.vlan = flow.vlan;
+    p.vlan_len = flow.vlan_len;
+    p.ip = Some(IpInfo {
+        version: if src.0.is_ipv4() { 4 } else { 6 },
+        src: src.0,
+        dst: dst.0,
+        proto,
+        ttl: 0,
+        tos: 0,
+        ident: 0,
+        offset: 0,
+        header_len: 0,
+        end: 0,
+        fragment: None,
+    });
+    p.l4 = match proto {
+        6 => L4::Tcp {
+            src_port: src.1,
+            dst_port: dst.1,
+            seq: 0,
+            ack: 0,
+            flags: 0,
+            window: 0,
+            offset: 0,
+            header_len: 0,
+        },
+        17 => L4::Udp {
+            src_port: src.1,
+            dst_port: dst.1,
+            offset: 0,
+        },
+        _ => L4::Other,
+    };
+    p
+}

@@ -1,0 +1,245 @@
+use super::*;
+use meerkat_synth::{sample, session};
+
+fn run(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> InProcessResult {
+    let ctx = RuleContext::from_config(config).unwrap();
+    let loaded = rules::load_str(rules, &ctx);
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let engine = Engine::new(loaded.rules, loaded.names);
+    InProcess::run_frames(
+        config,
+        engine,
+        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+    )
+}
+
+/// An alert as the tests compare it: (sid, tx_id, app_proto).
+type Alert = (u64, Option<u64>, String);
+
+/// The alerts of `rules` over `frames`, sorted.
+fn alerts(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> Vec<Alert> {
+    let mut got: Vec<Alert> = run(config, rules, frames)
+        .events
+        .iter()
+        .filter_map(|e| {
+            let a = e.alert.as_ref()?;
+            Some((a.signature_id, e.tx_id, e.app_proto.clone()))
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// Expected alerts, written with `&str` app protocols.
+fn want(alerts: &[(u64, Option<u64>, &str)]) -> Vec<Alert> {
+    alerts
+        .iter()
+        .map(|&(sid, tx, app)| (sid, tx, app.to_string()))
+        .collect()
+}
+
+/// A client at 10.0.0.1:40000 and a server at 10.0.0.2:`port`.
+fn endpoints(port: u16) -> (std::net::SocketAddr, std::net::SocketAddr) {
+    (
+        "10.0.0.1:40000".parse().unwrap(),
+        std::net::SocketAddr::from(([10, 0, 0, 2], port)),
+    )
+}
+
+/// A TCP session of `endpoints(port)` at time 1 µs, its handshake done.
+fn handshaken(port: u16) -> session::TcpSession {
+    let (c, s) = endpoints(port);
+    let mut t = session::TcpSession::new(c, s, 1_000);
+    t.handshake();
+    t
+}
+
+#[test]
+fn flow_records_carry_addresses_once_and_alerts_carry_the_flows() {
+    let config = Config::default();
+    let (c, s) = endpoints(53);
+    let q = sample::dns_query(7, "x.example", 1);
+    let a = sample::dns_response_a(7, "x.example", [192, 0, 2, 1]);
+    let frames = session::udp_exchange(c, s, 1_000, 1_000, &q, Some(&a), None);
+    // Matches the response, whose packet goes server -> client.
+    let rules = "alert udp any 53 -> any any (content:\"example\"; sid:1;)";
+    let r = run(&config, rules, &frames);
+    let alert = r.events.iter().find(|e| e.alert.is_some()).unwrap();
+    assert_eq!(alert.src_ip, [10, 0, 0, 2]);
+    let fc = alert.alert.as_ref().unwrap().flow.as_ref().unwrap();
+    assert_eq!(
+        (fc.src_ip.as_slice(), fc.src_port),
+        (&[10, 0, 0, 1][..], 40000)
+    );
+    assert_eq!(
+        (fc.dest_ip.as_slice(), fc.dest_port),
+        (&[10, 0, 0, 2][..], 53)
+    );
+    let flow = r.events.iter().find(|e| e.flow.is_some()).unwrap();
+    assert_eq!(
+        (flow.src_ip.as_slice(), flow.src_port),
+        (&[10, 0, 0, 1][..], 40000)
+    );
+    assert_eq!(
+        (flow.dest_ip.as_slice(), flow.dest_port),
+        (&[10, 0, 0, 2][..], 53)
+    );
+    let counters = flow.flow.as_ref().unwrap().counters.as_ref().unwrap();
+    assert_eq!((counters.pkts_toserver, counters.pkts_toclient), (1, 1));
+    assert!(counters.src_ip.is_empty() && counters.dest_ip.is_empty());
+}
+
+#[test]
+fn a_datagram_with_a_bad_checksum_still_reaches_its_parser() {
+    let mut config = Config::default();
+    config.pcap_file.checksum_checks = ChecksumChecks::Yes;
+    let (c, s) = endpoints(53);
+    let q = sample::dns_query(7, "bad.example", 1);
+    let mut frames = session::udp_exchange(c, s, 1_000, 1_000, &q, None, None);
+    // Ethernet (14) + IPv4 (20) + UDP checksum at 6.
+    frames[0].data[40] ^= 0xff;
+    let rules = r#"alert dns any any -> any any (dns.query; content:"bad.example"; sid:1;)"#;
+    assert_eq!(
+        alerts(&config, rules, &frames),
+        want(&[(1, Some(0), "dns")])
+    );
+}
+
+#[test]
+fn http_on_an_unusual_port_is_found_by_content_and_alerts_per_transaction() {
+    let config = Config::default();
+    let mut t = handshaken(1234);
+    t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n");
+    t.close();
+    let rules = "alert http any any -> any any (http.uri; content:\"/b\"; sid:1;)\n\
+                 alert http any any -> any any (http.stat_code; content:\"404\"; sid:2;)\n\
+                 alert tcp any any -> any any (app-layer-protocol:http; http.uri; content:\"/a\"; sid:3;)";
+    assert_eq!(
+        alerts(&config, rules, &t.into_frames()),
+        want(&[
+            (1, Some(1), "http"),
+            (2, Some(1), "http"),
+            (3, Some(0), "http")
+        ])
+    );
+}
+
+#[test]
+fn a_midstream_flow_whose_first_data_is_a_response_is_reversed() {
+    let mut config = Config::default();
+    config.stream.midstream = true;
+    let (c, s) = endpoints(8080);
+    // No handshake: the server's response is the first packet seen.
+    let mut t = session::TcpSession::new(c, s, 1_000);
+    t.server_sends(b"HTTP/1.1 200 OK\r\nServer: Apache\r\nContent-Length: 0\r\n\r\n");
+    let rules =
+        "alert http any any -> any any (flow:to_client; http.server; content:\"Apache\"; sid:1;)";
+    assert_eq!(
+        alerts(&config, rules, &t.into_frames()),
+        want(&[(1, Some(0), "http")])
+    );
+}
+
+#[test]
+fn directions_speaking_different_protocols() {
+    let config = Config::default();
+    let mut t = handshaken(22);
+    t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"SSH-2.0-OpenSSH_8.9\r\n");
+    t.server_sends(b"more bytes\r\n");
+    t.close();
+    let rules = "alert ip any any -> any any (app-layer-event:applayer_mismatch_protocol_both_directions; sid:1;)\n\
+                 alert tcp any any -> any any (flow:to_client; app-layer-protocol:http1,to_server; app-layer-protocol:ssh,to_client; sid:2;)\n\
+                 alert tcp any any -> any any (app-layer-protocol:ssh; sid:3;)";
+    // Each once: on the packet where the server's protocol was recognised.
+    assert_eq!(
+        alerts(&config, rules, &t.into_frames()),
+        want(&[(1, None, "http"), (2, None, "http")])
+    );
+}
+
+#[test]
+fn ssh_banners_are_buffers_per_direction() {
+    let config = Config::default();
+    let mut t = handshaken(2222);
+    t.client_sends(b"SSH-2.0-PuTTY_Release_0.78\r\n");
+    t.server_sends(b"SSH-2.0-OpenSSH_9.3 Debian\r\n");
+    t.close();
+    let rules = "alert ssh any any -> any any (ssh.software; content:\"OpenSSH\"; sid:1;)\n\
+                 alert ssh any any -> any any (ssh.proto; content:\"2.0\"; sid:2;)\n\
+                 alert ssh any any -> any any (flow:to_server; ssh.software; content:\"OpenSSH\"; sid:3;)";
+    assert_eq!(
+        alerts(&config, rules, &t.into_frames()),
+        want(&[
+            (1, Some(0), "ssh"),
+            (2, Some(0), "ssh"),
+            (2, Some(0), "ssh")
+        ])
+    );
+}
+
+#[test]
+fn decoder_events_reach_decode_event_rules() {
+    let config = Config::default();
+    let (c, s): (std::net::IpAddr, std::net::IpAddr) = (
+        "2001:db8::1".parse().unwrap(),
+        "2001:db8::2".parse().unwrap(),
+    );
+    // A fragment header saying "offset 0, last fragment" before an ICMPv6 echo.
+    let oct = |a: std::net::IpAddr| match a {
+        std::net::IpAddr::V6(v) => v.octets(),
+        std::net::IpAddr::V4(_) => [0; 16],
+    };
+    let echo = meerkat_synth::packet::icmpv6(oct(c), oct(s), 128, 0, 1, 1, b"ping");
+    let mut payload = vec![58, 0, 0, 0, 0, 0, 0, 9];
+    payload.extend_from_slice(&echo);
+    let ip = meerkat_synth::packet::ip(c, s, 44, 64, 0, &payload);
+    let frame = session::frame_ip(c, s, None, &ip);
+    // A UDP length field below the header's size: the packet does not decode.
+    let (c4, s4): (std::net::IpAddr, std::net::IpAddr) =
+        ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+    let mut udp = meerkat_synth::packet::udp(c4, s4, 1, 2, b"abcd");
+    udp[4..6].copy_from_slice(&5u16.to_be_bytes());
+    let bad = session::frame_ip(
+        c4,
+        s4,
+        None,
+        &meerkat_synth::packet::ip(c4, s4, 17, 64, 1, &udp),
+    );
+    let frames = [
+        meerkat_synth::Frame {
+            ts_ns: 1,
+            data: frame,
+        },
+        meerkat_synth::Frame {
+            ts_ns: 2,
+            data: bad,
+        },
+    ];
+    let rules = "alert pkthdr any any -> any any (decode-event:ipv6.exthdr_useless_fh; sid:1;)\n\
+                 alert icmp any any -> any any (itype:128; sid:2;)\n\
+                 alert pkthdr any any -> any any (decode-event:udp.len_invalid; sid:3;)\n\
+                 alert ip any any -> any any (ttl:64; sid:4;)";
+    let got: Vec<u64> = alerts(&config, rules, &frames)
+        .into_iter()
+        .map(|a| a.0)
+        .collect();
+    // The echo is decoded whole (sids 1, 2, 4); the bad datagram is inspected by
+    // decoder-event rules only (sid 3, not 4).
+    assert_eq!(got, [1, 2, 3, 4]);
+}
+
+#[test]
+fn a_udp_flow_starting_with_a_response_is_reversed() {
+    let config = Config::default();
+    let (c, s) = endpoints(53);
+    // Only the server's answer was captured: it is the first (and only) datagram.
+    let r = sample::dns_response_a(9, "lone.example", [10, 0, 0, 9]);
+    let frames = session::udp_exchange(s, c, 1_000, 1_000, &r, None, None);
+    let rules = "alert dns any any -> any any (flow:to_client; dns.answers.rrname; content:\"lone.example\"; sid:1;)";
+    assert_eq!(
+        alerts(&config, rules, &frames),
+        want(&[(1, Some(0), "dns")])
+    );
+}

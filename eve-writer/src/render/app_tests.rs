@@ -1,0 +1,216 @@
+//! App-layer records rendered into whole EVE lines through their protocols' renderers:
+//! field shapes, and every line checked against Suricata's EVE schema.
+
+#[cfg(test)]
+mod tests {
+    use crate::render::{RenderOptions, render};
+    use meerkat_app::AppRecord;
+    use meerkat_proto::events::{
+        Dns, DnsAnswer, DnsQuery, DnsSoa, DnsSrv, Event, EventType, Http, HttpHeader, Ja3, Tls,
+    };
+    use std::path::Path;
+
+    fn validator() -> Option<jsonschema::Validator> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus/suricata/eve-schema.json");
+        let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()?;
+        Some(jsonschema::validator_for(&s).expect("schema compiles"))
+    }
+
+    fn base(kind: EventType) -> Event {
+        Event {
+            event_type: kind as i32,
+            timestamp_us: 1_700_000_000_123_456,
+            flow_id: 42,
+            src_ip: vec![10, 0, 0, 1],
+            src_port: 1234,
+            dest_ip: vec![10, 0, 0, 2],
+            dest_port: 80,
+            ip_proto: 6,
+            app_proto: "http".into(),
+            tx_id: Some(0),
+            ..Event::default()
+        }
+    }
+
+    fn sample_http() -> Http {
+        Http {
+            hostname: b"example.com".to_vec(),
+            http_port: Some(8080),
+            url: b"/a?b=\xff".to_vec(),
+            http_user_agent: b"curl/8".to_vec(),
+            http_content_type: b"text/html".to_vec(),
+            http_method: b"GET".to_vec(),
+            protocol: b"HTTP/1.1".to_vec(),
+            status: Some(200),
+            length: 12,
+            request_headers: vec![HttpHeader {
+                name: "Host".into(),
+                value: b"example.com".to_vec(),
+            }],
+            ..Http::default()
+        }
+    }
+
+    fn sample_dns(response: bool) -> Dns {
+        Dns {
+            r#type: if response { "response" } else { "request" }.into(),
+            id: 4660,
+            flags: if response { 0x8180 } else { 0x0100 },
+            qr: response,
+            rd: true,
+            ra: response,
+            rcode: 3,
+            queries: vec![DnsQuery {
+                rrname: b"www.example.com".to_vec(),
+                rrtype: 1,
+            }],
+            answers: if response {
+                vec![
+                    DnsAnswer {
+                        rrname: b"www.example.com".to_vec(),
+                        rrtype: 1,
+                        ttl: 60,
+                        rdata: b"93.184.216.34".to_vec(),
+                        ..DnsAnswer::default()
+                    },
+                    DnsAnswer {
+                        rrname: b"_x._tcp.example.com".to_vec(),
+                        rrtype: 33,
+                        srv: Some(DnsSrv {
+                            priority: 1,
+                            weight: 2,
+                            port: 443,
+                            name: b"h.example.com".to_vec(),
+                        }),
+                        ..DnsAnswer::default()
+                    },
+                ]
+            } else {
+                Vec::new()
+            },
+            authorities: if response {
+                vec![DnsAnswer {
+                    rrname: Vec::new(),
+                    rrtype: 6,
+                    soa: Some(DnsSoa {
+                        mname: b"ns".to_vec(),
+                        rname: b"hm".to_vec(),
+                        serial: 1,
+                        ..DnsSoa::default()
+                    }),
+                    ..DnsAnswer::default()
+                }]
+            } else {
+                Vec::new()
+            },
+            ..Dns::default()
+        }
+    }
+
+    fn sample_tls() -> Tls {
+        Tls {
+            subject: "C=US, CN=example.com".into(),
+            issuerdn: "C=US, O=CA".into(),
+            serial: "00:C4".into(),
+            fingerprint: "aa:bb".into(),
+            sni: "example.com".into(),
+            version: "TLS 1.2".into(),
+            notbefore: "2023-01-01T00:00:00".into(),
+            notafter: "2034-01-01T12:00:00".into(),
+            ja3: Some(Ja3 {
+                hash: "0123456789abcdef0123456789abcdef".into(),
+                string: "771,4865,0,29,0".into(),
+            }),
+            ja3s: Some(Ja3 {
+                hash: "0123456789abcdef0123456789abcdef".into(),
+                string: "771,49199,".into(),
+            }),
+            ja4: "t13d0306h2_000000000000_000000000000".into(),
+            ..Tls::default()
+        }
+    }
+
+    fn lines() -> Vec<String> {
+        let mut evs = Vec::new();
+        let mut e = base(EventType::App);
+        e.app = Some(AppRecord::Http(sample_http()));
+        evs.push(e);
+        for r in [false, true] {
+            let mut e = base(EventType::App);
+            e.app_proto = "dns".into();
+            e.ip_proto = 17;
+            e.app = Some(AppRecord::Dns(sample_dns(r)));
+            evs.push(e);
+        }
+        let mut e = base(EventType::App);
+        e.app_proto = "tls".into();
+        e.app = Some(AppRecord::Tls(sample_tls()));
+        evs.push(e);
+        // Alerts carrying each app object.
+        let mut e = base(EventType::Alert);
+        e.alert = Some(meerkat_proto::events::Alert {
+            signature_id: 1,
+            gid: 1,
+            rev: 1,
+            signature: "x".into(),
+            ..Default::default()
+        });
+        e.app = Some(AppRecord::Http(sample_http()));
+        evs.push(e.clone());
+        let mut d = e.clone();
+        d.app = Some(AppRecord::Dns(sample_dns(false)));
+        evs.push(d);
+        let mut t = e;
+        t.app = Some(AppRecord::Tls(sample_tls()));
+        evs.push(t);
+        evs.iter()
+            .map(|ev| {
+                let mut b = Vec::new();
+                render(&mut b, ev, &RenderOptions::default());
+                String::from_utf8(b).expect("utf-8")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shapes() {
+        let l = lines();
+        assert!(l[0].contains(r#""event_type":"http""#), "{}", l[0]);
+        assert!(l[0].contains(r#""http":{"hostname":"example.com","http_port":8080,"url":"/a?b=\u00ff","http_user_agent":"curl/8","http_content_type":"text/html","http_method":"GET","protocol":"HTTP/1.1","status":200,"length":12,"request_headers":[{"name":"Host","value":"example.com"}]}"#), "{}", l[0]);
+        assert!(l[1].contains(r#""dns":{"version":3,"type":"request","id":4660,"flags":"100","rd":true,"opcode":0,"queries":[{"rrname":"www.example.com","rrtype":"A"}]}"#), "{}", l[1]);
+        assert!(
+            l[2].contains(r#""rcode":"NXDOMAIN""#)
+                && l[2].contains(r#""rrname":"<root>","rrtype":"SOA""#),
+            "{}",
+            l[2]
+        );
+        assert!(
+            l[3].contains(r#""tls":{"subject":"C=US, CN=example.com""#),
+            "{}",
+            l[3]
+        );
+        assert!(
+            l[4].contains(r#""alert":{"#) && l[4].contains(r#""http":{"hostname""#),
+            "{}",
+            l[4]
+        );
+        for line in &l {
+            let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("valid JSON");
+            assert!(v.is_object());
+        }
+    }
+
+    #[test]
+    fn lines_validate_against_suricata_schema() {
+        let Some(v) = validator() else {
+            eprintln!("skipping: ../shared/corpus/suricata/eve-schema.json is absent");
+            return;
+        };
+        for line in lines() {
+            let inst: serde_json::Value = serde_json::from_str(line.trim_end()).expect("json");
+            let errs: Vec<String> = v.iter_errors(&inst).map(|e| e.to_string()).collect();
+            assert!(errs.is_empty(), "{line}: {errs:?}");
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Shared-memory building blocks between Meerkat's processes.
+//!
+//! - [`spsc`]: the packet ring from capture to one detect worker. One producer, one
+//!   consumer, in a file under a directory that both processes (or containers) can map,
+//!   normally `/dev/shm/meerkat-<id>/ring-<n>`. Variable-length records aligned to 8 bytes;
+//!   both sides publish their position once per batch, so there is no syscall, allocation or
+//!   lock per packet. The consumer publishes its position only after it has processed a
+//!   batch, so a new consumer that replaces a dead one resumes where it stopped (at worst a
+//!   batch is seen twice).
+//! - [`counters`]: a page of named `u64` counters that one process updates and any other
+//!   process (the supervisor, the control API) reads without talking to it.
+//! - [`table`]: a small hash table shared by every detect worker (state tracked by host:
+//!   thresholds, xbits).
+//! - [`state`]: the eve-writer's delivery-state page (what it has written, per producer),
+//!   which outlives the writer process.
+//!
+//! Every `mmap` and every `unsafe` access to shared memory in Meerkat is in this crate.
+//! The layouts are versioned contracts: see the constants in each module. Where the files
+//! live, and the names of the counters, are `meerkat-runtime`'s.
+
+mod futex;
+
+pub mod counters;
+pub mod spsc;
+pub mod state;
+pub mod table;
+
+pub use counters::{CounterPage, CounterReader, CounterRef};
+pub use spsc::{
+    Consumer, PacketMeta, Producer, Record, RingError, RingStatus, WaitOutcome, create, status,
+};
+pub use state::{StateError, StatePage};
+pub use table::SharedTable;
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+use memmap2::{MmapMut, MmapOptions};
+
+/// Wraps an I/O error with the path it concerns.
+pub(crate) fn io_err(path: &Path) -> impl Fn(std::io::Error) -> RingError + Copy + '_ {
+    move |source| RingError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A new shared file being made beside its final path (`<path>.tmp.<pid>`), zeroed and
+/// mapped. Its maker writes the header, stores the magic last, then moves it into place
+/// (rename to replace, hard link never to replace), so no reader maps a half-made file.
+pub(crate) struct Staged {
+    pub(crate) tmp: PathBuf,
+    pub(crate) map: MmapMut,
+}
+
+/// Creates and maps the staging file of `len` bytes for `path`.
+pub(crate) fn stage(path: &Path, len: usize) -> Result<Staged, RingError> {
+    let io = io_err(path);
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(&io)?;
+    let mapped = file.set_len(len as u64).and_then(|()| {
+        // SAFETY: a fresh file of `len` bytes that only this process knows about yet.
+        unsafe { MmapOptions::new().len(len).map_mut(&file) }
+    });
+    match mapped {
+        Ok(map) => Ok(Staged { tmp, map }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(io(e))
+        }
+    }
+}
