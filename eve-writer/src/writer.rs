@@ -134,8 +134,13 @@ fn type_mask(eve: &EveLog) -> u64 {
 
 fn render_options(eve: &EveLog) -> RenderOptions {
     let opt = |name: &str| eve.type_entry(name).and_then(|t| t.options());
+    let alert = eve.alert_extras();
     RenderOptions {
         alert_metadata: opt("alert").and_then(|o| o.metadata).unwrap_or(true),
+        alert_payload: alert.payload,
+        alert_payload_printable: alert.payload_printable,
+        alert_packet: alert.packet,
+        max_stream_payload: alert.max_stream_payload,
         pcap_filename: eve.pcap_file,
         stats_totals: opt("stats").and_then(|o| o.totals).unwrap_or(true),
         stats_threads: opt("stats").and_then(|o| o.threads).unwrap_or(false),
@@ -202,6 +207,10 @@ pub struct Writer {
     /// are kept), so that a restarted writer still knows where a producer's replacement
     /// resumes.
     marks: HashMap<String, (u64, u64)>,
+    /// With `pcap-file` on some output: the capture file named by the last event that
+    /// named one, for the writer's own `stats` records (Suricata names the file being
+    /// read in every record).
+    last_pcap_filename: Option<String>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -260,6 +269,7 @@ impl Writer {
             chosen: Vec::new(),
             blocked: Vec::new(),
             marks: HashMap::new(),
+            last_pcap_filename: config.eve_pcap_filename().then(String::new),
         };
         for (producer, epoch, done) in w.state.entries() {
             let i = w.producer_idx(&producer, epoch);
@@ -458,6 +468,12 @@ impl Writer {
                     self.counters.unknown.add(1);
                     continue;
                 };
+                if let Some(last) = &mut self.last_pcap_filename
+                    && !self.event.pcap_filename.is_empty()
+                    && *last != self.event.pcap_filename
+                {
+                    last.clone_from(&self.event.pcap_filename);
+                }
                 let bit = type_bit(kind);
                 let mut rendered_group = usize::MAX;
                 let mut written = false;
@@ -635,7 +651,10 @@ impl Writer {
             .map(|d| d.as_micros() as i64)
             .unwrap_or(0);
         self.update_counters();
-        let ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
+        let mut ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
+        if let Some(name) = &self.last_pcap_filename {
+            ev.pcap_filename.clone_from(name);
+        }
         let bit = stats_bit();
         for o in 0..self.outputs.len() {
             if self.outputs[o].types & bit == 0 {
