@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 
 use meerkat_config::Config;
 use meerkat_runtime::counters::{CaptureCounter, capture_counter_names, capture_worker_packets};
-use meerkat_runtime::{Role, counters_path, ring_path};
-use meerkat_shm::{CounterPage, CounterRef, PacketMeta, Producer, RingError};
+use meerkat_runtime::{Role, counters_path, pcap_files_path, ring_path};
+use meerkat_shm::{CounterPage, CounterRef, FileTable, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;
@@ -358,8 +358,22 @@ pub fn run_offline_with(
             skip
         );
     }
+    // The names of the files read, for the workers' `pcap_filename` (only when an
+    // output logs it).
+    let files = match config.runtime_dir.as_deref() {
+        Some(rt) if config.eve_pcap_filename() => match FileTable::open(&pcap_files_path(rt)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("{e}; events will have no pcap_filename");
+                None
+            }
+        },
+        _ => None,
+    };
     let mut feeder = Feeder {
         producers,
+        files,
+        file: 0,
         pending: vec![0; workers],
         per_worker: vec![0; workers],
         last_sent: vec![0; workers],
@@ -404,6 +418,10 @@ pub fn run_offline_with(
 
 struct Feeder {
     producers: Vec<Producer>,
+    /// The run's file table, when file names are logged.
+    files: Option<FileTable>,
+    /// Index of the file being read in `files` (0 = none).
+    file: u32,
     pending: Vec<u32>,
     per_worker: Vec<u64>,
     /// Per worker, the ring sequence number (`PacketMeta::seq`) of the last packet handed
@@ -425,6 +443,19 @@ impl Feeder {
             p.publish();
             *pending = 0;
         }
+    }
+
+    /// The file whose packets come next: its packets carry its index in the file table.
+    fn begin_file(&mut self, path: &Path) {
+        self.file = match self.files.as_mut().map(|t| t.add(path)) {
+            Some(Ok(i)) => i,
+            Some(Err(e)) => {
+                tracing::warn!("{e}; events will have no pcap_filename from now on");
+                self.files = None;
+                0
+            }
+            None => 0,
+        };
     }
 
     /// Counts and logs an input that could not be read (the run goes on without it).
@@ -468,6 +499,7 @@ impl Feeder {
                 }
             };
             tracing::info!(file = %path.display(), pcapng = reader.is_pcapng(), "reading");
+            self.begin_file(path);
             let res = self.feed(&mut reader, stop, None);
             let offset = reader.offset();
             self.sync(offset);
@@ -533,6 +565,7 @@ impl Feeder {
                 origlen: p.origlen,
                 link_type: p.link_type,
                 iface: p.iface,
+                file: self.file,
             };
             let producer = &mut self.producers[w];
             let data = &p.data[..p.data.len().min(producer.max_packet())];

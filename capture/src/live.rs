@@ -262,6 +262,7 @@ impl Fanout {
             origlen,
             link_type: self.link_type,
             iface: 0,
+            file: 0,
         }
     }
 

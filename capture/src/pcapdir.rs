@@ -535,6 +535,7 @@ impl Run<'_> {
             tracing::info!(file = %path.display(), pcapng = reader.is_pcapng(), "reading");
         }
         let start_offset = entry.bytes_done;
+        self.feeder.begin_file(&path);
         let interval = self.config.scanner.checkpoint_interval.duration();
         let end = loop {
             let packets_before = self.feeder.summary.packets;

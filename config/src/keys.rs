@@ -133,6 +133,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.types.*.enabled",
     "outputs.eve-log.types.*.metadata",
     "outputs.eve-log.types.*.payload",
+    "outputs.eve-log.types.*.payload-buffer-size",
     "outputs.eve-log.types.*.payload-printable",
     "outputs.eve-log.types.*.packet",
     "outputs.eve-log.types.*.extended",

@@ -56,7 +56,7 @@ pub use heartbeat::Heartbeat;
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
 pub use load::{default_tree, load_for_role, parse_text, read_file, resolve, resolve_tree};
 pub use nats::Nats;
-pub use outputs::{EveLog, EveType, EveTypeOptions, FileType, Output};
+pub use outputs::{AlertExtras, EveLog, EveType, EveTypeOptions, FileType, Output};
 pub use pcap_file::{ChecksumChecks, DeleteWhenDone, PcapFile};
 pub use redis::{Redis, RedisMode};
 pub use scanner::{FingerprintWindow, ScannerConfig, ScannerIdentity};
@@ -201,6 +201,7 @@ impl Config {
         live::validate(&self.af_packet, &self.dpdk)?;
         heartbeat::validate(&self.heartbeat)?;
         detect::validate(&self.detect)?;
+        stream::validate(&self.stream)?;
         if !matches!(
             self.mpm_algo.as_str(),
             "auto" | "hs" | "hyperscan" | "ac" | "ac-ks" | "ac-bs" | "fingerprint" | "fp"
@@ -229,6 +230,11 @@ impl Config {
     /// Whether any enabled eve-log output logs records of type `name`.
     pub fn eve_wants(&self, name: &str) -> bool {
         self.eve_logs().any(|e| e.type_entry(name).is_some())
+    }
+
+    /// Whether some enabled eve-log output adds `pcap_filename` (`pcap-file: yes`).
+    pub fn eve_pcap_filename(&self) -> bool {
+        self.eve_logs().any(|e| e.pcap_file)
     }
 
     /// The enabled eve-log outputs.

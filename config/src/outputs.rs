@@ -54,18 +54,31 @@ pub struct EveTypeOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub metadata: Option<bool>,
+    /// `alert`: log the payload base64-encoded (`payload`; default no). For a match on
+    /// the reassembled stream or a transaction of a TCP flow, the stream data of the
+    /// alert's direction with `[N bytes missing]` where bytes were lost; otherwise the
+    /// packet's payload.
     #[serde(
         default,
         deserialize_with = "opt_bool",
         skip_serializing_if = "Option::is_none"
     )]
     pub payload: Option<bool>,
+    /// `alert`: bytes kept for a stream payload (`payload-buffer-size`; Suricata logs
+    /// one byte less than this, as it does). Default 4 KiB, at most
+    /// [`MAX_PAYLOAD_BUFFER_SIZE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_buffer_size: Option<ByteSize>,
+    /// `alert`: log the payload as printable text (`payload_printable`: bytes other
+    /// than printable ASCII, CR and LF become `.`; default no).
     #[serde(
         default,
         deserialize_with = "opt_bool",
         skip_serializing_if = "Option::is_none"
     )]
     pub payload_printable: Option<bool>,
+    /// `alert`: log the whole packet base64-encoded (`packet`, with `packet_info`;
+    /// default no).
     #[serde(
         default,
         deserialize_with = "opt_bool",
@@ -131,6 +144,25 @@ impl EveType {
     pub fn enabled(&self) -> bool {
         self.options().and_then(|o| o.enabled).unwrap_or(true)
     }
+}
+
+/// Suricata's default `payload-buffer-size`.
+pub const DEFAULT_PAYLOAD_BUFFER_SIZE: u64 = 4096;
+/// Largest `payload-buffer-size` accepted (each alert may carry this much).
+pub const MAX_PAYLOAD_BUFFER_SIZE: u64 = 16 << 20;
+
+/// What an output's alerts carry (its `alert` entry's options).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AlertExtras {
+    /// `payload: yes`.
+    pub payload: bool,
+    /// `payload-printable: yes`.
+    pub payload_printable: bool,
+    /// `packet: yes`.
+    pub packet: bool,
+    /// Most bytes of stream logged as a payload: `payload-buffer-size` less one, as
+    /// Suricata logs.
+    pub max_stream_payload: usize,
 }
 
 fn default_eve_filename() -> String {
@@ -246,7 +278,32 @@ impl EveLog {
     pub fn type_entry(&self, name: &str) -> Option<&EveType> {
         self.types.iter().find(|t| t.name() == name && t.enabled())
     }
+
+    /// What this output's alerts carry (nothing when it does not log alerts).
+    pub fn alert_extras(&self) -> AlertExtras {
+        let Some(entry) = self.type_entry("alert") else {
+            return AlertExtras::default();
+        };
+        let o = entry.options().cloned().unwrap_or_default();
+        let size = o
+            .payload_buffer_size
+            .map_or(DEFAULT_PAYLOAD_BUFFER_SIZE, |b| b.bytes());
+        AlertExtras {
+            payload: o.payload.unwrap_or(false),
+            payload_printable: o.payload_printable.unwrap_or(false),
+            packet: o.packet.unwrap_or(false),
+            max_stream_payload: usize::try_from(size.saturating_sub(1)).unwrap_or(usize::MAX),
+        }
+    }
 }
+
+/// The `types` options that apply to `alert` records only.
+const ALERT_ONLY: [&str; 4] = [
+    "payload",
+    "payload-buffer-size",
+    "payload-printable",
+    "packet",
+];
 
 /// One entry of `outputs`. Suricata's other outputs (fast, stats, pcap-log, ...) are
 /// Suricata keys that Meerkat does not model.
@@ -285,6 +342,33 @@ pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
                 "outputs.eve-log.rotate-interval applies to filetype regular, not {}",
                 eve.filetype.name()
             )));
+        }
+        for t in &eve.types {
+            let Some(o) = t.options() else { continue };
+            let set = [
+                o.payload.is_some(),
+                o.payload_buffer_size.is_some(),
+                o.payload_printable.is_some(),
+                o.packet.is_some(),
+            ];
+            if t.name() != "alert"
+                && let Some(i) = set.iter().position(|&s| s)
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.types.{}.{} applies to alert records only",
+                    t.name(),
+                    ALERT_ONLY[i]
+                )));
+            }
+            if let Some(b) = o.payload_buffer_size
+                && b.bytes() > MAX_PAYLOAD_BUFFER_SIZE
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.types.alert.payload-buffer-size {b} is over the largest \
+                     accepted, {}",
+                    ByteSize(MAX_PAYLOAD_BUFFER_SIZE)
+                )));
+            }
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ConfigError;
 use crate::de::{self, ByteSize, yes};
 
 fn default_depth() -> ByteSize {
@@ -40,7 +41,9 @@ pub struct Stream {
     /// Validate TCP checksums (`-k none` turns it off). Suricata's default: yes.
     #[serde(default = "yes", deserialize_with = "de::flex_bool")]
     pub checksum_validation: bool,
-    /// Track sessions where only one direction is seen.
+    /// Suricata's `async-oneside` (track sessions where only one direction is seen).
+    /// Meerkat does not track one-sided sessions: `yes` is refused at load
+    /// ([`validate`]); `no`, the default, is accepted.
     #[serde(default, deserialize_with = "de::flex_bool")]
     pub async_oneside: bool,
     #[serde(default)]
@@ -56,5 +59,33 @@ impl Default for Stream {
             async_oneside: false,
             reassembly: Reassembly::default(),
         }
+    }
+}
+
+/// Refuses what Meerkat accepts but does not do: `async-oneside: yes`.
+pub(crate) fn validate(s: &Stream) -> Result<(), ConfigError> {
+    if s.async_oneside {
+        return Err(ConfigError::Invalid(
+            "stream.async-oneside: yes is not supported (Meerkat does not track one-sided \
+             TCP sessions); remove the key or set it to no"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_oneside_yes_is_refused_by_name() {
+        assert!(validate(&Stream::default()).is_ok());
+        let s = Stream {
+            async_oneside: true,
+            ..Stream::default()
+        };
+        let e = validate(&s).unwrap_err().to_string();
+        assert!(e.contains("stream.async-oneside"), "{e}");
     }
 }

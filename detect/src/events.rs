@@ -11,7 +11,12 @@ use meerkat_shm::PacketMeta;
 use crate::app::AppRecord;
 use crate::flow::{EndReason, Flow};
 use crate::rules::{Action, Rule};
+use meerkat_wire::checksum;
 use meerkat_wire::decode::{L4, Packet};
+
+/// Most bytes of a packet (or of its payload) an alert carries for `packet` and
+/// `payload`: libpcap's largest snapshot length, more than any frame capture keeps.
+pub const MAX_EVENT_PACKET: usize = 262_144;
 
 /// Where the packet of an event came from (EVE `pkt_src`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,4 +241,53 @@ pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
         }),
         ..Default::default()
     }
+}
+
+/// The bytes of the pseudo packet an alert at flow end is logged with (`packet`), made
+/// as Suricata makes them: an IPv4 (or IPv6) header and a bare TCP header (no flags,
+/// window 2560, acknowledgement 0) whose sequence number is `seq` (the sender's next),
+/// with correct checksums; raw IP (`LINKTYPE_RAW`). Empty for a packet without TCP.
+pub fn pseudo_frame(p: &Packet<'_>, seq: u32) -> Vec<u8> {
+    let (Some(ip), L4::Tcp { .. }) = (p.ip, p.l4) else {
+        return Vec::new();
+    };
+    let (sp, dp) = p.ports();
+    let mut tcp = [0u8; 20];
+    tcp[0..2].copy_from_slice(&sp.to_be_bytes());
+    tcp[2..4].copy_from_slice(&dp.to_be_bytes());
+    tcp[4..8].copy_from_slice(&seq.to_be_bytes());
+    tcp[12] = 5 << 4;
+    tcp[14..16].copy_from_slice(&2560u16.to_be_bytes());
+    let mut out = Vec::with_capacity(60);
+    let pseudo_sum = match (ip.src, ip.dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            let mut h = [0u8; 20];
+            h[0] = 0x45;
+            h[2..4].copy_from_slice(&40u16.to_be_bytes());
+            h[8] = 64;
+            h[9] = 6;
+            h[12..16].copy_from_slice(&s.octets());
+            h[16..20].copy_from_slice(&d.octets());
+            let c = !checksum::fold(checksum::sum(&h, 0));
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            out.extend_from_slice(&h);
+            checksum::sum(&s.octets(), checksum::sum(&d.octets(), 6 + 20))
+        }
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            let mut h = [0u8; 40];
+            h[0] = 0x60;
+            h[4..6].copy_from_slice(&20u16.to_be_bytes());
+            h[6] = 6;
+            h[7] = 64;
+            h[8..24].copy_from_slice(&s.octets());
+            h[24..40].copy_from_slice(&d.octets());
+            out.extend_from_slice(&h);
+            checksum::sum(&s.octets(), checksum::sum(&d.octets(), 6 + 20))
+        }
+        _ => return Vec::new(),
+    };
+    let c = !checksum::fold(checksum::sum(&tcp, pseudo_sum));
+    tcp[16..18].copy_from_slice(&c.to_be_bytes());
+    out.extend_from_slice(&tcp);
+    out
 }

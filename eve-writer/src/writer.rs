@@ -137,8 +137,13 @@ fn type_mask(eve: &EveLog) -> u64 {
 
 fn render_options(eve: &EveLog) -> RenderOptions {
     let opt = |name: &str| eve.type_entry(name).and_then(|t| t.options());
+    let alert = eve.alert_extras();
     RenderOptions {
         alert_metadata: opt("alert").and_then(|o| o.metadata).unwrap_or(true),
+        alert_payload: alert.payload,
+        alert_payload_printable: alert.payload_printable,
+        alert_packet: alert.packet,
+        max_stream_payload: alert.max_stream_payload,
         pcap_filename: eve.pcap_file,
         stats_totals: opt("stats").and_then(|o| o.totals).unwrap_or(true),
         stats_threads: opt("stats").and_then(|o| o.threads).unwrap_or(false),
@@ -210,6 +215,10 @@ pub struct Writer {
     stats_seq: u64,
     /// Per network output: its target and its counters (`eve.output.N.*`).
     net_outputs: Vec<(usize, OutputCounters)>,
+    /// With `pcap-file` on some output: the capture file named by the last event that
+    /// named one, for the writer's own `stats` records (Suricata names the file being
+    /// read in every record).
+    last_pcap_filename: Option<String>,
 }
 
 /// Counters of one network output, `eve.output.<n>.<name>` (n: the output's place among
@@ -293,6 +302,7 @@ impl Writer {
                 .map_or(0, |d| d.as_nanos() as u64),
             stats_seq: 1,
             net_outputs: Vec::new(),
+            last_pcap_filename: config.eve_pcap_filename().then(String::new),
         };
         for (producer, epoch, done) in w.state.entries() {
             let i = w.producer_idx(&producer, epoch);
@@ -510,6 +520,12 @@ impl Writer {
                     self.counters.unknown.add(1);
                     continue;
                 };
+                if let Some(last) = &mut self.last_pcap_filename
+                    && !self.event.pcap_filename.is_empty()
+                    && *last != self.event.pcap_filename
+                {
+                    last.clone_from(&self.event.pcap_filename);
+                }
                 let bit = type_bit(kind);
                 let meta = Meta {
                     event_type: render::kind_name(kind).unwrap_or("unknown"),
@@ -708,7 +724,10 @@ impl Writer {
             .map(|d| d.as_micros() as i64)
             .unwrap_or(0);
         self.update_counters();
-        let ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
+        let mut ev = stats::stats_event(&stats::read_pages(&self.runtime), now_us);
+        if let Some(name) = &self.last_pcap_filename {
+            ev.pcap_filename.clone_from(name);
+        }
         let bit = stats_bit();
         for o in 0..self.outputs.len() {
             if self.outputs[o].types & bit == 0 {

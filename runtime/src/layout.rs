@@ -13,6 +13,7 @@
 //! | `eve-writer.state` | the eve-writer (delivery state, outlives it) | the eve-writer |
 //! | `host-state` | the first detect worker (shared host table) | every detect worker |
 //! | `config.yaml` | the supervisor (the resolved config) | every role it starts |
+//! | `pcap-files` | capture (the capture files read, when `pcap_filename` is logged) | detect workers |
 //!
 //! The layouts of the shared-memory files are `meerkat-shm`'s.
 
@@ -36,6 +37,9 @@ pub const EVE_STATE: &str = "eve-writer.state";
 pub const HOST_TABLE: &str = "host-state";
 /// The resolved config the supervisor hands to the roles.
 pub const CONFIG: &str = "config.yaml";
+/// The capture files of the run, by the index ring records carry (`meerkat-shm`'s
+/// `files`).
+pub const PCAP_FILES: &str = "pcap-files";
 /// Marker of a shared file being made (`<name>.tmp.<pid>`, see `meerkat-shm`): not a
 /// file of the layout yet.
 pub const STAGING_MARK: &str = ".tmp.";
@@ -68,6 +72,11 @@ pub fn counters_role(file_name: &str) -> Option<&str> {
     file_name
         .strip_prefix(COUNTERS_PREFIX)
         .filter(|r| !r.contains(STAGING_MARK))
+}
+
+/// The run's table of capture files.
+pub fn pcap_files_path(dir: &Path) -> PathBuf {
+    dir.join(PCAP_FILES)
 }
 
 /// The eve-writer's event socket.

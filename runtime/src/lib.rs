@@ -8,7 +8,7 @@
 //!
 //! - [`layout`]: the files of the runtime directory (`ring-N`, `counters-ROLE`,
 //!   `eve.sock`, `detect-N.sock`, `control.sock`, `eve-writer.state`, `host-state`,
-//!   `config.yaml`) and where a supervisor makes its private one
+//!   `config.yaml`, `pcap-files`) and where a supervisor makes its private one
 //!   (`/dev/shm/meerkat-<pid>`).
 //! - [`Role`]: the role names (`capture`, `detect-N`, `eve-writer`).
 //! - [`counters`]: the counter schema of each role, typed: the names a role registers
@@ -23,6 +23,6 @@ mod role;
 
 pub use layout::{
     config_path, control_socket_path, counters_path, eve_socket_path, eve_state_path,
-    host_table_path, ring_path, worker_socket_path,
+    host_table_path, pcap_files_path, ring_path, worker_socket_path,
 };
 pub use role::{Role, RoleError};

@@ -11,6 +11,8 @@
 //!   process (the supervisor, the control API) reads without talking to it.
 //! - [`table`]: a small hash table shared by every detect worker (state tracked by host:
 //!   thresholds, xbits).
+//! - [`files`]: the run's table of capture files, whose index a ring record carries
+//!   (an append-only file, not shared memory, read once per new file).
 //! - [`state`]: the eve-writer's delivery-state page (what it has written, per producer),
 //!   which outlives the writer process.
 //!
@@ -21,11 +23,13 @@
 mod futex;
 
 pub mod counters;
+pub mod files;
 pub mod spsc;
 pub mod state;
 pub mod table;
 
 pub use counters::{CounterPage, CounterReader, CounterRef};
+pub use files::{FileNames, FileTable, FilesError};
 pub use spsc::{
     Consumer, PacketMeta, Producer, Record, RingError, RingStatus, WaitOutcome, create, status,
 };

@@ -30,7 +30,8 @@
 //! 24 seq      u64  packet number at the source (pcap_cnt), 1-based
 //! 32 iface    u16  interface index at the source
 //! 34 flags    u16  reserved for the source (0)
-//! 36 -        u32  reserved (0)
+//! 36 file     u32  the capture file the packet came from: its index in the run's file
+//!                  table (`pcap-files`, see [`crate::files`]), 1-based; 0 = none
 //! 40 data     caplen bytes, then padding to 8
 //! ```
 //!
@@ -175,6 +176,9 @@ pub struct PacketMeta {
     pub link_type: u16,
     /// Interface index at the source.
     pub iface: u16,
+    /// The capture file of the packet: its index in the run's file table
+    /// ([`crate::files`]), 1-based; 0 = not from a file (or not recorded).
+    pub file: u32,
 }
 
 /// A packet read from the ring; the bytes stay valid until the consumer releases.
@@ -569,7 +573,7 @@ impl Producer {
             (p.add(24) as *mut u64).write(meta.seq);
             (p.add(32) as *mut u16).write(meta.iface);
             (p.add(34) as *mut u16).write(0);
-            (p.add(36) as *mut u32).write(0);
+            (p.add(36) as *mut u32).write(meta.file);
             std::ptr::copy_nonoverlapping(data.as_ptr(), p.add(RECORD_HEADER_SIZE), data.len());
         }
         self.head += len as u64;
@@ -847,6 +851,7 @@ impl Consumer {
                         ts_ns: (p.add(16) as *const u64).read(),
                         seq: (p.add(24) as *const u64).read(),
                         iface: (p.add(32) as *const u16).read(),
+                        file: (p.add(36) as *const u32).read(),
                     },
                     caplen,
                 )
@@ -975,6 +980,8 @@ mod tests {
             origlen: 100,
             link_type: 1,
             iface: 0,
+            // The file index travels in the record (compared whole below).
+            file: seq as u32 ^ 0x8000_0001,
         }
     }
 

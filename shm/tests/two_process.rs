@@ -60,6 +60,7 @@ fn child_producer() {
             origlen: buf.len() as u32,
             link_type: 1,
             iface: 0,
+            file: 0,
         };
         assert!(
             p.push_blocking(&meta, &buf, Duration::from_millis(50), || true)

@@ -133,6 +133,9 @@ pub struct Hit {
     /// Whether the addresses matched the rule with source and destination swapped
     /// (a `<>` rule matched backwards).
     pub reversed: bool,
+    /// The payload matched on the reassembled stream chunk (not the packet's payload):
+    /// what the alert's `payload` shows (Suricata's stream match).
+    pub stream: bool,
 }
 
 /// What a packet brings to inspection.

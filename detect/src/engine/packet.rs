@@ -85,6 +85,7 @@ impl Engine {
             if !Self::state_conditions(rule, vars.as_deref(), st, v) {
                 continue;
             }
+            let mut on_stream = false;
             if !sig.payload.is_empty() {
                 let stream_ok = rule.payload_source != PayloadSource::Packet
                     && v.stream.is_some_and(|s| self.payload_matches(sig, s, st));
@@ -98,6 +99,7 @@ impl Engine {
                 if !stream_ok && !packet_ok {
                     continue;
                 }
+                on_stream = stream_ok;
             } else if sig.base64.is_some() {
                 continue;
             }
@@ -115,6 +117,7 @@ impl Engine {
                 sig: id,
                 tx: None,
                 reversed,
+                stream: on_stream,
             });
         }
         st.cands = cands;

@@ -138,6 +138,7 @@ impl Engine {
                 sig: id,
                 tx: Some(tx.id()),
                 reversed,
+                stream: false,
             });
         }
         st.cands = cands;

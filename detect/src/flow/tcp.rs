@@ -18,6 +18,12 @@
 //! Sessions whose handshake was not seen are not tracked unless `stream.midstream` is on;
 //! their packets are inspected one by one instead.
 //!
+//! Gaps: when the receiver acknowledges bytes that were never captured, the stream skips
+//! them. The bytes before the gap that raw-stream inspection has not seen yet are kept
+//! as a [`Piece`] (at most [`MAX_GAP_PIECES`]) for its next inspection, so that a gap
+//! loses only what is missing; alerts log them with Suricata's `[N bytes missing]`
+//! markers ([`Side::write_payload`]).
+//!
 //! Depth: at most `stream.reassembly.depth` bytes per side are reassembled (0 = no limit);
 //! later data is not inspected as stream, as in Suricata.
 
@@ -30,6 +36,9 @@ pub const MAX_OOO_SEGMENTS: usize = 1024;
 /// How far past the sender's next expected byte a RST's sequence number may be and
 /// still close the session (bytes).
 pub const MAX_RST_AHEAD: i64 = 1 << 20;
+/// Pieces of stream cut off by gaps kept per side for raw inspection; beyond, the
+/// oldest is dropped uninspected (and counted in [`Side::pieces_dropped`]).
+pub const MAX_GAP_PIECES: usize = 8;
 
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
@@ -59,6 +68,15 @@ impl State {
             State::Closed => "closed",
         }
     }
+}
+
+/// The bytes of a side that raw-stream inspection had not seen when an acknowledged gap
+/// was skipped, and the gap's length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub bytes: Vec<u8>,
+    /// Bytes missing after `bytes`.
+    pub gap: u64,
 }
 
 /// One direction of a session.
@@ -93,6 +111,25 @@ pub struct Side {
     pub retransmissions: u64,
     /// Out-of-order segments dropped for lack of room.
     pub ooo_dropped: u64,
+    /// Pieces cut off by gaps, oldest first, waiting for raw inspection (see [`Piece`]).
+    pieces: Vec<Piece>,
+    /// Raw inspection has seen `pieces`: they go at the next [`Side::trim`].
+    pieces_inspected: bool,
+    /// Pieces dropped uninspected because [`MAX_GAP_PIECES`] were held.
+    pub pieces_dropped: u64,
+    /// The last gap skipped: (stream offset where it ended, its length).
+    last_gap: Option<(u64, u64)>,
+}
+
+/// Suricata's marker of a gap in a logged stream payload: `[N bytes missing]`.
+fn gap_marker(n: u64) -> ([u8; 48], usize) {
+    use std::io::Write;
+    let mut buf = [0u8; 48];
+    let mut w = &mut buf[..];
+    // At most 20 digits: it always fits.
+    let _ = write!(w, "[{n} bytes missing]");
+    let len = 48 - w.len();
+    (buf, len)
 }
 
 impl Side {
@@ -115,6 +152,58 @@ impl Side {
     /// Next in-order offset.
     pub fn next(&self) -> u64 {
         self.next
+    }
+
+    /// Sequence number of the next in-order byte (0 while the base is unknown).
+    pub fn next_seq(&self) -> u32 {
+        if self.base_known {
+            self.base.wrapping_add(self.next as u32)
+        } else {
+            0
+        }
+    }
+
+    /// The pieces cut off by gaps that raw inspection has not seen yet (empty once it has).
+    pub fn pieces(&self) -> &[Piece] {
+        if self.pieces_inspected {
+            &[]
+        } else {
+            &self.pieces
+        }
+    }
+
+    /// Raw inspection has seen the pieces (they stay for alert payloads until the next
+    /// [`Side::trim`]).
+    pub fn pieces_inspected(&mut self) {
+        self.pieces_inspected = true;
+    }
+
+    /// Appends the stream of this side as an alert's payload shows it (Suricata's
+    /// `payload` of a stream match): the pieces cut off by gaps, each followed by
+    /// `[N bytes missing]`, then the bytes held from the oldest one still kept to the
+    /// newest, preceded by the marker of the gap they follow; at most `max` bytes.
+    pub fn write_payload(&self, out: &mut Vec<u8>, max: usize) {
+        let end = out.len().saturating_add(max);
+        let put = |out: &mut Vec<u8>, bytes: &[u8]| {
+            let k = bytes.len().min(end.saturating_sub(out.len()));
+            out.extend_from_slice(&bytes[..k]);
+        };
+        let marker = |out: &mut Vec<u8>, n: u64| {
+            let (m, len) = gap_marker(n);
+            put(out, &m[..len]);
+        };
+        for p in &self.pieces {
+            put(out, &p.bytes);
+            marker(out, p.gap);
+        }
+        if self.pieces.is_empty()
+            && let Some((at, n)) = self.last_gap
+            && at == self.live_start
+            && at < self.next
+        {
+            marker(out, n);
+        }
+        put(out, self.bytes(self.live_start, self.next));
     }
 
     /// In-order bytes from `from` (clamped to what is held) up to `to`.
@@ -222,6 +311,8 @@ impl Side {
                 let gap = to - self.next;
                 self.gap_bytes += gap;
                 self.pending_gap += gap;
+                self.keep_uninspected(gap);
+                self.last_gap = Some((to, gap));
                 // Consumers skip the missing bytes.
                 self.data.clear();
                 self.data_start = to;
@@ -234,8 +325,35 @@ impl Side {
         }
     }
 
-    /// Drops held bytes that every consumer is done with.
+    /// Before a gap is skipped: the held bytes raw inspection has not seen become a
+    /// piece (the oldest piece goes when [`MAX_GAP_PIECES`] are held).
+    fn keep_uninspected(&mut self, gap: u64) {
+        if self.pieces_inspected {
+            self.pieces.clear();
+            self.pieces_inspected = false;
+        }
+        let from = self.raw_done.max(self.live_start);
+        if from >= self.next {
+            return;
+        }
+        let a = ((from - self.data_start) as usize).min(self.data.len());
+        if self.pieces.len() == MAX_GAP_PIECES {
+            self.pieces.remove(0);
+            self.pieces_dropped += 1;
+        }
+        self.pieces.push(Piece {
+            bytes: self.data[a..].to_vec(),
+            gap,
+        });
+    }
+
+    /// Drops held bytes that every consumer is done with (and the pieces raw
+    /// inspection has seen).
     pub fn trim(&mut self) {
+        if self.pieces_inspected {
+            self.pieces.clear();
+            self.pieces_inspected = false;
+        }
         let done = self.app_done.min(self.raw_done);
         if done > self.live_start {
             let n = ((done - self.data_start) as usize).min(self.data.len());
@@ -252,7 +370,7 @@ impl Side {
 
     /// Bytes held (memory accounting; consumed bytes not yet dropped included).
     pub fn held(&self) -> usize {
-        self.data.len() + self.ooo_bytes
+        self.data.len() + self.ooo_bytes + self.pieces.iter().map(|p| p.bytes.len()).sum::<usize>()
     }
 }
 
@@ -590,5 +708,73 @@ mod tests {
         let mut r = handshake();
         r.packet(false, RST, 5001, 0, b"", 0);
         assert_eq!(r.state, State::Closed);
+    }
+
+    fn payload(side: &Side, max: usize) -> String {
+        let mut out = Vec::new();
+        side.write_payload(&mut out, max);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_gap_keeps_the_uninspected_bytes_before_it() {
+        // eve-payload-05's stream: "VERY" in order, "GOOD" never captured, "DATA" early;
+        // the server acknowledges all twelve bytes.
+        let mut s = handshake();
+        s.packet(true, ACK, 1001, 5001, b"VERY", 0);
+        s.packet(true, ACK, 1009, 5001, b"DATA", 0);
+        s.packet(false, ACK, 5001, 1013, b"", 0);
+        let side = &mut s.sides[0];
+        assert_eq!(side.gap_bytes, 4);
+        assert_eq!(side.bytes(0, 100), b"DATA");
+        assert_eq!(
+            side.pieces(),
+            &[Piece {
+                bytes: b"VERY".to_vec(),
+                gap: 4
+            }]
+        );
+        assert_eq!(payload(side, 4095), "VERY[4 bytes missing]DATA");
+        assert_eq!(payload(side, 10), "VERY[4 byt");
+        // Inspected and trimmed: the piece goes, the bytes after the gap stay held until
+        // both consumers pass them.
+        side.pieces_inspected();
+        assert!(side.pieces().is_empty());
+        assert_eq!(payload(side, 4095), "VERY[4 bytes missing]DATA");
+        side.raw_done = 12;
+        side.trim();
+        assert_eq!(payload(side, 4095), "[4 bytes missing]DATA");
+        side.app_done = 12;
+        side.trim();
+        assert_eq!(payload(side, 4095), "");
+    }
+
+    #[test]
+    fn inspected_bytes_are_not_kept_at_a_gap() {
+        let mut s = handshake();
+        s.packet(true, ACK, 1001, 5001, b"abcd", 0);
+        s.sides[0].raw_done = 4;
+        s.packet(true, ACK, 1009, 5001, b"efgh", 0);
+        s.packet(false, ACK, 5001, 1013, b"", 0);
+        assert!(s.sides[0].pieces().is_empty());
+        // A gap at the start of what is held is shown before it (eve-payload-06).
+        assert_eq!(payload(&s.sides[0], 4095), "[4 bytes missing]efgh");
+    }
+
+    #[test]
+    fn gap_pieces_are_bounded() {
+        let mut s = handshake();
+        let mut seq = 1001u32;
+        for i in 0..MAX_GAP_PIECES + 2 {
+            s.packet(true, ACK, seq, 5001, &[b'a' + i as u8; 2], 0);
+            // Two bytes missing, then what the receiver acknowledges.
+            seq += 4;
+            s.packet(false, ACK, 5001, seq, b"", 0);
+        }
+        let side = &s.sides[0];
+        assert_eq!(side.pieces().len(), MAX_GAP_PIECES);
+        assert_eq!(side.pieces_dropped, 2);
+        assert_eq!(side.pieces()[0].bytes, b"cc");
+        assert_eq!(side.gap_bytes, 2 * (MAX_GAP_PIECES as u64 + 2));
     }
 }

@@ -41,8 +41,22 @@ impl InProcess {
                 engine,
                 DetectState::default(),
                 Out::Collect(Vec::new()),
+                FileSource::Local(Vec::new()),
             ),
             since_sweep: 0,
+        }
+    }
+
+    /// Names capture file `index` (1-based), for the packets whose `PacketMeta::file` is
+    /// that index (`pcap_filename`).
+    pub fn name_file(&mut self, index: u32, name: &str) {
+        if let FileSource::Local(v) = &mut self.w.x.files
+            && let Some(i) = (index as usize).checked_sub(1)
+        {
+            if v.len() <= i {
+                v.resize(i + 1, String::new());
+            }
+            v[i] = name.to_string();
         }
     }
 
@@ -80,6 +94,7 @@ impl InProcess {
             .map_err(|source| meerkat_wire::pcap::PcapError::Io { offset: 0, source })?;
         let mut reader = meerkat_wire::pcap::Reader::new(file)?;
         let mut run = InProcess::new(config, engine);
+        run.name_file(1, &path.to_string_lossy());
         let mut seq = 0u64;
         while let Some(p) = reader.next_packet()? {
             seq += 1;
@@ -89,6 +104,7 @@ impl InProcess {
                 origlen: p.origlen,
                 link_type: p.link_type,
                 iface: p.iface,
+                file: 1,
             };
             run.packet(&meta, p.data);
         }
@@ -110,6 +126,7 @@ impl InProcess {
                 origlen: u32::try_from(data.len()).unwrap_or(u32::MAX),
                 link_type: decode::LINKTYPE_ETHERNET,
                 iface: 0,
+                file: 0,
             };
             run.packet(&meta, data);
         }

@@ -36,17 +36,85 @@ impl Inner {
         if let Some(r) = record {
             events::attach_record(&mut ev, r);
         }
+        if self.cfg.alert_payload || self.cfg.alert_packet {
+            self.alert_extras(&mut ev, c, flow, h);
+        }
         self.emit(ev);
     }
 
+    /// What an alert carries for the outputs that log more of it (only when one does:
+    /// these are copies): its payload and whether that is stream data, and its packet.
+    fn alert_extras(&self, ev: &mut Event, c: Ctx<'_>, flow: Option<(&Flow, bool)>, h: Hit) {
+        let tcp = matches!(c.pkt.l4, L4::Tcp { .. });
+        let side = match flow {
+            Some((f, to_server)) => f.tcp.as_deref().map(|s| &s.sides[usize::from(!to_server)]),
+            None => None,
+        };
+        if self.cfg.alert_payload {
+            // As Suricata: a match on the stream, or on a transaction, of a TCP flow
+            // logs the stream of the alert's direction; falls back on the packet's
+            // payload when that holds nothing.
+            ev.stream = tcp && (h.stream || h.tx.is_some());
+            if ev.stream
+                && let Some(side) = side
+            {
+                side.write_payload(&mut ev.payload, self.cfg.max_stream_payload);
+                ev.payload_is_stream = !ev.payload.is_empty();
+            }
+            if ev.payload.is_empty() {
+                let p = c.pkt.payload;
+                ev.payload
+                    .extend_from_slice(&p[..p.len().min(events::MAX_EVENT_PACKET)]);
+            }
+        }
+        if self.cfg.alert_packet {
+            if c.src == events::PacketSrc::FlowTimeout {
+                let seq = side.map_or(0, |s| s.next_seq());
+                ev.packet = events::pseudo_frame(c.pkt, seq);
+                // Raw IP bytes, logged with the capture's link type as Suricata does.
+                ev.packet_linktype = u32::from(c.meta.link_type);
+            } else {
+                let f = c.pkt.frame;
+                ev.packet
+                    .extend_from_slice(&f[..f.len().min(events::MAX_EVENT_PACKET)]);
+                ev.packet_linktype = u32::from(c.pkt.link_type);
+            }
+        }
+    }
+
+    /// Inspects, on their own, the pieces of the stream of the packet's direction that a
+    /// gap cut off before raw inspection saw them (see `tcp::Piece`): stream-only
+    /// inspections of the packet, before its own.
+    pub(super) fn inspect_pieces(&mut self, c: Ctx<'_>, flow: &mut Flow, to_server: bool) {
+        let d = usize::from(!to_server);
+        let Some(s) = flow.tcp.as_deref_mut() else {
+            return;
+        };
+        if s.sides[d].pieces().is_empty() {
+            return;
+        }
+        // Rare (a gap with bytes not inspected yet before it): copied so that the flow
+        // can be borrowed for inspection; they stay in the flow for alert payloads.
+        let pieces: Vec<Vec<u8>> = s.sides[d]
+            .pieces()
+            .iter()
+            .map(|p| p.bytes.clone())
+            .collect();
+        s.sides[d].pieces_inspected();
+        for bytes in &pieces {
+            self.inspect_packet(c, Some((&mut *flow, to_server)), Some(bytes), None, true);
+        }
+    }
+
     /// Inspects a packet outside the normal path (fragments without a flow, pseudo
-    /// packets at flow end).
+    /// packets at flow end, stream data of its flow alone when `stream_only`).
     pub(super) fn inspect_packet(
         &mut self,
         c: Ctx<'_>,
         flow: Option<(&mut Flow, bool)>,
         stream: Option<&[u8]>,
         payload: Option<&[u8]>,
+        stream_only: bool,
     ) {
         let mut hits = std::mem::take(&mut self.hits);
         hits.clear();
@@ -64,7 +132,7 @@ impl Inner {
                     stream_bytes: f.stream_bytes(),
                     flow_id: f.id,
                     first_in_direction: false,
-                    pseudo: c.src == events::PacketSrc::FlowTimeout,
+                    pseudo: c.src == events::PacketSrc::FlowTimeout || stream_only,
                     app_proto_dir: f.app.dir_proto,
                     proto_detect_done: false,
                     app_events: 0,

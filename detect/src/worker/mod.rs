@@ -122,6 +122,15 @@ struct Settings {
     /// Per app protocol: log its records (it has a record, some output logs its
     /// type, and it is parsed, not `detection-only`).
     log_app: [bool; app::APP_PROTOS],
+    /// Some output logs alert payloads (`payload`, `payload-printable`): alerts carry
+    /// it, and whether they matched on stream data.
+    alert_payload: bool,
+    /// Most stream bytes an alert payload carries (the largest over those outputs).
+    max_stream_payload: usize,
+    /// Some output logs alerts' packets (`packet`).
+    alert_packet: bool,
+    /// Some output adds `pcap_filename` (`pcap-file`): events carry it.
+    pcap_filename: bool,
 }
 
 /// A worker's state: the flow table, the fragment table, and the rest (so that a flow
@@ -215,6 +224,32 @@ struct Inner {
     pkt_app_events: u8,
     /// Protocol detection finished (in some direction) on the current packet.
     pkt_proto_done: bool,
+    /// Link type of the last packet captured: the one pseudo packets at flow end are
+    /// logged with (`packet_info`), as Suricata does.
+    link_type: u16,
+    /// Where capture files' names come from (with `pcap_filename` only).
+    files: FileSource,
+    /// The capture file of the packets being processed: its index and name (the name
+    /// events get, as Suricata gives every record the file being read).
+    file: (u32, String),
+}
+
+/// The names of the capture files ring records point at.
+#[derive(Debug)]
+enum FileSource {
+    /// The run's file table, written by capture (the detect role).
+    Table(meerkat_shm::FileNames),
+    /// Names given in this process (in-process runs), index 1 first.
+    Local(Vec<String>),
+}
+
+impl FileSource {
+    fn name(&mut self, index: u32) -> Option<&str> {
+        match self {
+            FileSource::Table(t) => t.name(index),
+            FileSource::Local(v) => v.get((index as usize).checked_sub(1)?).map(String::as_str),
+        }
+    }
 }
 
 /// Everything about the current packet that events need.
@@ -229,7 +264,11 @@ impl Worker {
     /// Processes one captured packet.
     fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
         let x = &mut self.x;
+        if x.cfg.pcap_filename && meta.file != x.file.0 {
+            x.set_file(meta.file);
+        }
         x.now_ns = x.now_ns.max(meta.ts_ns);
+        x.link_type = meta.link_type;
         x.stats.packets += 1;
         x.stats.bytes += data.len() as u64;
         let (pkt, ev) = decode::decode(meta.link_type, data);
@@ -252,6 +291,7 @@ impl Worker {
                 None,
                 None,
                 Some(pkt.payload),
+                false,
             );
             return;
         }
@@ -280,6 +320,7 @@ impl Worker {
                 None,
                 None,
                 Some(pkt.payload),
+                false,
             );
             if let Some(whole) = whole {
                 let (mut p, ev) = decode::decode(decode::LINKTYPE_RAW, &whole);
@@ -307,8 +348,20 @@ impl Worker {
 }
 
 impl Inner {
-    fn emit(&mut self, ev: Event) {
+    fn emit(&mut self, mut ev: Event) {
+        if self.cfg.pcap_filename {
+            ev.pcap_filename.clone_from(&self.file.1);
+        }
         self.sink.push(ev);
+    }
+
+    /// The packets from here on come from capture file `index`.
+    fn set_file(&mut self, index: u32) {
+        self.file.0 = index;
+        self.file.1.clear();
+        if let Some(name) = self.files.name(index) {
+            self.file.1.push_str(name);
+        }
     }
 
     /// Counts decoder events (bits of [`DecodeEvent::bit`]).
@@ -355,6 +408,8 @@ impl Settings {
     fn from_config(config: &Config) -> Settings {
         // Any output that logs the type wants it (outputs filter by type themselves).
         let wants = |t: &str| config.eve_wants(t);
+        let extras: Vec<_> = config.eve_logs().map(|e| e.alert_extras()).collect();
+        let payload = |x: &&meerkat_config::AlertExtras| x.payload || x.payload_printable;
         Settings {
             midstream: config.stream.midstream,
             inline: config.stream.inline,
@@ -367,6 +422,16 @@ impl Settings {
                     .and_then(|d| d.record)
                     .is_some_and(|r| wants(r.event_type))
             }),
+            alert_payload: extras.iter().any(|x| payload(&x)),
+            max_stream_payload: extras
+                .iter()
+                .filter(payload)
+                .map(|x| x.max_stream_payload)
+                .max()
+                .unwrap_or(0)
+                .min(meerkat_config::outputs::MAX_PAYLOAD_BUFFER_SIZE as usize),
+            alert_packet: extras.iter().any(|x| x.packet),
+            pcap_filename: config.eve_pcap_filename(),
         }
     }
 }
@@ -392,6 +457,7 @@ impl Worker {
         engine: Engine,
         st: DetectState,
         sink: Out,
+        files: FileSource,
     ) -> Worker {
         Worker {
             flows: FlowTable::new(index),
@@ -411,6 +477,9 @@ impl Worker {
                 now_ns: 0,
                 pkt_app_events: 0,
                 pkt_proto_done: false,
+                link_type: 0,
+                files,
+                file: (0, String::new()),
             },
         }
     }

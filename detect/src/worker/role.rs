@@ -83,6 +83,9 @@ pub fn run_generation(
         loaded.engine,
         DetectState::with_shared(table),
         Out::Grpc(Box::new(sink)),
+        FileSource::Table(meerkat_shm::FileNames::new(
+            &meerkat_runtime::pcap_files_path(&runtime),
+        )),
     );
     w.run_ring(&mut consumer.ring, &counters, &commands, stop);
     w.drain();

@@ -112,6 +112,8 @@ impl Inner {
                 r
             })
         });
+        // What a gap cut off before raw inspection saw it goes first, on its own.
+        self.inspect_pieces(c, flow, to_server);
         let established = flow.established();
         let stream_bytes = flow.stream_bytes();
         let app_proto = flow.app.proto;
@@ -226,6 +228,7 @@ impl Inner {
             let meta = PacketMeta {
                 ts_ns: flow.last_ns,
                 seq: 0,
+                link_type: self.link_type,
                 ..Default::default()
             };
             let c = Ctx {
@@ -236,6 +239,7 @@ impl Inner {
             let d = dir.index();
             if flow.tcp.is_some() {
                 let progressed = self.feed_stream(&mut flow, dir, true);
+                self.inspect_pieces(c, &mut flow, to_server);
                 let range = flow.tcp.as_deref_mut().and_then(|s| {
                     let side = &mut s.sides[d];
                     (side.next() > side.raw_done).then(|| {
@@ -250,7 +254,7 @@ impl Inner {
                         .as_deref()
                         .map(|s| s.sides[d].bytes(a, b).to_vec())
                         .unwrap_or_default();
-                    self.inspect_packet(c, Some((&mut flow, to_server)), Some(&chunk), None);
+                    self.inspect_packet(c, Some((&mut flow, to_server)), Some(&chunk), None, false);
                 }
                 if progressed {
                     self.inspect_txs(c, &mut flow, to_server, dir, false);
@@ -268,6 +272,7 @@ impl Inner {
             let pkt = pseudo_packet(flow.proto, flow.client, flow.server, &flow);
             let meta = PacketMeta {
                 ts_ns: flow.last_ns,
+                link_type: self.link_type,
                 ..Default::default()
             };
             let c = Ctx {

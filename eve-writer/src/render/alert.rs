@@ -1,6 +1,8 @@
 //! The `alert` record body: `alert{}`, then (after the app-layer objects Suricata puts
-//! there) `app_proto`, `direction` and the flow's counters in `flow{}`.
+//! there) `app_proto`, `direction` and the flow's counters in `flow{}`; then, when the
+//! output asks, `payload`, `payload_printable`, `stream`, `packet` and `packet_info`.
 
+use base64::Engine as _;
 use meerkat_proto::events::{AlertAction, Direction, Event};
 
 use super::{RenderOptions, flow, has_ports, write_ip};
@@ -64,5 +66,82 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
                     .u64("dest_port", u64::from(c.dest_port));
             }
         });
+    }
+    payload(o, ev, opts);
+}
+
+/// `payload`, `payload_printable` and `stream` (with either payload option), then
+/// `packet` and `packet_info` (with `packet`), as Suricata writes them: an empty
+/// payload is left out, `stream` is not.
+fn payload(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
+    if opts.alert_payload || opts.alert_payload_printable {
+        let p = if ev.payload_is_stream {
+            &ev.payload[..ev.payload.len().min(opts.max_stream_payload)]
+        } else {
+            &ev.payload[..]
+        };
+        if !p.is_empty() {
+            if opts.alert_payload {
+                o.raw("payload", |b| base64_string(b, p));
+            }
+            if opts.alert_payload_printable {
+                o.raw("payload_printable", |b| printable_string(b, p));
+            }
+        }
+        o.u64("stream", u64::from(ev.stream));
+    }
+    if opts.alert_packet && !ev.packet.is_empty() {
+        o.raw("packet", |b| base64_string(b, &ev.packet));
+        let (linktype, name) = dlt(ev.packet_linktype);
+        o.obj("packet_info", |pi| {
+            pi.u64("linktype", u64::from(linktype));
+            if let Some(n) = name {
+                pi.str("linktype_name", n);
+            }
+        });
+    }
+}
+
+/// Writes `data` base64-encoded (standard alphabet, padded) as a JSON string.
+fn base64_string(buf: &mut Vec<u8>, data: &[u8]) {
+    let engine = &base64::engine::general_purpose::STANDARD;
+    buf.push(b'"');
+    let at = buf.len();
+    let n = base64::encoded_len(data.len(), true).unwrap_or(0);
+    buf.resize(at + n, 0);
+    let written = engine.encode_slice(data, &mut buf[at..]).unwrap_or(0);
+    buf.truncate(at + written);
+    buf.push(b'"');
+}
+
+/// Writes `data` as Suricata's printable rendering (printable ASCII, CR and LF kept,
+/// every other byte a `.`) in a JSON string.
+fn printable_string(buf: &mut Vec<u8>, data: &[u8]) {
+    buf.push(b'"');
+    for &c in data {
+        match c {
+            b'"' => buf.extend_from_slice(b"\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            b'\r' => buf.extend_from_slice(b"\\r"),
+            0x20..=0x7e => buf.push(c),
+            _ => buf.push(b'.'),
+        }
+    }
+    buf.push(b'"');
+}
+
+/// The link type and its name as Suricata logs them in `packet_info`: libpcap's DLT
+/// value (`LINKTYPE_RAW` is `DLT_RAW`, 12) and its name.
+fn dlt(linktype: u32) -> (u32, Option<&'static str>) {
+    match linktype {
+        0 => (0, Some("NULL")),
+        1 => (1, Some("EN10MB")),
+        12 | 14 | 101 => (12, Some("RAW")),
+        113 => (113, Some("LINUX_SLL")),
+        228 => (228, Some("IPv4")),
+        229 => (229, Some("IPv6")),
+        276 => (276, Some("LINUX_SLL2")),
+        other => (other, None),
     }
 }

@@ -1,7 +1,8 @@
 //! Rendering typed events as EVE JSON lines, in Suricata's field order:
 //! `timestamp, flow_id, pcap_cnt, in_iface, event_type, vlan, src_ip, src_port, dest_ip,
-//! dest_port, proto, ip_v, pkt_src, icmp_type, icmp_code, pcap_filename, metadata, tx_id,
-//! <type body>, app_proto, direction, flow, ...`.
+//! dest_port, proto, ip_v, pkt_src, icmp_type, icmp_code, metadata, tx_id, <type body>,
+//! app_proto, direction, flow, ..., payload, payload_printable, stream, packet,
+//! packet_info, pcap_filename` (Suricata adds `pcap_filename` last, to every record).
 //!
 //! The common header is written here; each event type's body lives in its own module
 //! ([`alert`], [`flow`], [`anomaly`], [`stats`]) and [`render`] picks it by
@@ -225,6 +226,12 @@ pub(crate) fn has_ports(ip_proto: u32) -> bool {
 pub struct RenderOptions {
     /// Log rule metadata in alerts (`metadata: yes`, Suricata's default).
     pub alert_metadata: bool,
+    /// Alerts: `payload` (base64), `payload-printable`, `packet` (with `packet_info`),
+    /// and the most stream bytes a payload shows (`payload-buffer-size` less one).
+    pub alert_payload: bool,
+    pub alert_payload_printable: bool,
+    pub alert_packet: bool,
+    pub max_stream_payload: usize,
     /// Add `pcap_filename`.
     pub pcap_filename: bool,
     /// `stats`: the totals over all processes (`totals: yes`, the default).
@@ -290,9 +297,6 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     if let Some(c) = ev.icmp_code {
         o.u64("icmp_code", u64::from(c));
     }
-    if !ev.pcap_filename.is_empty() && opts.pcap_filename {
-        o.str("pcap_filename", &ev.pcap_filename);
-    }
     if !ev.flowbits.is_empty() {
         o.obj("metadata", |m| {
             m.raw("flowbits", |b| {
@@ -315,6 +319,9 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
         }
         EventType::Fileinfo => {}
         EventType::Unspecified => {}
+    }
+    if !ev.pcap_filename.is_empty() && opts.pcap_filename {
+        o.str("pcap_filename", &ev.pcap_filename);
     }
     o.end();
     buf.push(b'\n');
