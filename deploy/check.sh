@@ -8,7 +8,9 @@
 #                      hold the alerts `meerkat run` gives on the same pcap and config; the
 #                      healthcheck of each running role must pass; then `down -v` cleanly;
 #                      the live profile on lo: capture as uid 10001 with file capabilities,
-#                      alerts from datagrams sent to 127.0.0.1, every role healthy
+#                      alerts from datagrams sent to 127.0.0.1, every role healthy; the bus
+#                      profile (eve-writer -> Redis Streams -> consumer) with redis stopped
+#                      while the events are made: spooled, then all delivered, none pending
 #   4. kubernetes      every manifest, and each kustomization rendered (kubectl kustomize),
 #                      validated with kubernetes-validate --strict -k 1.32.0 (a missing
 #                      schema is a failure)
@@ -78,6 +80,13 @@ cleanup() {
     local rc=$?
     if [ "$keep" = false ] && [ -S "$sock" ] && command -v docker-compose >/dev/null; then
         compose down -v --remove-orphans >/dev/null 2>&1 || true
+        # The bus profile's services (redis, consumer) and volumes too.
+        local all=(-p "$project" -f deploy/docker-compose.yml -f deploy/docker-compose.bus.yml
+            --profile offline --profile live --profile bus)
+        DOCKER_HOST=unix://$sock MEERKAT_IMAGE=$image docker-compose "${all[@]}" \
+            rm -f -s redis consumer >/dev/null 2>&1 || true
+        DOCKER_HOST=unix://$sock MEERKAT_IMAGE=$image docker-compose "${all[@]}" \
+            down -v --remove-orphans >/dev/null 2>&1 || true
         podman untag "$image" "$image" >/dev/null 2>&1 || true
     fi
     rm -rf "$work"
@@ -286,6 +295,85 @@ for c in eve-writer capture; do
     [ "$st $code" = "exited 0" ] || fail "$c did not stop cleanly ($st $code)"
 done
 live down -v --remove-orphans
+left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
+[ -z "$left" ] || fail "containers left after down: $left"
+
+# ---------------------------------------------------------------------------------------
+step "compose: bus profile (eve-writer -> Redis Streams -> consumer), redis down meanwhile"
+# The bus profile over the main file, for real: redis is stopped while the offline run
+# produces its events (the eve-writer spools them), then started; every alert and flow
+# the file output holds must reach the consumer's file through the stream, and the
+# consumer group must have nothing pending.
+bus_image=localhost/meerkat-bus:check
+podman build -q -f deploy/Dockerfile.bus --build-arg BASE="$base_image" -t "$bus_image" deploy >/dev/null
+bus() {
+    DOCKER_HOST=unix://$sock MEERKAT_IMAGE=$image MEERKAT_BUS_IMAGE=$bus_image \
+        MEERKAT_CONFIG=./config/meerkat-bus.yaml \
+        MEERKAT_PCAP_DIR=$repo/sample MEERKAT_PCAP=sample.pcap \
+        docker-compose -p "$project" -f deploy/docker-compose.yml -f deploy/docker-compose.bus.yml \
+        --profile offline --profile bus "$@"
+}
+redis_cli() { podman exec "${project}_redis_1" redis-cli -h 127.0.0.1 "$@"; }
+# Counts of the alert (by sid) and flow records of an EVE file, on one line.
+eve_counts() {
+    python3 -c '
+import collections, json, sys
+c = collections.Counter()
+try:
+    for line in open(sys.argv[1]):
+        e = json.loads(line)
+        if e.get("event_type") == "alert":
+            c["alert:" + str(e["alert"]["signature_id"])] += 1
+        elif e.get("event_type") == "flow":
+            c["flow"] += 1
+except FileNotFoundError:
+    pass
+print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))
+' "$1"
+}
+bus up -d --no-build --no-deps eve-writer
+bus up -d --no-build --no-deps redis consumer
+deadline=$((SECONDS + 60))
+until [ "$(redis_cli ping 2>/dev/null)" = PONG ]; do
+    [ $SECONDS -lt $deadline ] || { bus logs --no-color >&2 || true; fail "redis did not answer within 60 s"; }
+    sleep 0.2
+done
+bus stop redis
+bus up -d --no-build --no-deps capture-offline detect-0 detect-1
+deadline=$((SECONDS + 180))
+for c in capture-offline detect-0 detect-1; do
+    until read -r st code <<<"$(state "$c")" && [ "$st" = exited ]; do
+        [ $SECONDS -lt $deadline ] || { bus logs --no-color >&2 || true; fail "$c did not finish within 180 s"; }
+        sleep 0.2
+    done
+    [ "$code" = 0 ] || { bus logs --no-color >&2 || true; fail "$c exited with $code"; }
+done
+logs=$(podman volume inspect "${project}_logs" --format '{{.Mountpoint}}')
+consumer_dir=$(podman volume inspect "${project}_consumer" --format '{{.Mountpoint}}')
+# The workers are gone: the file output holds all their records once their flows are in.
+deadline=$((SECONDS + 30))
+until want=$(eve_counts "$logs/eve.json") && [[ "$want" == *alert:1000001=*flow=* ]]; do
+    [ $SECONDS -lt $deadline ] || { bus logs --no-color >&2 || true; fail "the file output lacks alerts or flows: $want"; }
+    sleep 0.2
+done
+got=$(eve_counts "$consumer_dir/eve.json")
+[ -z "$got" ] || fail "records reached the consumer while redis was down: $got"
+spooled=$(find "$logs" -path '*spool*' -type f ! -name cursor -size +0 | head -1)
+[ -n "$spooled" ] || { ls -lR "$logs" >&2; fail "redis is down but nothing is spooled in the log volume"; }
+echo "redis down: the file output has $want; spooled: ${spooled#"$logs"/}"
+bus start redis
+deadline=$((SECONDS + 120))
+until [ "$(eve_counts "$consumer_dir/eve.json")" = "$want" ]; do
+    [ $SECONDS -lt $deadline ] || { bus logs --no-color >&2 || true; fail "the consumer has $(eve_counts "$consumer_dir/eve.json"), not $want, 120 s after redis came back"; }
+    sleep 0.5
+done
+pending=$(redis_cli XPENDING eve meerkat-consumers | head -1)
+[ "$pending" = 0 ] || fail "the consumer group has $pending entries pending"
+echo "redis back: the consumer has every record ($want), none pending"
+bus stop
+# redis and the consumer live in the eve-writer's network namespace: they go first.
+bus rm -f redis consumer
+bus down -v --remove-orphans
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
 [ -z "$left" ] || fail "containers left after down: $left"
 

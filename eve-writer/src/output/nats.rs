@@ -12,23 +12,21 @@
 //! generation starts at each (re)connect of the target: the client task forgets what it
 //! had in flight, and the target sends everything unconfirmed again, in order.
 //!
-//! Acknowledgements are awaited in publish order (the front of the in-flight queue
-//! first), so the confirmed count always covers a prefix of what was sent. The stream is
+//! Each `PubAck` arrives on one inbox subscription of the client task (the reply subject
+//! of a message names its sequence number); the confirmed count covers the prefix of what
+//! was sent whose acks have all arrived. The stream is
 //! created at start when `create-stream: yes` (subjects: `subject` with `{event_type}`
 //! as `*`, `duplicate-window`), else it must exist; until it is there the output counts
 //! as down (its records go to the spool).
 
 use std::collections::VecDeque;
-use std::future::{Future, IntoFuture};
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_nats::connection::State;
-use async_nats::jetstream::context::{ContextBuilder, PublishError};
-use async_nats::jetstream::message::PublishMessage;
+use async_nats::jetstream::context::ContextBuilder;
 use async_nats::jetstream::{self, stream};
 use async_nats::{ConnectOptions, ServerAddr};
 use meerkat_config::Nats;
@@ -43,6 +41,8 @@ use super::spool::RecordRef;
 const STATE_EVERY: Duration = Duration::from_millis(20);
 /// How long the first connection is waited for at start.
 const FIRST_CONNECT_WAIT: Duration = Duration::from_secs(2);
+/// Bytes of a refused publish's reply kept for its error message.
+const MAX_ERROR_TEXT: usize = 512;
 /// Wait between attempts to find or create the stream.
 const STREAM_RETRY: Duration = Duration::from_secs(1);
 
@@ -209,9 +209,6 @@ impl Drop for NatsLink {
     }
 }
 
-type AckFuture =
-    Pin<Box<dyn Future<Output = Result<jetstream::publish::PublishAck, PublishError>> + Send>>;
-
 async fn ensure_stream(js: &jetstream::Context, cfg: &Nats) -> Result<(), String> {
     if cfg.create_stream {
         js.get_or_create_stream(stream::Config {
@@ -231,7 +228,49 @@ async fn ensure_stream(js: &jetstream::Context, cfg: &Nats) -> Result<(), String
     }
 }
 
-/// The client task: connects, makes sure of the stream, publishes, awaits acks in order.
+/// One published message waiting for its acknowledgement.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    sent: tokio::time::Instant,
+    acked: bool,
+}
+
+/// Why a `PubAck` reply is not a confirmation, if it is not: the server's "no
+/// responders" status (no stream stores the subject) or a JetStream API error.
+fn ack_error(msg: &async_nats::Message) -> Option<String> {
+    if let Some(status) = msg.status {
+        if status == async_nats::StatusCode::NO_RESPONDERS {
+            return Some("no JetStream stream stores the subject (no responders)".to_string());
+        }
+        if !status.is_success() {
+            return Some(format!(
+                "publish refused: status {status} {}",
+                msg.description.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    let p = &msg.payload[..];
+    if !p.windows(7).any(|w| w == b"\"error\"") {
+        return None;
+    }
+    // The API error as the server wrote it (`{"error":{"code":..,"description":..}}`),
+    // bounded for the log line.
+    let why = String::from_utf8_lossy(&p[..p.len().min(MAX_ERROR_TEXT)]);
+    Some(format!("the stream refused a record: {why}"))
+}
+
+/// The client task: connects, makes sure of the stream, publishes, counts the
+/// acknowledgements.
+///
+/// Each message is published with a reply subject of its own under one inbox this task
+/// subscribes to (`<inbox>.<seq>`, `seq` counting every message the task ever sent), and
+/// its `PubAck` arrives there: one subscription for all of them, where the client's
+/// request API would make a response channel, a timer and a pending-request entry per
+/// message (measured: the writer's CPU per event to NATS was 2.2x its CPU per event to a
+/// file with the request API). The confirmed count covers the prefix of the current
+/// generation whose acks have all arrived; a reply for a sequence number before the
+/// generation's first is for a message sent again since and is ignored. The oldest
+/// message without an ack for `ack-timeout` fails the generation, as a refused one does.
 async fn client_task(
     options: ConnectOptions,
     servers: Vec<ServerAddr>,
@@ -239,6 +278,9 @@ async fn client_task(
     shared: Arc<Shared>,
     mut rx: mpsc::UnboundedReceiver<Cmd>,
 ) {
+    use std::fmt::Write as _;
+    use tokio_stream::StreamExt as _;
+
     let client = match options.connect(servers).await {
         Ok(c) => c,
         Err(e) => {
@@ -248,14 +290,33 @@ async fn client_task(
     };
     let js = ContextBuilder::new()
         .ack_timeout(cfg.ack_timeout.duration())
-        .max_ack_inflight(cfg.max_in_flight.max(1))
-        .backpressure_on_inflight(true)
         .build(client.clone());
+    let inbox = client.new_inbox();
+    let mut acks = match client.subscribe(format!("{inbox}.*")).await {
+        Ok(s) => s,
+        Err(e) => {
+            *lock(&shared.why) = format!("nats: cannot subscribe to the acknowledgements: {e}");
+            return;
+        }
+    };
+    let ack_timeout = cfg.ack_timeout.duration();
     let mut generation = 0u64;
-    let mut in_flight: VecDeque<AckFuture> = VecDeque::new();
+    // `pending[i]` is the message of sequence number `base + i`.
+    let mut pending: VecDeque<Pending> = VecDeque::new();
+    let mut base = 0u64;
+    let mut next_seq = 0u64;
     let mut broken = false;
+    let mut reply = String::with_capacity(inbox.len() + 21);
     let mut tick = tokio::time::interval(STATE_EVERY);
     let mut next_stream_try = tokio::time::Instant::now();
+    let fail = |pending: &mut VecDeque<Pending>, broken: &mut bool, why: String| {
+        *broken = true;
+        pending.clear();
+        let mut r = lock(&shared.report);
+        if r.error.is_none() {
+            r.error = Some(why);
+        }
+    };
     loop {
         tokio::select! {
             cmd = rx.recv() => {
@@ -265,45 +326,86 @@ async fn client_task(
                 }
                 if g > generation {
                     generation = g;
-                    in_flight.clear();
+                    pending.clear();
+                    base = next_seq;
                     broken = false;
                     *lock(&shared.report) = Report { generation, confirmed: 0, error: None };
                 }
                 if broken {
                     continue;
                 }
+                let now = tokio::time::Instant::now();
                 for m in msgs {
-                    let publish = PublishMessage::build().payload(m.payload).message_id(&m.id);
-                    match js.send_publish(m.subject, publish).await {
-                        Ok(ack) => in_flight.push_back(Box::pin(ack.into_future())),
+                    reply.clear();
+                    let _ = write!(reply, "{inbox}.{next_seq}");
+                    let mut headers = async_nats::HeaderMap::new();
+                    headers.insert(async_nats::header::NATS_MESSAGE_ID, m.id.as_str());
+                    let sent = client
+                        .publish_with_reply_and_headers(
+                            m.subject,
+                            async_nats::Subject::from(reply.as_str()),
+                            headers,
+                            m.payload,
+                        )
+                        .await;
+                    match sent {
+                        Ok(()) => {
+                            pending.push_back(Pending { sent: now, acked: false });
+                            next_seq += 1;
+                        }
                         Err(e) => {
-                            broken = true;
-                            in_flight.clear();
-                            lock(&shared.report).error = Some(format!("publish: {e}"));
+                            fail(&mut pending, &mut broken, format!("publish: {e}"));
                             break;
                         }
                     }
                 }
             }
-            res = async {
-                match in_flight.front_mut() {
-                    Some(f) => f.await,
-                    None => std::future::pending().await,
+            msg = acks.next() => {
+                let Some(msg) = msg else {
+                    *lock(&shared.why) = "nats: the acknowledgement subscription ended".to_string();
+                    fail(&mut pending, &mut broken, "the acknowledgement subscription ended".to_string());
+                    return;
+                };
+                let seq = msg
+                    .subject
+                    .rsplit_once('.')
+                    .and_then(|(_, s)| s.parse::<u64>().ok());
+                let Some(i) = seq
+                    .and_then(|s| s.checked_sub(base))
+                    .and_then(|i| usize::try_from(i).ok())
+                    .filter(|&i| i < pending.len() && !broken)
+                else {
+                    continue;
+                };
+                if let Some(why) = ack_error(&msg) {
+                    fail(&mut pending, &mut broken, why);
+                    continue;
                 }
-            } => {
-                in_flight.pop_front();
-                match res {
-                    Ok(_) => lock(&shared.report).confirmed += 1,
-                    Err(e) => {
-                        broken = true;
-                        in_flight.clear();
-                        lock(&shared.report).error = Some(format!("no acknowledgement from the stream: {e}"));
-                    }
+                pending[i].acked = true;
+                let mut n = 0u64;
+                while pending.front().is_some_and(|p| p.acked) {
+                    pending.pop_front();
+                    base += 1;
+                    n += 1;
+                }
+                if n > 0 {
+                    lock(&shared.report).confirmed += n;
                 }
             }
             _ = tick.tick() => {
                 let up = client.connection_state() == State::Connected;
                 shared.connected.store(up, Ordering::Relaxed);
+                if !broken
+                    && pending
+                        .front()
+                        .is_some_and(|p| p.sent.elapsed() > ack_timeout)
+                {
+                    fail(
+                        &mut pending,
+                        &mut broken,
+                        format!("no acknowledgement from the stream within {ack_timeout:?}"),
+                    );
+                }
                 if !up {
                     *lock(&shared.why) = "not connected to any NATS server".to_string();
                 } else if !shared.stream_ready.load(Ordering::Relaxed)
