@@ -186,6 +186,15 @@ pub struct RunArgs {
     /// Also write the end-of-run summary (counts, CPU and memory per role) as JSON here.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
+    /// Read the BPF filter from this file (`#` starts a comment); not with a filter
+    /// expression after the options.
+    #[arg(short = 'F', value_name = "FILE")]
+    pub bpf_file: Option<PathBuf>,
+    /// BPF filter expression (pcap syntax, as tcpdump's), after the options:
+    /// `meerkat run -i eth0 not host 10.0.0.5`. Applies to every capture method and to
+    /// `-r` files, in place of an interface's `bpf-filter`.
+    #[arg(value_name = "BPF", trailing_var_arg = true)]
+    pub bpf_filter: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -296,6 +305,8 @@ impl From<RunArgs> for meerkat_supervisor::RunOptions {
             runmode: a.runmode,
             simulate_ips: a.simulate_ips,
             summary_json: a.summary_json,
+            bpf_filter: a.bpf_filter,
+            bpf_file: a.bpf_file,
         }
     }
 }

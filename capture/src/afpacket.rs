@@ -277,7 +277,8 @@ impl AfPacket {
             "select TPACKET_V3",
         )?;
         if let Some(text) = &cfg.bpf_filter {
-            let prog = bpf::parse(text).map_err(|e| SourceError::Config(e.to_string()))?;
+            let prog =
+                bpf::compile(text, link_type).map_err(|e| SourceError::Config(e.to_string()))?;
             let mut insns: Vec<libc::sock_filter> = prog
                 .iter()
                 .map(|i| libc::sock_filter {
@@ -297,7 +298,7 @@ impl AfPacket {
                 libc::SO_ATTACH_FILTER,
                 &fprog,
                 iface,
-                "attach af-packet.bpf-filter (the kernel refused the program)",
+                "attach the BPF filter (the kernel refused the program)",
             )?;
         }
         let req = libc::tpacket_req3 {

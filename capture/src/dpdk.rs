@@ -126,6 +126,10 @@ pub struct DpdkPort {
     /// Scratch for the rare multi-segment packet.
     scratch: Vec<u8>,
     last: (u64, u64, u64),
+    /// The BPF filter, run on each packet of a burst before it is handed on.
+    filter: Option<crate::bpf::Program>,
+    /// Packets the filter refused since the last `stats`.
+    filtered: u64,
 }
 
 // SAFETY: the port's queue is polled by one thread at a time (the thread the source is
@@ -149,8 +153,17 @@ fn wall_clock_ns() -> u64 {
 }
 
 impl DpdkPort {
-    /// Initialises the EAL with `eal_params` and starts port `cfg.interface`.
-    pub fn open(eal_params: &[String], cfg: &DpdkIface) -> Result<DpdkPort, SourceError> {
+    /// Initialises the EAL with `eal_params` and starts port `cfg.interface`, with the
+    /// BPF filter `filter` (pcap syntax or `tcpdump -dd` output).
+    pub fn open(
+        eal_params: &[String],
+        cfg: &DpdkIface,
+        filter: Option<&str>,
+    ) -> Result<DpdkPort, SourceError> {
+        let filter = filter
+            .map(|f| crate::bpf::user_space(f, LINKTYPE_ETHERNET))
+            .transpose()
+            .map_err(|e| SourceError::Config(e.to_string()))?;
         init_eal(eal_params)?;
         let name = CString::new(cfg.interface.as_str()).map_err(|_| {
             SourceError::Config(format!("dpdk port name `{}` contains a NUL", cfg.interface))
@@ -195,6 +208,8 @@ impl DpdkPort {
             bufs: Box::new([std::ptr::null_mut(); MAX_BURST]),
             scratch: vec![0; 64 * 1024],
             last: (0, 0, 0),
+            filter,
+            filtered: 0,
         })
     }
 }
@@ -228,6 +243,7 @@ impl Source for DpdkPort {
             let n = unsafe { mk_dpdk_rx(self.port, self.bufs.as_mut_ptr(), self.burst) };
             if n > 0 {
                 let now = wall_clock_ns();
+                let filtered_before = self.filtered;
                 for &m in &self.bufs[..usize::from(n)] {
                     let (mut dlen, mut plen, mut segs, mut ts, mut has_ts) =
                         (0u32, 0u32, 0u16, 0u64, 0);
@@ -244,6 +260,12 @@ impl Source for DpdkPort {
                         // SAFETY: the first segment holds data_len bytes at ptr, valid until
                         // the mbuf is freed below (after `f` returns).
                         let data = unsafe { std::slice::from_raw_parts(ptr, dlen as usize) };
+                        if let Some(p) = &self.filter
+                            && !p.matches(data, plen)
+                        {
+                            self.filtered += 1;
+                            continue;
+                        }
                         f(RxPacket {
                             ts_ns,
                             origlen: plen,
@@ -255,16 +277,24 @@ impl Source for DpdkPort {
                         let got = unsafe {
                             mk_dpdk_copy(m, self.scratch.as_mut_ptr(), self.scratch.len() as u32)
                         } as usize;
+                        let data = &self.scratch[..got];
+                        if let Some(p) = &self.filter
+                            && !p.matches(data, plen)
+                        {
+                            self.filtered += 1;
+                            continue;
+                        }
                         f(RxPacket {
                             ts_ns,
                             origlen: plen,
-                            data: &self.scratch[..got],
+                            data,
                         });
                     }
                 }
                 // SAFETY: frees exactly the n mbufs received; none is referenced after.
                 unsafe { mk_dpdk_free(self.bufs.as_mut_ptr(), n) };
-                return Ok(usize::from(n));
+                // Packets handed on (the filter's refusals are counted apart).
+                return Ok(usize::from(n) - (self.filtered - filtered_before) as usize);
             }
             if std::time::Instant::now() >= deadline {
                 return Ok(0);
@@ -299,6 +329,7 @@ impl Source for DpdkPort {
             imissed: miss.saturating_sub(lmiss),
             ierrors: err.saturating_sub(lerr),
             nombuf: nombuf.saturating_sub(lnombuf),
+            filtered: std::mem::take(&mut self.filtered),
             ..Default::default()
         })
     }

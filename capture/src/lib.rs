@@ -19,11 +19,11 @@
 
 pub mod afpacket;
 pub mod backlog;
-pub mod bpf;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod hash;
 pub mod live;
+pub mod pcap_log;
 pub mod pcapdir;
 pub mod privs;
 pub mod replay;
@@ -42,6 +42,9 @@ use meerkat_shm::{CounterPage, CounterRef, FileTable, PacketMeta, Producer, Ring
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;
 pub use meerkat_wire::pcap;
+/// BPF filters and the run-time libpcap binding live in `meerkat-wire` (the eve-writer's
+/// pcap-log filter uses them too).
+pub use meerkat_wire::{bpf, libpcap};
 pub use pcap::{PcapError, Reader};
 
 /// Records handed to a ring before it is published (batch publish).
@@ -76,6 +79,10 @@ pub enum CaptureError {
     Scanner(#[from] meerkat_scanner::ScanError),
     #[error(transparent)]
     Registry(#[from] meerkat_scanner::RegistryError),
+    #[error(transparent)]
+    Filter(#[from] bpf::BpfError),
+    #[error(transparent)]
+    PcapLog(#[from] pcap_log::PcapLogError),
     #[error("{what} {path}: {source}")]
     Output {
         what: &'static str,
@@ -152,7 +159,10 @@ fn create_rings(
 fn live_outputs(config: &Config) -> Result<(Fanout, LiveCounters, CounterPage), CaptureError> {
     let (producers, page) = create_rings(config, true)?;
     let counters = LiveCounters::new(&page);
-    Ok((Fanout::new(producers, &page), counters, page))
+    let workers = producers.len();
+    let mut fanout = Fanout::new(producers, &page);
+    fanout.pcap_log = pcap_log::PcapLogger::new(config, workers)?;
+    Ok((fanout, counters, page))
 }
 
 /// Live capture from AF_PACKET interface `iface` (settings from its `af-packet` entry)
@@ -162,7 +172,10 @@ pub fn run_af_packet(
     iface: &str,
     stop: &AtomicBool,
 ) -> Result<LiveSummary, CaptureError> {
-    let cfg = meerkat_config::live::af_packet_for(&config.af_packet, iface);
+    let mut cfg = meerkat_config::live::af_packet_for(&config.af_packet, iface);
+    cfg.bpf_filter = config
+        .bpf_filter_for(cfg.bpf_filter.as_deref())
+        .map(str::to_string);
     if cfg.threads() > 1 && config.capture.backlog_size == 0 {
         return Err(SourceError::Config(format!(
             "af-packet.threads {} on {iface} needs capture.backlog-size > 0",
@@ -221,7 +234,8 @@ pub fn run_dpdk(config: &Config, stop: &AtomicBool) -> Result<LiveSummary, Captu
         )
     })?;
     let (fanout, counters, _page) = live_outputs(config)?;
-    let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg)?;
+    let filter = config.bpf_filter_for(port_cfg.bpf_filter.as_deref());
+    let port = dpdk::DpdkPort::open(&config.dpdk.eal_params.0, &port_cfg, filter)?;
     let rt = rx_priority(config);
     privs::drop_to(&config.run_as)?;
     live::run_live(
@@ -247,6 +261,8 @@ struct Counters {
     files_skipped: CounterRef,
     files_deleted: CounterRef,
     resume_skipped: CounterRef,
+    bpf_filtered: CounterRef,
+    pcap_log: pcap_log::PcapLogCounters,
     per_worker: Vec<CounterRef>,
     _page: CounterPage,
 }
@@ -266,6 +282,8 @@ impl Counters {
             files_skipped: page.expect(CaptureCounter::FilesSkipped.name()),
             files_deleted: page.expect(CaptureCounter::FilesDeleted.name()),
             resume_skipped: page.expect(CaptureCounter::ResumeSkipped.name()),
+            bpf_filtered: page.expect(CaptureCounter::BpfFiltered.name()),
+            pcap_log: pcap_log::PcapLogCounters::new(&page),
             per_worker: (0..workers)
                 .map(|w| page.expect(&capture_worker_packets(w)))
                 .collect(),
@@ -343,6 +361,14 @@ pub fn run_offline_with(
     let workers = config.workers();
     let (mut producers, page) = create_rings(config, false)?;
     let counters = Counters::new(page, workers);
+    // Suricata applies the command line's filter to capture files too.
+    let filter = config
+        .bpf_filter_for(None)
+        .map(bpf::UserFilter::new)
+        .transpose()?;
+    if let Some(f) = &filter {
+        tracing::info!(filter = f.text(), "BPF filter on the capture files");
+    }
     let dir_mode = pcapdir::applies(config, inputs);
     let skip: Vec<u64> = if opts.resume && !dir_mode {
         producers.iter().map(Producer::published_seq).collect()
@@ -382,6 +408,8 @@ pub fn run_offline_with(
         counters,
         skip,
         skipped: 0,
+        filter,
+        pcap_log: pcap_log::PcapLogger::new(config, workers)?,
     };
 
     let result = if dir_mode {
@@ -407,6 +435,9 @@ pub fn run_offline_with(
         } else {
             p.finish();
         }
+    }
+    if let Some(l) = &mut feeder.pcap_log {
+        l.flush();
     }
     feeder.sync(0);
     if let Err(e) = &result {
@@ -434,6 +465,11 @@ struct Feeder {
     /// Per worker: packets up to this number are already in its ring (resume).
     skip: Vec<u64>,
     skipped: u64,
+    /// The BPF filter (`bpf-filter`), in user space: a refused packet is not numbered
+    /// and never reaches a ring, as if libpcap had not read it.
+    filter: Option<bpf::UserFilter>,
+    /// `outputs.pcap-log`: the packets handed to the workers, written to pcap files.
+    pcap_log: Option<pcap_log::PcapLogger>,
 }
 
 impl Feeder {
@@ -471,6 +507,12 @@ impl Feeder {
         self.counters.files.set(self.summary.files);
         self.counters.done.set(self.done_before + offset_in_file);
         self.counters.resume_skipped.set(self.skipped);
+        if let Some(f) = &self.filter {
+            self.counters.bpf_filtered.set(f.rejected);
+        }
+        if let Some(l) = &self.pcap_log {
+            self.counters.pcap_log.set(l.stats());
+        }
         for (c, v) in self.counters.per_worker.iter().zip(&self.per_worker) {
             c.set(*v);
         }
@@ -513,6 +555,9 @@ impl Feeder {
                         source,
                     });
                 }
+                Err(FeedError::Filter(e)) => {
+                    self.input_error(format!("{}: {e}", path.display()));
+                }
                 Err(FeedError::Ring(e)) => return Err(CaptureError::Ring(e)),
             }
             if self.summary.stopped {
@@ -547,6 +592,13 @@ impl Feeder {
             let Some(p) = reader.next_packet().map_err(FeedError::Pcap)? else {
                 return Ok(FeedEnd::Eof);
             };
+            if let Some(f) = &mut self.filter
+                && !f
+                    .accepts(p.link_type, p.data, p.origlen)
+                    .map_err(FeedError::Filter)?
+            {
+                continue;
+            }
             self.summary.packets += 1;
             self.summary.bytes += p.data.len() as u64;
             let w = if n == 1 {
@@ -582,6 +634,9 @@ impl Feeder {
             if !written {
                 self.summary.stopped = true;
                 return Ok(FeedEnd::Stopped);
+            }
+            if let Some(l) = &mut self.pcap_log {
+                l.log(w, p.link_type, p.ts_ns, p.origlen, p.data);
             }
             self.last_sent[w] = meta.seq;
             self.per_worker[w] += 1;
@@ -619,4 +674,6 @@ enum FeedEnd {
 enum FeedError {
     Pcap(PcapError),
     Ring(RingError),
+    /// The filter cannot be compiled for the file's link type.
+    Filter(bpf::BpfError),
 }

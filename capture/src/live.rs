@@ -60,6 +60,8 @@ pub struct SourceStats {
     pub nombuf: u64,
     /// Malformed frames from the source (skipped).
     pub errors: u64,
+    /// Packets a user-space BPF filter refused (DPDK, AF_XDP).
+    pub filtered: u64,
 }
 
 impl std::ops::AddAssign for SourceStats {
@@ -70,6 +72,7 @@ impl std::ops::AddAssign for SourceStats {
         self.ierrors += o.ierrors;
         self.nombuf += o.nombuf;
         self.errors += o.errors;
+        self.filtered += o.filtered;
     }
 }
 
@@ -137,6 +140,8 @@ pub struct LiveCounters {
     bytes: CounterRef,
     full_waits: CounterRef,
     errors: CounterRef,
+    bpf_filtered: CounterRef,
+    pcap_log: crate::pcap_log::PcapLogCounters,
 }
 
 impl LiveCounters {
@@ -162,6 +167,8 @@ impl LiveCounters {
             bytes: page.expect(CaptureCounter::Bytes.name()),
             full_waits: page.expect(CaptureCounter::RingFullWaits.name()),
             errors: page.expect(CaptureCounter::Errors.name()),
+            bpf_filtered: page.expect(CaptureCounter::BpfFiltered.name()),
+            pcap_log: crate::pcap_log::PcapLogCounters::new(page),
         }
     }
 
@@ -172,6 +179,7 @@ impl LiveCounters {
         self.ierrors.add(s.ierrors);
         self.nombuf.add(s.nombuf);
         self.source_errors.add(s.errors);
+        self.bpf_filtered.add(s.filtered);
     }
 }
 
@@ -215,6 +223,9 @@ pub struct Fanout {
     bytes: u64,
     ring_full_drops: u64,
     full_waits: u64,
+    /// `outputs.pcap-log`: the packets written into the rings, also written to pcap
+    /// files (buffered).
+    pub pcap_log: Option<crate::pcap_log::PcapLogger>,
 }
 
 impl std::fmt::Debug for Fanout {
@@ -243,6 +254,7 @@ impl Fanout {
             bytes: 0,
             ring_full_drops: 0,
             full_waits: 0,
+            pcap_log: None,
         }
     }
 
@@ -287,6 +299,9 @@ impl Fanout {
         match p.try_push(&meta, data) {
             Ok(true) => {
                 self.written(w, data.len());
+                if let Some(l) = &mut self.pcap_log {
+                    l.log(w, self.link_type, ts_ns, origlen, data);
+                }
                 true
             }
             // A full ring (or, impossibly after the truncation, a record too large).
@@ -330,6 +345,9 @@ impl Fanout {
         }
         if ok {
             self.written(w, data.len());
+            if let Some(l) = &mut self.pcap_log {
+                l.log(w, self.link_type, ts_ns, origlen, data);
+            }
         } else {
             self.ring_full_drops += 1;
         }
@@ -349,6 +367,9 @@ impl Fanout {
         for p in &mut self.producers {
             p.finish();
         }
+        if let Some(l) = &mut self.pcap_log {
+            l.flush();
+        }
     }
 
     fn sync(&self, c: &LiveCounters) {
@@ -356,6 +377,9 @@ impl Fanout {
         c.bytes.set(self.bytes);
         c.ring_full_drops.set(self.ring_full_drops);
         c.full_waits.set(self.full_waits);
+        if let Some(l) = &self.pcap_log {
+            c.pcap_log.set(l.stats());
+        }
         for (r, v) in self.per_worker_refs.iter().zip(&self.per_worker) {
             r.set(*v);
         }

@@ -561,6 +561,15 @@ impl Run<'_> {
                     self.record_error(&mut entry, &path, &e);
                     break FileEnd::Done;
                 }
+                Err(FeedError::Filter(e)) => {
+                    // The filter cannot apply to this file's link type: the file is done
+                    // with that error, as a corrupt one.
+                    self.feeder
+                        .input_error(format_args!("{}: {e}", path.display()));
+                    entry.done = true;
+                    entry.error = Some(e.to_string());
+                    break FileEnd::Done;
+                }
                 Err(FeedError::Ring(e)) => return Err(CaptureError::Ring(e)),
             }
         };

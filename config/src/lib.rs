@@ -35,6 +35,7 @@ pub mod nats;
 pub mod outputs;
 pub mod pcap_file;
 pub mod redis;
+pub mod pcap_log;
 pub mod scanner;
 pub mod set;
 pub mod spool;
@@ -59,6 +60,7 @@ pub use nats::Nats;
 pub use outputs::{AlertExtras, EveLog, EveType, EveTypeOptions, FileType, Output};
 pub use pcap_file::{ChecksumChecks, DeleteWhenDone, PcapFile};
 pub use redis::{Redis, RedisMode};
+pub use pcap_log::PcapLog;
 pub use scanner::{FingerprintWindow, ScannerConfig, ScannerIdentity};
 pub use spool::Spool;
 pub use stats::Stats;
@@ -151,6 +153,11 @@ pub struct Config {
     /// The user the capture role switches to once its sockets are open.
     #[serde(default)]
     pub run_as: RunAs,
+    /// The BPF filter of the command line (`meerkat run -i eth0 not port 22`, `-F FILE`),
+    /// as Suricata keeps it: it applies to every capture method and to `-r` files, and
+    /// takes the place of an interface's own `bpf-filter`. Absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_filter: Option<String>,
     /// Prefilter matcher (Suricata's `mpm-algo`): `auto` (Hyperscan when the build has it,
     /// else Meerkat's pure-Rust fingerprint filter), `hs`, or `ac`/`ac-ks`/`ac-bs` (the
     /// pure-Rust filter).
@@ -187,6 +194,7 @@ impl Default for Config {
             af_packet: Vec::new(),
             dpdk: Dpdk::default(),
             run_as: RunAs::default(),
+            bpf_filter: None,
             mpm_algo: default_mpm_algo(),
             control: Control::default(),
             supervisor: Supervisor::default(),
@@ -235,6 +243,25 @@ impl Config {
     /// Whether some enabled eve-log output adds `pcap_filename` (`pcap-file: yes`).
     pub fn eve_pcap_filename(&self) -> bool {
         self.eve_logs().any(|e| e.pcap_file)
+    }
+
+    /// The BPF filter of a capture method whose own setting is `own` (an interface's
+    /// `bpf-filter`): the command line's (`bpf-filter`) wins, as in Suricata. Empty text
+    /// is no filter.
+    pub fn bpf_filter_for<'a>(&'a self, own: Option<&'a str>) -> Option<&'a str> {
+        self.bpf_filter
+            .as_deref()
+            .or(own)
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+    }
+
+    /// The pcap-log output, when one is enabled (the first).
+    pub fn pcap_log(&self) -> Option<&PcapLog> {
+        self.outputs
+            .iter()
+            .filter_map(|o| o.pcap_log.as_ref())
+            .find(|p| p.enabled)
     }
 
     /// The enabled eve-log outputs.

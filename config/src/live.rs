@@ -88,9 +88,9 @@ pub struct AfPacketIface {
     /// Suricata's default: 10.
     #[serde(default = "default_block_timeout", deserialize_with = "de::flex_u32")]
     pub block_timeout: u32,
-    /// Classic BPF program: `tcpdump -dd` output (`{ 0x28, 0, 0, 0x0000000c },` lines),
-    /// or `tcpdump -ddd` output (a count line, then `code jt jf k` lines). Absent = no
-    /// filter. (Suricata takes pcap filter syntax here; compile it with `tcpdump -dd`.)
+    /// BPF filter in pcap filter syntax (`not host 10.0.0.5`), compiled with libpcap and
+    /// attached to the socket, as Suricata does; or a program compiled by `tcpdump -dd`
+    /// / `-ddd`. The command line's filter takes its place. Absent = no filter.
     #[serde(default)]
     pub bpf_filter: Option<String>,
     /// Leave the interface's promiscuous mode alone. Suricata's default: no.
@@ -278,6 +278,11 @@ pub struct DpdkIface {
     /// Port MTU in bytes (sizes the mbufs). Suricata's default: 1500.
     #[serde(default = "default_dpdk_mtu", deserialize_with = "de::flex_u32")]
     pub mtu: u32,
+    /// BPF filter (pcap filter syntax, or `tcpdump -dd` output), run in user space on
+    /// each burst (Meerkat's key; the command line's filter takes its place). Absent =
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_filter: Option<String>,
 }
 
 impl Default for DpdkIface {
@@ -290,6 +295,7 @@ impl Default for DpdkIface {
             burst_size: default_burst_size(),
             promisc: true,
             mtu: default_dpdk_mtu(),
+            bpf_filter: None,
         }
     }
 }

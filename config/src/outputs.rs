@@ -312,11 +312,14 @@ const ALERT_ONLY: [&str; 4] = [
 pub struct Output {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eve_log: Option<EveLog>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_log: Option<crate::pcap_log::PcapLog>,
 }
 
 pub(crate) fn default_outputs() -> Vec<Output> {
     vec![Output {
         eve_log: Some(EveLog::default()),
+        pcap_log: None,
     }]
 }
 
@@ -324,6 +327,9 @@ pub(crate) fn default_outputs() -> Vec<Output> {
 /// and the options that apply to regular files only.
 pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
     for out in outputs {
+        if let Some(p) = &out.pcap_log {
+            p.validate()?;
+        }
         let Some(eve) = &out.eve_log else { continue };
         if eve.filename.is_empty() && !crate::bus::ignores_filename(eve.filetype) {
             return Err(ConfigError::Invalid(

@@ -79,6 +79,17 @@ counter_list! {
         /// Packets not sent again by a capture that replaced a dead one (the rings had
         /// them already).
         ResumeSkipped => "capture.resume_skipped",
+        /// Packets the BPF filter refused, where it runs in user space (pcap files,
+        /// DPDK, AF_XDP; a filter in the kernel does not count them).
+        BpfFiltered => "capture.bpf_filtered",
+        /// `outputs.pcap-log`: packets written to pcap files.
+        PcapLogPackets => "capture.pcap_log.packets",
+        /// `outputs.pcap-log`: bytes written (headers included).
+        PcapLogBytes => "capture.pcap_log.bytes",
+        /// `outputs.pcap-log`: files opened.
+        PcapLogFiles => "capture.pcap_log.files",
+        /// `outputs.pcap-log`: write errors (the logging stops at the first).
+        PcapLogErrors => "capture.pcap_log.errors",
     }
 }
 

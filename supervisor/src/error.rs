@@ -24,6 +24,13 @@ pub enum SupervisorError {
     NoDpdk,
     #[error("interface {0} does not exist")]
     NoInterface(String),
+    #[error(
+        "a BPF filter was given twice: in -F {} and on the command line (`{expr}`)",
+        file.display()
+    )]
+    BpfTwice { file: PathBuf, expr: String },
+    #[error(transparent)]
+    Bpf(#[from] meerkat_capture::bpf::BpfError),
     #[error("bad pcap pattern {text}")]
     BadPattern {
         text: String,
@@ -155,6 +162,8 @@ impl SupervisorError {
                 | SupervisorError::NoInput
                 | SupervisorError::NoDpdk
                 | SupervisorError::NoInterface(_)
+                | SupervisorError::BpfTwice { .. }
+                | SupervisorError::Bpf(_)
                 | SupervisorError::BadPattern { .. }
                 | SupervisorError::PatternDir { .. }
                 | SupervisorError::Unreadable { .. }

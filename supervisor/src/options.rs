@@ -38,6 +38,11 @@ pub struct RunOptions {
     pub simulate_ips: bool,
     /// `--summary-json FILE`.
     pub summary_json: Option<PathBuf>,
+    /// The BPF filter expression after the options (`meerkat run -i eth0 not port 22`),
+    /// word by word.
+    pub bpf_filter: Vec<String>,
+    /// `-F FILE`: the BPF filter read from a file (`#` comments, lines joined).
+    pub bpf_file: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -77,8 +82,38 @@ impl RunOptions {
             }
             o.push(format!("detect.workers={n}"));
         }
+        if let Some(f) = self.bpf()? {
+            o.push(format!("bpf-filter={f}"));
+        }
         o.extend(self.set.iter().cloned());
         Ok(o)
+    }
+
+    /// The command line's BPF filter: the words after the options, or `-F FILE`, not
+    /// both (as Suricata).
+    pub fn bpf(&self) -> Result<Option<String>, SupervisorError> {
+        let words = self.bpf_filter.join(" ");
+        match &self.bpf_file {
+            Some(file) if !words.trim().is_empty() => Err(SupervisorError::BpfTwice {
+                file: file.clone(),
+                expr: words,
+            }),
+            Some(file) => {
+                let text = std::fs::read_to_string(file).map_err(|source| {
+                    SupervisorError::Unreadable {
+                        what: "BPF filter file",
+                        path: file.clone(),
+                        source,
+                    }
+                })?;
+                let expr = meerkat_capture::bpf::from_file_text(&text);
+                if expr.len() > meerkat_capture::bpf::MAX_EXPR_LEN {
+                    return Err(meerkat_capture::bpf::BpfError::TooLarge(expr.len()).into());
+                }
+                Ok((!expr.is_empty()).then_some(expr))
+            }
+            None => Ok((!words.trim().is_empty()).then_some(words)),
+        }
     }
 
     /// A live source (`-i` or `--dpdk`) rather than files.
@@ -147,6 +182,28 @@ mod tests {
                 "detect.workers=5"
             ]
         );
+        let bpf = RunOptions {
+            bpf_filter: vec!["not".to_string(), "port".to_string(), "22".to_string()],
+            ..Default::default()
+        };
+        assert_eq!(bpf.overrides().unwrap(), ["bpf-filter=not port 22"]);
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("filter.bpf");
+        std::fs::write(&file, "# quiet\nnot host 10.0.0.5\n  and tcp # web\n").unwrap();
+        let from_file = RunOptions {
+            bpf_file: Some(file.clone()),
+            ..Default::default()
+        };
+        assert_eq!(
+            from_file.overrides().unwrap(),
+            ["bpf-filter=not host 10.0.0.5 and tcp"]
+        );
+        let both = RunOptions {
+            bpf_file: Some(file),
+            ..bpf
+        };
+        let e = both.overrides().unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("given twice"), "{e}");
         let zero = RunOptions {
             workers: Some(0),
             ..Default::default()

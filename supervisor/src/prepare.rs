@@ -45,6 +45,17 @@ pub(crate) fn prepare(opts: &RunOptions) -> Result<(Config, Vec<PathBuf>), Super
     {
         return Err(SupervisorError::NoInterface(iface.clone()));
     }
+    // A filter that does not compile is a usage error now, not a capture role that dies.
+    let own = if let Some(iface) = &opts.interface {
+        meerkat_config::live::af_packet_for(&config.af_packet, iface).bpf_filter
+    } else if opts.dpdk {
+        config.dpdk.port().and_then(|p| p.bpf_filter.clone())
+    } else {
+        None
+    };
+    if let Some(f) = config.bpf_filter_for(own.as_deref()) {
+        meerkat_capture::bpf::check(f)?;
+    }
     let inputs = check_inputs(&opts.pcap)?;
     if let Some(r) = &config.scanner.registry {
         config.scanner.registry = Some(absolute(r));

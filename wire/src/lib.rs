@@ -15,14 +15,17 @@
 //! never a panic: the worker counts it and can log an EVE `anomaly`.
 //!
 //! [`pcap`] reads the capture files (pcap and pcapng) that both capture and the
-//! in-process detect harnesses read.
+//! in-process detect harnesses read. [`bpf`] compiles BPF filter expressions (with the
+//! system's libpcap, loaded at run time: [`libpcap`]) and runs them in user space.
 
+pub mod bpf;
 pub mod checksum;
 pub mod decode;
 pub mod ethernet;
 pub mod icmp;
 pub mod ipv4;
 pub mod ipv6;
+pub mod libpcap;
 pub mod link;
 pub mod pcap;
 pub mod tcp;

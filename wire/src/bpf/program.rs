@@ -1,35 +1,29 @@
-//! Classic BPF programs for the AF_PACKET socket filter (`af-packet.bpf-filter`).
-//!
-//! Meerkat does not carry a pcap filter compiler; it takes a program compiled by
-//! `tcpdump -dd 'port 80'` (C array lines such as `{ 0x28, 0, 0, 0x0000000c },`) or
-//! `tcpdump -ddd 'port 80'` (a count line, then one `code jt jf k` line per
-//! instruction, in decimal). The kernel checks the program's semantics when it is
-//! attached (`SO_ATTACH_FILTER`), so a bad program is an error at startup, never a silent
-//! pass-all.
+//! Compiled programs as text: `tcpdump -dd 'port 80'` output (C array lines such as
+//! `{ 0x28, 0, 0, 0x0000000c },`) or `tcpdump -ddd 'port 80'` output (a count line, then
+//! one `code jt jf k` line per instruction, in decimal). Meerkat took only these before it
+//! compiled expressions itself; they still work wherever a filter is taken.
 
-/// Most instructions a classic BPF program may have (the kernel's `BPF_MAXINSNS`).
-pub const MAX_INSNS: usize = 4096;
+use super::{BpfError, Insn, MAX_INSNS};
 
-/// One classic BPF instruction (`struct sock_filter`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insn {
-    pub code: u16,
-    pub jt: u8,
-    pub jf: u8,
-    pub k: u32,
-}
-
-/// Errors of reading a BPF program.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum BpfError {
-    #[error("bpf-filter is empty")]
-    Empty,
-    #[error("bpf-filter line {line}: `{text}` is not a `code jt jf k` instruction")]
-    BadLine { line: usize, text: String },
-    #[error("bpf-filter has {0} instructions, more than the {MAX_INSNS} the kernel takes")]
-    TooLong(usize),
-    #[error("bpf-filter announces {announced} instructions but holds {found}")]
-    CountMismatch { announced: usize, found: usize },
+/// Whether `text` looks like a compiled program rather than an expression: `-dd` output
+/// has braces, `-ddd` output is lines of numbers only (no filter expression is made of
+/// numbers alone).
+pub fn looks_compiled(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        return true;
+    }
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let numeric = |l: &str| {
+        l.split_whitespace()
+            .all(|w| w.bytes().all(|b| b.is_ascii_digit()))
+    };
+    first.split_whitespace().count() == 1
+        && numeric(first)
+        && lines.all(|l| l.split_whitespace().count() == 4 && numeric(l))
 }
 
 fn number(s: &str) -> Option<u64> {
