@@ -10,12 +10,35 @@ use crate::logging::LogFormat;
 #[command(
     name = "meerkat",
     version,
+    disable_version_flag = true,
     about = "A network intrusion detection system that speaks Suricata's rules, config and EVE JSON",
     long_about = "A network intrusion detection system that speaks Suricata's rules, config and EVE JSON.\n\n\
-                  With no command, runs on the embedded sample capture and rules and writes \
-                  ./meerkat-logs/eve.json."
+                  With no command and no options, runs on the embedded sample capture and rules \
+                  and writes ./meerkat-logs/eve.json. With Suricata's options and no command \
+                  (`meerkat -c suricata.yaml -i eth0`, `meerkat -T -S x.rules`), does what \
+                  `meerkat run` with them does, so that Suricata's command lines, systemd units \
+                  and tools (suricata-update) work unchanged."
 )]
 pub struct Cli {
+    /// Print Meerkat's version.
+    #[arg(long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// Print the Suricata version Meerkat follows, as `suricata -V` (what suricata-update
+    /// reads).
+    #[arg(short = 'V')]
+    pub suricata_version: bool,
+    /// Print the build's features, as `suricata --build-info`.
+    #[arg(long)]
+    pub build_info: bool,
+    /// List the rule keywords (`all`: with documentation, `csv`, or one keyword).
+    #[arg(long, value_name = "all|csv|KEYWORD", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub list_keywords: Option<String>,
+    /// List the application-layer protocols Meerkat parses.
+    #[arg(long)]
+    pub list_app_layer_protos: bool,
+    /// `meerkat run`'s options, given without the command (Suricata's command lines).
+    #[command(flatten)]
+    pub run: RunArgs,
     /// More log output (-v debug, -vv trace).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -132,7 +155,7 @@ pub enum CtlCommand {
     InterfaceStats { name: Option<String> },
 }
 
-#[derive(Debug, Args, Default, Clone)]
+#[derive(Debug, Args, Default, Clone, PartialEq)]
 pub struct RunArgs {
     /// Configuration file (suricata.yaml style).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
@@ -195,6 +218,49 @@ pub struct RunArgs {
     /// `-r` files, in place of an interface's `bpf-filter`.
     #[arg(value_name = "BPF", trailing_var_arg = true)]
     pub bpf_filter: Vec<String>,
+    /// Test the configuration and the rules, then exit: 0 when they load, 1 with every
+    /// problem (as `suricata -T`, which suricata-update runs).
+    #[arg(short = 'T')]
+    pub test: bool,
+    /// Print the resolved configuration as Suricata's `key = value` lines and exit.
+    #[arg(long)]
+    pub dump_config: bool,
+    /// Write a report per rule (rules.json, rules_analysis.txt) to the log directory and
+    /// exit.
+    #[arg(long)]
+    pub engine_analysis: bool,
+    /// A rule that does not load is an error that stops the start (and fails -T).
+    #[arg(long)]
+    pub init_errors_fatal: bool,
+    /// Suricata's unix-socket run mode: no input of its own; loads the rules once and
+    /// reads the pcaps that the socket's `pcap-file` commands queue, each into its own
+    /// output directory (socket: PATH, else `unix-command.filename`).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["pcap", "interface", "dpdk"])]
+    pub unix_socket: Option<PathBuf>,
+    /// Run in the background (as `suricata -D`): returns once the stack runs; logs go to
+    /// `<log-dir>/meerkat.log`.
+    #[arg(short = 'D')]
+    pub daemon: bool,
+    /// Write the supervisor's pid to this file (removed at exit).
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+    /// Suricata's `--af-packet[=IFACE]`: capture from IFACE, or the first interface of
+    /// the `af-packet` section.
+    #[arg(long, value_name = "IFACE", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["pcap", "interface", "dpdk"])]
+    pub af_packet: Option<String>,
+    /// Suricata's `--user`: the user capture switches to (`run-as.user`).
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Suricata's `--group` (`run-as.group`).
+    #[arg(long, value_name = "GROUP")]
+    pub group: Option<String>,
+}
+
+impl RunArgs {
+    /// Whether nothing was given (a bare `meerkat` runs the sample).
+    pub fn is_empty(&self) -> bool {
+        *self == RunArgs::default()
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -288,16 +354,26 @@ pub enum ConfigCommand {
 
 impl From<RunArgs> for meerkat_supervisor::RunOptions {
     fn from(a: RunArgs) -> Self {
+        let mut set = Vec::new();
+        if let Some(u) = &a.user {
+            set.push(format!("run-as.user={u}"));
+        }
+        if let Some(g) = &a.group {
+            set.push(format!("run-as.group={g}"));
+        }
+        set.extend(a.set);
+        let af_packet_default = a.af_packet.as_deref() == Some("");
         meerkat_supervisor::RunOptions {
             config: a.config,
             pcap: a.pcap,
-            interface: a.interface,
+            interface: a.interface.or(a.af_packet.filter(|i| !i.is_empty())),
+            af_packet_default,
             dpdk: a.dpdk,
             exclusive_rules: a.exclusive_rules,
             extra_rules: a.extra_rules,
             log_dir: a.log_dir,
             checksum: a.checksum,
-            set: a.set,
+            set,
             workers: a.workers,
             pcap_file_continuous: a.pcap_file_continuous,
             pcap_file_recursive: a.pcap_file_recursive,
@@ -307,6 +383,10 @@ impl From<RunArgs> for meerkat_supervisor::RunOptions {
             summary_json: a.summary_json,
             bpf_filter: a.bpf_filter,
             bpf_file: a.bpf_file,
+            init_errors_fatal: a.init_errors_fatal,
+            unix_socket: a.unix_socket.is_some(),
+            unix_socket_path: a.unix_socket.filter(|p| !p.as_os_str().is_empty()),
+            ready_fd: None,
         }
     }
 }

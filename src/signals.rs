@@ -8,6 +8,10 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 pub static STOP_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Set by SIGHUP (reopen logs).
 pub static HUP: AtomicBool = AtomicBool::new(false);
+/// Set by SIGUSR2 (reload the rules, as Suricata's). Every role installs the handler, so
+/// a SIGUSR2 sent to the whole process group does not kill the roles (its default
+/// action); only the supervisor acts on it.
+pub static USR2: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
@@ -16,6 +20,10 @@ extern "C" fn on_stop(_: libc::c_int) {
 
 extern "C" fn on_hup(_: libc::c_int) {
     HUP.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_usr2(_: libc::c_int) {
+    USR2.store(true, Ordering::SeqCst);
 }
 
 fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
@@ -30,11 +38,12 @@ fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
     }
 }
 
-/// Installs the handlers for SIGTERM, SIGINT and SIGHUP.
+/// Installs the handlers for SIGTERM, SIGINT, SIGHUP and SIGUSR2.
 pub fn install_handlers() {
     install(libc::SIGTERM, on_stop);
     install(libc::SIGINT, on_stop);
     install(libc::SIGHUP, on_hup);
+    install(libc::SIGUSR2, on_usr2);
 }
 
 /// The flags, for the supervisor.
@@ -43,5 +52,6 @@ pub fn flags() -> meerkat_supervisor::Signals<'static> {
         stop: &STOP,
         stop_count: &STOP_COUNT,
         hup: &HUP,
+        usr2: &USR2,
     }
 }

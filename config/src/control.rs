@@ -1,9 +1,7 @@
-//! Meerkat's own sections for the running stack: `control` (the control API that
-//! `meerkat ctl` talks to, the Prometheus endpoint) and `supervisor` (restarts, crash
-//! loops, drain deadline, keep-running).
-//!
-//! Suricata's nearest concept is `unix-command` (its `suricatasc` socket); its keys are
-//! accepted and ignored, these are the ones Meerkat reads.
+//! The sections for the running stack: `control` (Meerkat's gRPC control API that
+//! `meerkat ctl` talks to, the Prometheus endpoint), `unix-command` (Suricata's
+//! unix-socket protocol, for `suricatasc` and the tools that speak it) and `supervisor`
+//! (restarts, crash loops, drain deadline, keep-running).
 
 use std::path::PathBuf;
 
@@ -64,6 +62,86 @@ impl Default for Control {
             token_file: None,
             metrics_listen: None,
             max_message_size: default_max_message(),
+        }
+    }
+}
+
+/// `unix-command.enabled`: Suricata's `yes`, `no` or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnixCommandEnabled {
+    Yes,
+    No,
+    /// On for live capture (`-i`, `--dpdk`) and the unix-socket run mode
+    /// (`--unix-socket`), off for offline (`-r`) runs, as in Suricata.
+    #[default]
+    Auto,
+}
+
+impl Serialize for UnixCommandEnabled {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            UnixCommandEnabled::Yes => "yes",
+            UnixCommandEnabled::No => "no",
+            UnixCommandEnabled::Auto => "auto",
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for UnixCommandEnabled {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_yaml::Value::deserialize(d)?;
+        let text = match &v {
+            serde_yaml::Value::Bool(b) => return Ok(if *b { Self::Yes } else { Self::No }),
+            serde_yaml::Value::String(s) => s.clone(),
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "unix-command.enabled `{other:?}` must be yes, no or auto"
+                )));
+            }
+        };
+        if text.trim().eq_ignore_ascii_case("auto") {
+            return Ok(Self::Auto);
+        }
+        match de::parse_bool(&text) {
+            Some(true) => Ok(Self::Yes),
+            Some(false) => Ok(Self::No),
+            None => Err(serde::de::Error::custom(format!(
+                "unix-command.enabled `{text}` must be yes, no or auto"
+            ))),
+        }
+    }
+}
+
+/// Directory of a relative `unix-command.filename` (Suricata's run directory).
+pub const UNIX_COMMAND_DIR: &str = "/var/run/suricata";
+/// `unix-command.filename` when not set (Suricata's default).
+pub const UNIX_COMMAND_DEFAULT: &str = "suricata-command.socket";
+
+/// `unix-command`: Suricata's unix-socket protocol (`suricatasc`, EveBox, Scirius,
+/// Prometheus exporters), served by the supervisor on a socket only its owner may use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct UnixCommand {
+    /// `yes`, `no` or `auto` (the default: live capture and `--unix-socket` runs).
+    #[serde(default)]
+    pub enabled: UnixCommandEnabled,
+    /// The socket; a relative name is in `/var/run/suricata/`. Absent:
+    /// `/var/run/suricata/suricata-command.socket`.
+    #[serde(default)]
+    pub filename: Option<PathBuf>,
+}
+
+impl UnixCommand {
+    /// Where the socket is.
+    pub fn path(&self) -> PathBuf {
+        let name = self
+            .filename
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(UNIX_COMMAND_DEFAULT));
+        if name.is_absolute() {
+            name
+        } else {
+            PathBuf::from(UNIX_COMMAND_DIR).join(name)
         }
     }
 }
@@ -191,6 +269,32 @@ pub(crate) fn validate(c: &Control, s: &Supervisor) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unix_command_spellings_and_path() {
+        let u: UnixCommand = serde_yaml::from_str("enabled: auto").unwrap();
+        assert_eq!(u.enabled, UnixCommandEnabled::Auto);
+        assert_eq!(
+            u.path(),
+            PathBuf::from("/var/run/suricata/suricata-command.socket")
+        );
+        let u: UnixCommand = serde_yaml::from_str("enabled: yes\nfilename: x.sock").unwrap();
+        assert_eq!(u.enabled, UnixCommandEnabled::Yes);
+        assert_eq!(u.path(), PathBuf::from("/var/run/suricata/x.sock"));
+        let u: UnixCommand = serde_yaml::from_str("enabled: no\nfilename: /t/s").unwrap();
+        assert_eq!(u.enabled, UnixCommandEnabled::No);
+        assert_eq!(u.path(), PathBuf::from("/t/s"));
+        let e = serde_yaml::from_str::<UnixCommand>("enabled: maybe").unwrap_err();
+        assert!(
+            e.to_string().contains("`maybe` must be yes, no or auto"),
+            "{e}"
+        );
+        let back = serde_yaml::to_string(&UnixCommand::default()).unwrap();
+        assert_eq!(
+            serde_yaml::from_str::<UnixCommand>(&back).unwrap(),
+            UnixCommand::default()
+        );
+    }
 
     #[test]
     fn defaults_are_valid_and_off() {

@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 
 pub use app_layer::{AppEnabled, AppLayer, AppProtocol, DetectionPorts};
 pub use capture::{Capture, RxPriority};
-pub use control::{Control, Supervisor};
+pub use control::{Control, Supervisor, UnixCommand, UnixCommandEnabled};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use detect::Detect;
 pub use heartbeat::Heartbeat;
@@ -121,6 +121,11 @@ pub struct Config {
     /// Classtype table; absent = the built-in one (Suricata's default table).
     #[serde(default)]
     pub classification_file: Option<PathBuf>,
+    /// Reference systems (`config reference: <system> <url-prefix>` lines) that rules'
+    /// `reference:<system>,<id>` keywords name; absent = the built-in table (Suricata's
+    /// default reference.config).
+    #[serde(default)]
+    pub reference_config_file: Option<PathBuf>,
     /// Directory for the shared-memory rings, counter pages and sockets between the
     /// processes. Absent: `meerkat run` makes a private one under /dev/shm; a role started
     /// alone needs it set (all roles of one sensor share it).
@@ -165,6 +170,10 @@ pub struct Config {
     pub mpm_algo: String,
     #[serde(default)]
     pub control: Control,
+    /// Suricata's unix-socket protocol (`suricatasc`), served by the supervisor beside
+    /// the control API.
+    #[serde(default)]
+    pub unix_command: UnixCommand,
     #[serde(default)]
     pub supervisor: Supervisor,
 }
@@ -181,6 +190,7 @@ impl Default for Config {
             default_rule_path: default_rule_path(),
             rule_files: default_rule_files(),
             classification_file: None,
+            reference_config_file: None,
             runtime_dir: None,
             detect: Detect::default(),
             capture: Capture::default(),
@@ -197,6 +207,7 @@ impl Default for Config {
             bpf_filter: None,
             mpm_algo: default_mpm_algo(),
             control: Control::default(),
+            unix_command: UnixCommand::default(),
             supervisor: Supervisor::default(),
         }
     }

@@ -12,6 +12,12 @@
 //!   their variables.
 //! - **Flush.** The worker hands its pending events to the event client with a flush
 //!   request; the reply comes once the eve-writer has acknowledged all of them.
+//! - **EndInput.** As at the end of the input: once the ring is empty, every flow ends
+//!   (its `flow` record written) and held fragments go; the reply comes as for Flush.
+//!   The supervisor uses it between the pcaps of the unix-socket run mode.
+//! - **FlowStats** (a live flow's counters by flow id) and **Variables** (the ruleset's
+//!   xbit/hostbit names) answer the unix socket's `get-flow-stats-by-id` and hostbit
+//!   commands.
 //!
 //! The worker loop polls the command channel once per ring batch (a non-blocking
 //! `try_recv`), never per packet.
@@ -23,7 +29,8 @@ use std::time::{Duration, Instant};
 
 use meerkat_proto::control::worker_control_server::{WorkerControl, WorkerControlServer};
 use meerkat_proto::control::{
-    CommitReply, CommitRequest, PrepareReply, PrepareRequest, WorkerFlushReply, WorkerFlushRequest,
+    CommitReply, CommitRequest, FlowStatsReply, FlowStatsRequest, PrepareReply, PrepareRequest,
+    VariablesReply, VariablesRequest, WorkerFlushReply, WorkerFlushRequest,
 };
 use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
@@ -53,6 +60,14 @@ pub enum Command {
     /// Hand pending events over with a flush request; answer with the handoff count to
     /// wait for (see `EventSink::flush_mark`).
     Flush { reply: oneshot::Sender<u64> },
+    /// Once the ring is empty, end every flow as at the end of the input, then answer as
+    /// `Flush` does.
+    EndInput { reply: oneshot::Sender<u64> },
+    /// The counters of the flow with this id, if it is live.
+    FlowStats {
+        id: u64,
+        reply: oneshot::Sender<Option<FlowStatsReply>>,
+    },
 }
 
 struct Prepared {
@@ -210,12 +225,67 @@ impl WorkerControl for Service {
         &self,
         request: Request<WorkerFlushRequest>,
     ) -> Result<Response<WorkerFlushReply>, Status> {
-        let ms = request.into_inner().timeout_ms;
-        let timeout = Duration::from_millis(if ms == 0 { 10_000 } else { u64::from(ms) });
+        self.handoff(request.into_inner().timeout_ms, |reply| Command::Flush {
+            reply,
+        })
+        .await
+    }
+
+    async fn end_input(
+        &self,
+        request: Request<WorkerFlushRequest>,
+    ) -> Result<Response<WorkerFlushReply>, Status> {
+        self.handoff(request.into_inner().timeout_ms, |reply| Command::EndInput {
+            reply,
+        })
+        .await
+    }
+
+    async fn flow_stats(
+        &self,
+        request: Request<FlowStatsRequest>,
+    ) -> Result<Response<FlowStatsReply>, Status> {
+        let id = request.into_inner().flow_id;
+        let (tx, rx) = oneshot::channel();
+        self.worker
+            .send(Command::FlowStats { id, reply: tx })
+            .map_err(|_| Status::unavailable("the worker loop has stopped"))?;
+        let found = tokio::time::timeout(SWAP_TIMEOUT, rx)
+            .await
+            .map_err(|_| Status::deadline_exceeded("the worker did not answer"))?
+            .map_err(|_| Status::unavailable("the worker loop has stopped"))?;
+        Ok(Response::new(found.unwrap_or_default()))
+    }
+
+    async fn variables(
+        &self,
+        _: Request<VariablesRequest>,
+    ) -> Result<Response<VariablesReply>, Status> {
+        let st = lock(&self.state);
+        Ok(Response::new(VariablesReply {
+            xbits: st.names.xbits.clone(),
+            flowbits: st.names.flowbits.clone(),
+        }))
+    }
+}
+
+impl Service {
+    /// Sends a command that answers with a handoff count, then waits until the eve-writer
+    /// has acknowledged that many handoffs (or `timeout_ms`, 0 = 10 s, has passed).
+    async fn handoff(
+        &self,
+        timeout_ms: u32,
+        command: impl FnOnce(oneshot::Sender<u64>) -> Command,
+    ) -> Result<Response<WorkerFlushReply>, Status> {
+        let timeout = Duration::from_millis(if timeout_ms == 0 {
+            10_000
+        } else {
+            u64::from(timeout_ms)
+        });
         let deadline = Instant::now() + timeout;
         let (tx, rx) = oneshot::channel();
         self.worker
-            .send(Command::Flush { reply: tx })
+            .send(command(tx))
             .map_err(|_| Status::unavailable("the worker loop has stopped"))?;
         let target = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(t)) => t,

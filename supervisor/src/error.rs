@@ -63,6 +63,18 @@ pub enum SupervisorError {
         #[source]
         source: std::io::Error,
     },
+    /// A rule file that cannot be read while checking rules (`-T`, `--engine-analysis`).
+    #[error("{0}")]
+    Rules(String),
+    /// `--init-errors-fatal`: rules did not load.
+    #[error("{failed} rules did not load and --init-errors-fatal is set (each is logged above)")]
+    RulesFailed { failed: u64 },
+    /// The unix-command socket (`--unix-socket`, `unix-command.enabled: yes`) could not
+    /// be served.
+    #[error("cannot serve the unix-command socket {}: {reason}", path.display())]
+    UnixCommand { path: PathBuf, reason: String },
+    #[error("--pidfile {}: {reason}", path.display())]
+    Pidfile { path: PathBuf, reason: String },
     #[error(transparent)]
     Tls(#[from] meerkat_proto::transport::tls::TlsError),
     /// `control.token-file` unreadable or not a token.
@@ -167,6 +179,9 @@ impl SupervisorError {
                 | SupervisorError::BadPattern { .. }
                 | SupervisorError::PatternDir { .. }
                 | SupervisorError::Unreadable { .. }
+                | SupervisorError::Rules(_)
+                | SupervisorError::UnixCommand { .. }
+                | SupervisorError::Pidfile { .. }
                 | SupervisorError::LogDir { .. }
                 | SupervisorError::LogDirNotWritable { .. }
                 | SupervisorError::Tls(_)

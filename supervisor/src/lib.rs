@@ -17,14 +17,21 @@
 //! container of a compose stack or pod) waits for the peers that the supervisor would
 //! otherwise have started first.
 //!
+//! [`control`] also serves Suricata's unix-socket protocol (`unix-command`, for
+//! `suricatasc` and the tools that speak it) as a second front on the same actions, and
+//! reloads the rules on SIGUSR2. [`compat`] answers what Suricata's tools ask of the
+//! binary: `-V`, `--build-info`, `--dump-config`, `-T`, `--list-keywords`,
+//! `--engine-analysis`.
+//!
 //! Errors are [`SupervisorError`]s; [`SupervisorError::is_usage`] tells the usage and
 //! configuration errors found before anything starts from failures while running.
 
+pub mod compat;
 pub mod control;
 mod error;
 mod options;
 pub mod peers;
-mod prepare;
+pub(crate) mod prepare;
 mod process;
 mod run;
 mod runtime_dir;
@@ -35,4 +42,5 @@ mod supervise;
 pub use control::ControlError;
 pub use error::SupervisorError;
 pub use options::{LogArgs, RunOptions, Signals};
+pub use prepare::{RuleFiles, SURICATA_UPDATE_RULES};
 pub use run::{run, run_sample};

@@ -17,6 +17,9 @@ pub struct RunOptions {
     pub interface: Option<String>,
     /// `--dpdk`: the DPDK port of the `dpdk` section.
     pub dpdk: bool,
+    /// `--af-packet` without an interface: the first interface of the `af-packet`
+    /// section.
+    pub af_packet_default: bool,
     /// `-S`: the only rule files.
     pub exclusive_rules: Vec<PathBuf>,
     /// `-s`: rule files in addition to `rule-files`.
@@ -43,6 +46,17 @@ pub struct RunOptions {
     pub bpf_filter: Vec<String>,
     /// `-F FILE`: the BPF filter read from a file (`#` comments, lines joined).
     pub bpf_file: Option<PathBuf>,
+    /// `--init-errors-fatal`: a rule that does not load stops the start (and fails `-T`).
+    pub init_errors_fatal: bool,
+    /// `--unix-socket[=PATH]`: Suricata's unix-socket run mode: no input of its own, the
+    /// rules loaded once, pcaps queued by the socket's `pcap-file` commands, each with
+    /// its own output directory.
+    pub unix_socket: bool,
+    /// The socket of `--unix-socket=PATH` (else `unix-command.filename`).
+    pub unix_socket_path: Option<PathBuf>,
+    /// A pipe to write one byte to once the stack runs (`-D`: the parent process exits
+    /// then, as Suricata's).
+    pub ready_fd: Option<i32>,
 }
 
 impl RunOptions {
@@ -75,6 +89,13 @@ impl RunOptions {
         }
         if self.pcap_file_delete {
             o.push("pcap-file.delete-when-done=yes".to_string());
+        }
+        if self.unix_socket {
+            o.push("supervisor.keep-running=yes".to_string());
+            o.push("unix-command.enabled=yes".to_string());
+            if let Some(p) = &self.unix_socket_path {
+                o.push(format!("unix-command.filename={}", p.display()));
+            }
         }
         if let Some(n) = self.workers {
             if n == 0 {
@@ -118,7 +139,7 @@ impl RunOptions {
 
     /// A live source (`-i` or `--dpdk`) rather than files.
     pub fn live(&self) -> bool {
-        self.interface.is_some() || self.dpdk
+        self.interface.is_some() || self.dpdk || self.af_packet_default
     }
 }
 
@@ -157,6 +178,8 @@ pub struct Signals<'a> {
     pub stop_count: &'a AtomicUsize,
     /// SIGHUP: the eve-writer reopens its outputs.
     pub hup: &'a AtomicBool,
+    /// SIGUSR2: reload the rules (as Suricata's).
+    pub usr2: &'a AtomicBool,
 }
 
 #[cfg(test)]

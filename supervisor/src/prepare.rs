@@ -1,6 +1,8 @@
 //! Step 1 of a run: resolve the configuration and check everything the roles will need
-//! (inputs, rule files, log directory, classification file) before starting any, so that
-//! a problem is one clear usage error rather than a role that dies later.
+//! (inputs, rule files, log directory, classification and reference files) before
+//! starting any, so that a problem is one clear usage error rather than a role that dies
+//! later. A rule file that does not exist is a warning, as in Suricata: the run goes on
+//! without it (see [`RuleFiles`]).
 
 use std::path::{Path, PathBuf};
 
@@ -24,9 +26,18 @@ fn check_readable(path: &Path, what: &'static str) -> Result<(), SupervisorError
         })
 }
 
-/// The resolved config (rule files, log directory and registry made absolute) and the
-/// absolute input paths.
+/// The resolved config (rule files, log directory and registry made absolute; its
+/// `rule-files` are the rule files that exist), the absolute input paths, and the rule
+/// files as configured.
+#[cfg(test)]
 pub(crate) fn prepare(opts: &RunOptions) -> Result<(Config, Vec<PathBuf>), SupervisorError> {
+    prepare_with_rules(opts).map(|(c, i, _)| (c, i))
+}
+
+/// [`prepare`], with the rule files as configured.
+pub(crate) fn prepare_with_rules(
+    opts: &RunOptions,
+) -> Result<(Config, Vec<PathBuf>, RuleFiles), SupervisorError> {
     if opts.runmode.is_some() {
         tracing::debug!("--runmode is accepted for Suricata compatibility and ignored");
     }
@@ -60,23 +71,115 @@ pub(crate) fn prepare(opts: &RunOptions) -> Result<(Config, Vec<PathBuf>), Super
     if let Some(r) = &config.scanner.registry {
         config.scanner.registry = Some(absolute(r));
     }
-    config.rule_files = config
-        .rule_paths()
-        .iter()
-        .map(|p| absolute(p).display().to_string())
-        .collect();
-    for r in config.rule_paths() {
-        check_readable(&r, "rule file")?;
+    let files = RuleFiles::of(&config);
+    files.warn();
+    for r in &files.found {
+        check_readable(r, "rule file")?;
     }
+    config.rule_files = files.found_strings();
     config.default_log_dir = check_log_dir(&config.default_log_dir)?;
-    if let Some(c) = &config.classification_file {
-        check_readable(c, "classification file")?;
+    check_rule_context(&mut config)?;
+    Ok((config, inputs, files))
+}
+
+/// The classification and reference files: readable (made absolute), and the lines
+/// that are not Suricata's syntax reported (they are skipped, as Suricata does).
+pub(crate) fn check_rule_context(config: &mut Config) -> Result<(), SupervisorError> {
+    for (file, what) in [
+        (&mut config.classification_file, "classification file"),
+        (&mut config.reference_config_file, "reference config file"),
+    ] {
+        if let Some(c) = file {
+            *c = absolute(c);
+            check_readable(c, what)?;
+        }
     }
-    Ok((config, inputs))
+    match meerkat_detect::rules::RuleContext::load(config) {
+        Ok((_, problems)) => {
+            for p in problems {
+                tracing::warn!("{p} (line skipped)");
+            }
+            Ok(())
+        }
+        Err(e) => Err(SupervisorError::Unreadable {
+            what: e.what,
+            path: e.path,
+            source: e.source,
+        }),
+    }
+}
+
+/// Where suricata-update writes the ruleset it makes (its default `--output`).
+pub const SURICATA_UPDATE_RULES: &str = "/var/lib/suricata/rules/suricata.rules";
+
+/// The configured rule files, split into those that exist and those that do not: as
+/// Suricata, a run goes on without a missing rule file, with a warning (and with no
+/// rules at all when none is there: protocol logs, flows and anomalies still work).
+/// With the built-in `default-rule-path`/`rule-files` (no config or `-S` named rules)
+/// and no `/etc/meerkat/rules/meerkat.rules`, the ruleset suricata-update writes by
+/// default is used when it exists.
+#[derive(Debug, Clone, Default)]
+pub struct RuleFiles {
+    /// Every configured file (absolute), in order: what a reload reads again.
+    pub configured: Vec<PathBuf>,
+    pub found: Vec<PathBuf>,
+    pub missing: Vec<PathBuf>,
+    /// The configured list was the built-in default and suricata-update's file was used.
+    pub fell_back: bool,
+}
+
+impl RuleFiles {
+    pub fn of(config: &Config) -> RuleFiles {
+        let mut files = RuleFiles::default();
+        for p in config.rule_paths() {
+            let p = absolute(&p);
+            files.configured.push(p.clone());
+            if p.exists() {
+                files.found.push(p);
+            } else {
+                files.missing.push(p);
+            }
+        }
+        let default = Config::default();
+        let is_default = config.rule_files == default.rule_files
+            && config.default_rule_path == default.default_rule_path;
+        let update = Path::new(SURICATA_UPDATE_RULES);
+        if is_default && files.found.is_empty() && update.exists() {
+            files.missing.clear();
+            files.found.push(update.to_path_buf());
+            files.configured = files.found.clone();
+            files.fell_back = true;
+        }
+        files
+    }
+
+    /// The warnings a run or `-T` gives about missing files.
+    pub fn warn(&self) {
+        if self.fell_back {
+            tracing::info!(
+                "no rule files configured: using {SURICATA_UPDATE_RULES} (written by suricata-update)"
+            );
+        }
+        for m in &self.missing {
+            tracing::warn!("No rule files match the pattern {}", m.display());
+        }
+        if self.found.is_empty() && !self.missing.is_empty() {
+            tracing::warn!(
+                "{} rule files specified, but no rules were loaded! Running without rules \
+                 (protocol logs, flows and anomalies only). Get rules with `suricata-update` \
+                 (it writes {SURICATA_UPDATE_RULES}) or give a rule file with -S FILE.",
+                self.missing.len()
+            );
+        }
+    }
+
+    pub fn found_strings(&self) -> Vec<String> {
+        self.found.iter().map(|p| p.display().to_string()).collect()
+    }
 }
 
 /// The config file with the command line's overrides, and its rule files (`-S`, `-s`).
-fn resolve_config(opts: &RunOptions) -> Result<Config, SupervisorError> {
+pub(crate) fn resolve_config(opts: &RunOptions) -> Result<Config, SupervisorError> {
     let resolved = meerkat_app::config::resolve(opts.config.as_deref(), &opts.overrides()?)?;
     if !resolved.ignored_suricata_keys.is_empty() {
         tracing::warn!(
@@ -134,7 +237,7 @@ fn check_inputs(pcaps: &[PathBuf]) -> Result<Vec<PathBuf>, SupervisorError> {
 }
 
 /// The log directory, made absolute, created if missing, and writable.
-fn check_log_dir(dir: &Path) -> Result<PathBuf, SupervisorError> {
+pub(crate) fn check_log_dir(dir: &Path) -> Result<PathBuf, SupervisorError> {
     let log_dir = absolute(dir);
     std::fs::create_dir_all(&log_dir).map_err(|source| SupervisorError::LogDir {
         path: log_dir.clone(),
@@ -166,8 +269,9 @@ mod tests {
             log_dir: Some(t.path().join("logs")),
             ..Default::default()
         };
-        let e = prepare(&opts).unwrap_err();
-        assert!(e.to_string().contains("cannot read rule file"), "{e}");
+        // A missing rule file is a warning: the run goes on without it, as Suricata's.
+        let (config, _) = prepare(&opts).unwrap();
+        assert!(config.rule_files.is_empty());
         let e = prepare(&RunOptions::default()).unwrap_err();
         assert!(matches!(e, SupervisorError::NoInput), "{e}");
     }

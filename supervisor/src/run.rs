@@ -16,8 +16,11 @@ use meerkat_config::Config;
 use meerkat_runtime::{Role, layout};
 use meerkat_scanner::RollBack;
 
-use crate::control::{self, Request, RoleInfo, Server, Shared, SharedRef, TcpControl, lock};
-use crate::prepare::{absolute, prepare};
+use crate::control::{
+    self, CaptureMode, ControlError, Input, Request, RoleInfo, Server, Shared, SharedRef,
+    TcpControl, UnixCommandStart, lock,
+};
+use crate::prepare::{RuleFiles, absolute, prepare_with_rules};
 use crate::runtime_dir::RuntimeDir;
 use crate::stack::{Launcher, Stack, live_input};
 use crate::summary::{Summary, detect};
@@ -74,14 +77,27 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), SupervisorError> {
     let started = Instant::now();
-    let (mut config, inputs) = prepare(opts)?;
+    let resolved;
+    let opts = match af_packet_interface(opts)? {
+        Some(iface) => {
+            resolved = RunOptions {
+                interface: Some(iface),
+                af_packet_default: false,
+                ..opts.clone()
+            };
+            &resolved
+        }
+        None => opts,
+    };
+    let (mut config, inputs, rule_files) = prepare_with_rules(opts)?;
     let tcp = tcp_control(&config)?;
     let runtime = RuntimeDir::create(&config)?;
     let config_path = runtime.lay_out(&mut config)?;
     let rt = runtime.path.clone();
     let workers = config.workers();
     let uses_registry = recover_outputs(&config, &inputs)?;
-    let api = ControlApi::start(&config, &rt, workers, started, tcp)?;
+    let mode = capture_mode(opts);
+    let api = ControlApi::start(&config, &rt, workers, started, tcp, &rule_files, mode, opts)?;
 
     let mut live = Vec::new();
     if let Some(iface) = &opts.interface {
@@ -107,11 +123,20 @@ pub fn run(
         signals,
         log.quiet,
     );
+    sup.reload = Some(api.server.reload.clone());
     if let Err(e) = sup.start_roles() {
         lock(&api.shared).state = "stopping";
         return Err(e);
     }
     queue_inputs(&api.shared, &rt, opts, &inputs);
+    let failed = lock(&api.shared).failed;
+    if opts.init_errors_fatal && failed > 0 {
+        lock(&api.shared).state = "stopping";
+        return Err(SupervisorError::RulesFailed { failed });
+    }
+    if let Some(fd) = opts.ready_fd {
+        notify_ready(fd);
+    }
     let outcome = sup.run();
     sup.progress.clear();
     lock(&api.shared).state = "stopping";
@@ -121,9 +146,52 @@ pub fn run(
     }
     summarise(&sup, &rt, workers, started, uses_registry, opts, out)?;
     let _ = std::fs::remove_file(&api.server.socket);
+    if let Some(u) = &api.server.unix_command {
+        let _ = std::fs::remove_file(u);
+    }
     drop(sup);
     drop(runtime);
     Ok(())
+}
+
+/// `--af-packet` without an interface: the first interface of the `af-packet` section
+/// (Suricata's `interface: default` entry is settings, not an interface).
+fn af_packet_interface(opts: &RunOptions) -> Result<Option<String>, SupervisorError> {
+    if !opts.af_packet_default || opts.interface.is_some() {
+        return Ok(None);
+    }
+    let resolved = meerkat_app::config::resolve(opts.config.as_deref(), &opts.overrides()?)?;
+    resolved
+        .config
+        .af_packet
+        .iter()
+        .map(|a| a.interface.clone())
+        .find(|i| i != "default")
+        .map(Some)
+        .ok_or_else(|| SupervisorError::NoInterface("(none in the af-packet section)".to_string()))
+}
+
+/// How the run gets its packets.
+fn capture_mode(opts: &RunOptions) -> CaptureMode {
+    if opts.unix_socket {
+        CaptureMode::UnixSocket
+    } else if opts.dpdk {
+        CaptureMode::Dpdk
+    } else if opts.interface.is_some() {
+        CaptureMode::AfPacket
+    } else {
+        CaptureMode::PcapFile
+    }
+}
+
+/// `-D`: tells the waiting parent that the stack runs (one byte on its pipe).
+fn notify_ready(fd: i32) {
+    // SAFETY: `fd` is the write end of the pipe the binary made for this, ours to write
+    // and close once.
+    unsafe {
+        let _ = libc::write(fd, b"R".as_ptr().cast(), 1);
+        libc::close(fd);
+    }
 }
 
 /// `control.listen`: the TCP control API's TLS and token, checked before anything starts.
@@ -198,12 +266,16 @@ struct ControlApi {
 impl ControlApi {
     /// Step 3: serves the control API before any role starts, so that a probe sees
     /// "starting" from the first moment.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         config: &Config,
         rt: &Path,
         workers: usize,
         started: Instant,
         tcp: Option<TcpControl>,
+        rule_files_as_configured: &RuleFiles,
+        mode: CaptureMode,
+        opts: &RunOptions,
     ) -> Result<ControlApi, SupervisorError> {
         let rule_files: Vec<String> = config
             .rule_paths()
@@ -233,6 +305,15 @@ impl ControlApi {
             loaded: 0,
             failed: 0,
             rule_files,
+            configured_rule_files: rule_files_as_configured
+                .configured
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            last_reload: std::time::SystemTime::now(),
+            capture_mode: mode,
+            roles_ready: false,
+            interface: opts.interface.clone(),
             pending: VecDeque::new(),
             current: Vec::new(),
             done: Vec::new(),
@@ -253,8 +334,15 @@ impl ControlApi {
             shared.clone(),
             req_tx,
             stop.clone(),
+            unix_command(config, mode),
         )
-        .map_err(SupervisorError::Control)?;
+        .map_err(|e| match e {
+            ControlError::UnixCommand { socket, reason } => SupervisorError::UnixCommand {
+                path: socket,
+                reason,
+            },
+            e => SupervisorError::Control(e),
+        })?;
         log_start(config, rt, workers, &server);
         Ok(ControlApi {
             server,
@@ -263,6 +351,24 @@ impl ControlApi {
             stop,
         })
     }
+}
+
+/// The unix-command socket of the run, if it is served: `unix-command.enabled` `yes`, or
+/// `auto` in a live or unix-socket run (as Suricata).
+fn unix_command(config: &Config, mode: CaptureMode) -> Option<UnixCommandStart> {
+    use meerkat_config::UnixCommandEnabled as E;
+    let required = match config.unix_command.enabled {
+        E::No => return None,
+        E::Yes => true,
+        E::Auto if mode == CaptureMode::UnixSocket => true,
+        E::Auto if mode.live() => false,
+        E::Auto => return None,
+    };
+    Some(UnixCommandStart {
+        path: absolute(&config.unix_command.path()),
+        required,
+        config: Arc::new(config.clone()),
+    })
 }
 
 /// The start of a run in the log: where everything is, and how the TCP control API is
@@ -277,6 +383,9 @@ fn log_start(config: &Config, rt: &Path, workers: usize, server: &Server) {
     );
     if let Some(m) = server.metrics {
         tracing::info!("metrics: http://{m}/metrics");
+    }
+    if let Some(u) = &server.unix_command {
+        tracing::info!("unix-command socket (suricatasc): {}", u.display());
     }
     if let Some(t) = server.tcp {
         let c = &config.control;
@@ -304,12 +413,13 @@ fn log_start(config: &Config, rt: &Path, workers: usize, server: &Server) {
 /// source first) queued for capture.
 fn queue_inputs(shared: &SharedRef, rt: &Path, opts: &RunOptions, inputs: &[PathBuf]) {
     let mut s = lock(shared);
+    s.roles_ready = true;
     s.loaded = detect(rt, 0, meerkat_runtime::counters::DetectCounter::RulesLoaded);
     s.failed = detect(rt, 0, meerkat_runtime::counters::DetectCounter::RulesFailed);
     if let Some(live) = live_input(opts.interface.as_deref(), opts.dpdk) {
-        s.pending.push_back(live);
+        s.pending.push_back(Input::plain(live));
     }
-    s.pending.extend(inputs.iter().cloned());
+    s.pending.extend(inputs.iter().cloned().map(Input::plain));
 }
 
 /// Step 6: the summary line on `out`, and `--summary-json`.

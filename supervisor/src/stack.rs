@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use meerkat_runtime::{Role, layout};
 use tokio::sync::oneshot;
 
+use crate::control::InputOptions;
 use crate::process::{Process, Usage};
 use crate::{LogArgs, SupervisorError};
 
@@ -225,8 +226,19 @@ impl Launcher<'_> {
         &self,
         inputs: &[PathBuf],
         resume: bool,
+        options: &InputOptions,
     ) -> Result<Process, SupervisorError> {
         let mut a = self.args("capture");
+        // The input's own settings (the unix socket's `pcap-file` arguments).
+        if let Some(c) = options.continuous {
+            a.extend(["--set".to_string(), format!("pcap-file.continuous={c}")]);
+        }
+        if let Some(d) = options.delete_when_done {
+            a.extend([
+                "--set".to_string(),
+                format!("pcap-file.delete-when-done={d}"),
+            ]);
+        }
         if inputs
             .iter()
             .any(|i| i.to_string_lossy().starts_with(LIVE_INPUT))
@@ -251,11 +263,12 @@ impl Launcher<'_> {
         role: Role,
         generation: u64,
         current_inputs: &[PathBuf],
+        options: &InputOptions,
     ) -> Result<Process, SupervisorError> {
         match role {
             Role::EveWriter => self.writer(),
             Role::Detect(w) => self.detect(w, generation),
-            Role::Capture => self.capture(current_inputs, true),
+            Role::Capture => self.capture(current_inputs, true, options),
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use meerkat_config::Config;
 use meerkat_runtime::{Role, layout};
 
-use crate::control::{Request, SharedRef, lock};
+use crate::control::{InputOptions, Request, SharedRef, lock};
 use crate::process::describe;
 use crate::runtime_dir::write_config;
 use crate::stack::{KILL_GRACE, Launcher, POLL, Stack, backoff, finish_rings};
@@ -40,6 +40,33 @@ pub(crate) struct Supervision<'a> {
     writer_stopping: bool,
     /// Ruleset generation that (re)started workers load.
     generation: u64,
+    /// Asks the control service for a reload of the configured rules (SIGUSR2).
+    pub(crate) reload: Option<tokio::sync::mpsc::UnboundedSender<&'static str>>,
+    /// The settings of the input being read (kept for a capture restart).
+    current_options: InputOptions,
+    /// Between two inputs of their own output directories: see [`Segment`].
+    segment: Segment,
+    /// The input that ended had its own output directory: its flows are to be ended.
+    end_pending: bool,
+    /// The eve-writer is being moved to another directory: its exit is expected.
+    writer_moving: bool,
+    /// The directory the running eve-writer writes to.
+    writer_dir: PathBuf,
+}
+
+/// Between two inputs that have output directories of their own (the unix socket's
+/// `pcap-file`), each read as a run of its own, as in Suricata's unix-socket mode: the
+/// flows of the input that ended are ended in every worker (`EndInput`: their records
+/// go to its directory), then, if the next input's directory is another, the
+/// eve-writer is stopped and started again with that directory. The rules stay loaded.
+#[derive(Debug, Default)]
+enum Segment {
+    #[default]
+    Idle,
+    /// Waiting for every worker to have ended the input's flows.
+    Ending(std::sync::mpsc::Receiver<Result<(), String>>),
+    /// Waiting for the eve-writer to stop, then for the new one to be ready.
+    MovingWriter { started: bool },
 }
 
 impl<'a> Supervision<'a> {
@@ -71,6 +98,12 @@ impl<'a> Supervision<'a> {
             draining: None,
             writer_stopping: false,
             generation: 1,
+            reload: None,
+            current_options: InputOptions::default(),
+            segment: Segment::Idle,
+            end_pending: false,
+            writer_moving: false,
+            writer_dir: PathBuf::new(),
         }
     }
 
@@ -88,6 +121,7 @@ impl<'a> Supervision<'a> {
 
     /// Step 4: the eve-writer, then every worker, each ready before what needs it.
     pub(crate) fn start_roles(&mut self) -> Result<(), SupervisorError> {
+        self.writer_dir = self.config.default_log_dir.clone();
         let stop = self.signals.stop;
         let writer = Stack::WRITER;
         self.stack.slots[writer].started(self.launcher.writer()?, Instant::now());
@@ -138,6 +172,16 @@ impl<'a> Supervision<'a> {
                         );
                     }
                 }
+                Request::Interrupt(reply) => {
+                    let cap = self.stack.capture_index();
+                    let slot = &self.stack.slots[cap];
+                    let reading = slot.running() && !lock(&self.shared).current.is_empty();
+                    if reading {
+                        tracing::info!("interrupting the current input (asked)");
+                        slot.signal(libc::SIGTERM);
+                    }
+                    let _ = reply.send(reading);
+                }
                 Request::RestartWorker(w, reply) => {
                     let stopping = self.draining.is_some() || self.rings_finished;
                     let slot = self.stack.slot(Role::Detect(w));
@@ -161,6 +205,12 @@ impl<'a> Supervision<'a> {
     fn watch_signals(&mut self, now: Instant) -> Result<bool, SupervisorError> {
         if self.signals.stop_count.load(Ordering::Relaxed) >= 2 {
             return Err(SupervisorError::InterruptedTwice);
+        }
+        if self.signals.usr2.swap(false, Ordering::SeqCst) {
+            tracing::info!("SIGUSR2: reloading the rules");
+            if let Some(r) = &self.reload {
+                let _ = r.send("SIGUSR2");
+            }
         }
         if self.signals.hup.swap(false, Ordering::SeqCst) {
             tracing::info!("SIGHUP: the eve-writer reopens its outputs");
@@ -221,6 +271,10 @@ impl<'a> Supervision<'a> {
             slot.last_exit = describe(status);
             slot.proc = None;
             slot.ready = false;
+            if slot.role == Role::EveWriter && self.writer_moving {
+                // Stopped to move to another directory: started again by `move_writer`.
+                continue;
+            }
             let asked = slot.stopping_until.take().is_some();
             let expected = match slot.role {
                 Role::EveWriter => self.writer_stopping && status.success(),
@@ -240,6 +294,9 @@ impl<'a> Supervision<'a> {
                     let mut s = lock(&self.shared);
                     let cur = std::mem::take(&mut s.current);
                     s.done.extend(cur);
+                    if self.current_options.output_dir.is_some() {
+                        self.end_pending = true;
+                    }
                 } else {
                     slot.finished = true;
                 }
@@ -297,7 +354,9 @@ impl<'a> Supervision<'a> {
             } else {
                 Vec::new()
             };
-            let p = self.launcher.restart(role, self.generation, &current)?;
+            let p =
+                self.launcher
+                    .restart(role, self.generation, &current, &self.current_options)?;
             let slot = &mut self.stack.slots[i];
             if slot.restart_reply.is_none() {
                 slot.restarts += 1;
@@ -317,6 +376,9 @@ impl<'a> Supervision<'a> {
             c.proc.is_none() && c.restart_at.is_none()
         };
         if capture_idle && self.draining.is_none() && !self.rings_finished {
+            if !self.between_inputs(now)? {
+                return Ok(());
+            }
             // Taken from the queue and shown as current in one step: a `Status` between
             // the two would see an idle stack with nothing queued while the input has not
             // been read yet.
@@ -324,13 +386,18 @@ impl<'a> Supervision<'a> {
                 let mut s = lock(&self.shared);
                 let next = s.pending.pop_front();
                 if let Some(input) = &next {
-                    s.current = vec![input.clone()];
+                    s.current = vec![input.path.clone()];
                     s.state = "running";
                 }
                 next
             };
             if let Some(input) = next {
-                let p = self.launcher.capture(std::slice::from_ref(&input), false)?;
+                self.current_options = input.options.clone();
+                let p = self.launcher.capture(
+                    std::slice::from_ref(&input.path),
+                    false,
+                    &input.options,
+                )?;
                 let c = &mut self.stack.slots[cap];
                 c.started(p, now);
                 c.ready = true;
@@ -343,6 +410,65 @@ impl<'a> Supervision<'a> {
             self.rings_finished = true;
         }
         Ok(())
+    }
+
+    /// The steps between two inputs of their own output directories (see [`Segment`]);
+    /// `true` once the next input may start.
+    fn between_inputs(&mut self, now: Instant) -> Result<bool, SupervisorError> {
+        match &self.segment {
+            Segment::Ending(rx) => match rx.try_recv() {
+                Ok(result) => {
+                    if let Err(e) = result {
+                        tracing::error!("ending the flows of the last input: {e}");
+                    }
+                    self.segment = Segment::Idle;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(false),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.segment = Segment::Idle,
+            },
+            Segment::MovingWriter { started } => {
+                let started = *started;
+                let w = Stack::WRITER;
+                if !started {
+                    if self.stack.slots[w].proc.is_some() {
+                        return Ok(false);
+                    }
+                    self.writer_totals.add_dead_page(&self.launcher.runtime);
+                    let p = self.launcher.writer()?;
+                    self.stack.slots[w].started(p, now);
+                    self.segment = Segment::MovingWriter { started: true };
+                    return Ok(false);
+                }
+                if !self.stack.slots[w].ready {
+                    return Ok(false);
+                }
+                self.writer_moving = false;
+                self.writer_dir = self.config.default_log_dir.clone();
+                tracing::info!("EVE now goes to {}", self.writer_dir.display());
+                self.segment = Segment::Idle;
+            }
+            Segment::Idle => {}
+        }
+        if std::mem::take(&mut self.end_pending) {
+            self.segment = Segment::Ending(end_input(self.rt(), self.stack.workers().len()));
+            return Ok(false);
+        }
+        let next_dir = lock(&self.shared)
+            .pending
+            .front()
+            .and_then(|i| i.options.output_dir.clone());
+        if let Some(dir) = next_dir
+            && dir != self.writer_dir
+        {
+            tracing::info!("moving the eve-writer to {}", dir.display());
+            self.config.default_log_dir = dir;
+            write_config(&self.config_path, &self.config)?;
+            self.writer_moving = true;
+            self.stack.slots[Stack::WRITER].signal(libc::SIGTERM);
+            self.segment = Segment::MovingWriter { started: false };
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     /// The drain's last steps: once the workers have finished their ended rings, the
@@ -376,6 +502,56 @@ impl<'a> Supervision<'a> {
             info.last_exit.clone_from(&slot.last_exit);
         }
     }
+}
+
+/// Asks every worker to end the flows of the input that ended (`EndInput`), on a thread
+/// of its own; the result comes on the channel once all have answered.
+fn end_input(rt: &Path, workers: usize) -> std::sync::mpsc::Receiver<Result<(), String>> {
+    use meerkat_proto::control::WorkerFlushRequest;
+    use meerkat_proto::control::worker_control_client::WorkerControlClient;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rt = rt.to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name("end-input".to_string())
+        .spawn(move || {
+            let result = (|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async {
+                    let mut asks = Vec::new();
+                    for w in 0..workers {
+                        let path = meerkat_runtime::worker_socket_path(&rt, w);
+                        asks.push(tokio::spawn(async move {
+                            let ch = meerkat_proto::transport::unix_channel(&path)
+                                .await
+                                .map_err(|e| format!("detect worker {w}: {e}"))?;
+                            let r = WorkerControlClient::new(ch)
+                                .end_input(WorkerFlushRequest { timeout_ms: 60_000 })
+                                .await
+                                .map_err(|e| format!("detect worker {w}: {}", e.message()))?;
+                            if r.into_inner().complete {
+                                Ok(())
+                            } else {
+                                Err(format!(
+                                    "detect worker {w}: its events were not all written within 60 s"
+                                ))
+                            }
+                        }));
+                    }
+                    for a in asks {
+                        a.await.map_err(|e| e.to_string())??;
+                    }
+                    Ok::<(), String>(())
+                })
+            })();
+            let _ = tx.send(result);
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the end-input thread: {e}");
+    }
+    rx
 }
 
 /// The io error under a write error, as the old message showed it.

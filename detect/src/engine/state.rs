@@ -46,6 +46,17 @@ pub struct DetectState {
     xbits: HashMap<(u16, u128), u64>,
 }
 
+/// The key of xbit (or hostbit) number `name` on the host `ip` in the shared host
+/// table; its entry's `t0` is the expiry (ns of packet time, `u64::MAX` = never). The
+/// supervisor's unix socket (`add-hostbit`, `list-hostbit`) uses the same keys.
+pub fn host_bit_key(name: u16, ip: IpAddr) -> [u64; 3] {
+    xbit_table_key(name, ip_key(ip))
+}
+
+fn xbit_table_key(name: u16, k: u128) -> [u64; 3] {
+    [3 << 40 | u64::from(name), 0, fold(k)]
+}
+
 fn ip_key(ip: IpAddr) -> u128 {
     match ip {
         IpAddr::V4(a) => u128::from(u32::from(a)),
@@ -239,7 +250,7 @@ impl DetectState {
         };
         if let Some(table) = &self.shared {
             return table
-                .get([3 << 40 | u64::from(x.name), 0, fold(k)])
+                .get(xbit_table_key(x.name, k))
                 .is_some_and(|e| e.t0 > v.ts_ns);
         }
         self.xbits
@@ -252,7 +263,7 @@ impl DetectState {
             return;
         };
         if let Some(table) = &self.shared {
-            let key = [3 << 40 | u64::from(x.name), 0, fold(k)];
+            let key = xbit_table_key(x.name, k);
             if on {
                 let exp = if x.expire_s == 0 {
                     u64::MAX

@@ -314,6 +314,12 @@ impl FlowTable {
         self.created
     }
 
+    /// The live flow with this EVE `flow_id` (a scan: for the control socket, not the
+    /// packet path).
+    pub fn find_by_id(&self, id: u64) -> Option<&Flow> {
+        self.flows.values().find(|f| f.id == id)
+    }
+
     /// Finds or creates the flow of `p` and counts the packet. Returns the flow and
     /// whether the packet goes client -> server. `evicted` receives flows ended to make
     /// room.

@@ -10,6 +10,8 @@ pub mod ast;
 pub mod classification;
 pub mod keywords;
 pub mod parse;
+pub mod reference;
+pub mod suricata;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -18,8 +20,9 @@ use meerkat_config::VarValue;
 
 pub use addr::{AddrExpr, IpSet, PortExpr, PortSet};
 pub use ast::*;
-pub use classification::Classification;
+pub use classification::{Classification, ConfigFileError, ConfigFileProblem};
 pub use keywords::Names;
+pub use reference::References;
 
 use crate::app::AppProto;
 
@@ -47,25 +50,77 @@ impl std::fmt::Display for RuleProblem {
     }
 }
 
-/// What goes into parsing: variables and the classtype table.
+/// What goes into parsing: variables, the classtype table and the reference systems.
 #[derive(Debug, Clone)]
 pub struct RuleContext {
     pub address_vars: BTreeMap<String, VarValue>,
     pub port_vars: BTreeMap<String, VarValue>,
     pub classification: Classification,
+    pub references: References,
 }
 
 impl RuleContext {
+    /// The context of a config: its variables, and its `classification-file` and
+    /// `reference-config-file` (or the built-in tables). A file that cannot be read is an
+    /// error; its lines that are not Suricata's syntax are skipped, as Suricata does (the
+    /// supervisor and `-T` report them, see [`RuleContext::load`]).
     pub fn from_config(config: &meerkat_config::Config) -> Result<RuleContext, String> {
+        Self::load(config)
+            .map(|(ctx, _)| ctx)
+            .map_err(|e| e.to_string())
+    }
+
+    /// [`RuleContext::from_config`], with the lines of the classification and reference
+    /// files that were skipped.
+    pub fn load(
+        config: &meerkat_config::Config,
+    ) -> Result<(RuleContext, Vec<ConfigFileProblem>), ConfigFileError> {
+        let mut problems = Vec::new();
         let classification = match &config.classification_file {
-            Some(p) => Classification::from_file(p)?,
+            Some(p) => {
+                let (c, mut bad) = Classification::load(p)?;
+                problems.append(&mut bad);
+                c
+            }
             None => Classification::default(),
         };
-        Ok(RuleContext {
+        let references = match &config.reference_config_file {
+            Some(p) => {
+                let (r, mut bad) = References::load(p)?;
+                problems.append(&mut bad);
+                r
+            }
+            None => References::default(),
+        };
+        let ctx = RuleContext {
             address_vars: config.vars.address_groups.clone(),
             port_vars: config.vars.port_groups.clone(),
             classification,
-        })
+            references,
+        };
+        Ok((ctx, problems))
+    }
+
+    /// The references of loaded rules whose system the reference table does not know
+    /// (Suricata warns about them and loads the rules): (file, line, sid, system).
+    pub fn unknown_references<'r>(
+        &self,
+        rules: &'r [Rule],
+    ) -> Vec<(&'r Path, usize, u64, &'r str)> {
+        rules
+            .iter()
+            .flat_map(|r| {
+                r.references.iter().filter_map(move |x| {
+                    let system = x.split_once('|').map_or(x.as_str(), |(s, _)| s);
+                    self.references.prefix(system).is_none().then_some((
+                        r.file.as_path(),
+                        r.line,
+                        r.sid,
+                        system,
+                    ))
+                })
+            })
+            .collect()
     }
 }
 

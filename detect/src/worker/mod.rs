@@ -48,7 +48,7 @@ const CHECKSUM_SAMPLE: u64 = 1000;
 /// Bytes per direction kept for app-layer protocol detection.
 const MAX_PROBE: usize = 4096;
 /// Slots of the shared host-state table (128 bytes each: 8 MiB).
-const HOST_TABLE_SLOTS: usize = 65536;
+pub const HOST_TABLE_SLOTS: usize = 65536;
 
 /// What a worker did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -296,6 +296,8 @@ impl Worker {
         let mut ring_corrupt = 0u64;
         // Ring sequence number of the last packet processed.
         let mut last_seq = 0u64;
+        // `EndInput` requests waiting for the ring to be empty.
+        let mut end_input: Vec<tokio::sync::oneshot::Sender<u64>> = Vec::new();
         loop {
             let mut n = 0;
             self.x.sink.begin();
@@ -327,7 +329,19 @@ impl Worker {
             }
             ring.release_to(self.x.sink.acked_mark());
             while let Ok(cmd) = commands.try_recv() {
-                self.command(cmd, counters);
+                if let Some(reply) = self.command(cmd, counters) {
+                    end_input.push(reply);
+                }
+            }
+            if n == 0 && !end_input.is_empty() {
+                // Everything of the input is processed: end it as its end of file would.
+                self.end_input();
+                counters.publish(self, ring_corrupt);
+                self.x.sink.mark(ring.position(), last_seq);
+                let target = self.x.sink.flush_mark();
+                for reply in end_input.drain(..) {
+                    let _ = reply.send(target);
+                }
             }
             if stop.load(Ordering::Relaxed) {
                 // Asked to stop (a restart): what is left in the ring stays there for the
@@ -352,8 +366,22 @@ impl Worker {
         }
     }
 
-    /// Serves one control command between batches.
-    fn command(&mut self, cmd: Command, counters: &Published) {
+    /// Ends every flow and drops held fragments, as at the end of the input, and forgets
+    /// the input's packet time (the next input's may be earlier).
+    fn end_input(&mut self) {
+        self.drain();
+        self.defrag.expire(u64::MAX);
+        self.x.now_ns = 0;
+        tracing::debug!(worker = self.x.index, "input ended: flows flushed");
+    }
+
+    /// Serves one control command between batches; an `EndInput` is handed back, to be
+    /// answered once the ring is empty.
+    fn command(
+        &mut self,
+        cmd: Command,
+        counters: &Published,
+    ) -> Option<tokio::sync::oneshot::Sender<u64>> {
         match cmd {
             Command::Swap {
                 generation,
@@ -376,6 +404,23 @@ impl Worker {
             Command::Flush { reply } => {
                 let _ = reply.send(self.x.sink.flush_mark());
             }
+            Command::EndInput { reply } => return Some(reply),
+            Command::FlowStats { id, reply } => {
+                let now = self.x.now_ns;
+                let found =
+                    self.flows
+                        .find_by_id(id)
+                        .map(|f| meerkat_proto::control::FlowStatsReply {
+                            found: true,
+                            pkts_toserver: f.pkts_toserver,
+                            pkts_toclient: f.pkts_toclient,
+                            bytes_toserver: f.bytes_toserver,
+                            bytes_toclient: f.bytes_toclient,
+                            age_s: now.saturating_sub(f.start_ns) / 1_000_000_000,
+                        });
+                let _ = reply.send(found);
+            }
         }
+        None
     }
 }

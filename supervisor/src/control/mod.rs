@@ -23,18 +23,20 @@
 mod metrics;
 mod server;
 mod service;
+pub mod unix_command;
+mod unix_commands;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use meerkat_runtime::counters_path;
 use meerkat_shm::CounterReader;
 use tokio::sync::oneshot;
 
 pub use metrics::prometheus_text;
-pub use server::{Server, TcpControl, read_token, start};
+pub use server::{Server, TcpControl, UnixCommandStart, read_token, start};
 pub use service::status_of;
 
 /// Errors of the control API's start (and of reading its token).
@@ -81,6 +83,8 @@ pub enum ControlError {
     },
     #[error("cannot set up TLS for the control API")]
     Tls(#[source] tonic::transport::Error),
+    #[error("cannot serve the unix-command socket {}: {reason}", socket.display())]
+    UnixCommand { socket: PathBuf, reason: String },
     #[error("cannot start the control thread")]
     Thread(#[source] std::io::Error),
     #[error(transparent)]
@@ -98,6 +102,59 @@ pub struct RoleInfo {
     pub last_exit: String,
 }
 
+/// How one queued input is read: a plain `-r`/`add-pcap` input has no options; the unix
+/// socket's `pcap-file` gives each its own output directory (the eve-writer moves there
+/// before it is read, and its flows end with it, as each pcap is a run of its own in
+/// Suricata's unix-socket mode) and may ask for `continuous` or `delete-when-done`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    pub output_dir: Option<PathBuf>,
+    pub continuous: Option<bool>,
+    pub delete_when_done: Option<bool>,
+}
+
+/// A queued input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    pub options: InputOptions,
+}
+
+impl Input {
+    pub fn plain(path: PathBuf) -> Input {
+        Input {
+            path,
+            options: InputOptions::default(),
+        }
+    }
+}
+
+/// How the stack gets its packets, as the unix socket's `capture-mode` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    PcapFile,
+    AfPacket,
+    Dpdk,
+    /// `--unix-socket`: the pcaps the socket queues.
+    UnixSocket,
+}
+
+impl CaptureMode {
+    /// Suricata's runmode name.
+    pub fn suricata_name(self) -> &'static str {
+        match self {
+            CaptureMode::PcapFile => "PCAP_FILE",
+            CaptureMode::AfPacket => "AF_PACKET_DEV",
+            CaptureMode::Dpdk => "DPDK",
+            CaptureMode::UnixSocket => "UNIX_SOCKET",
+        }
+    }
+
+    pub fn live(self) -> bool {
+        matches!(self, CaptureMode::AfPacket | CaptureMode::Dpdk)
+    }
+}
+
 /// The state the supervisor loop and the control service share.
 #[derive(Debug)]
 pub struct Shared {
@@ -113,8 +170,21 @@ pub struct Shared {
     pub failed: u64,
     /// Rule files of the running ruleset (absolute).
     pub rule_files: Vec<String>,
+    /// The rule files as configured, those missing included: what a reload of the
+    /// configured rules reads (a file that appeared since, e.g. written by
+    /// suricata-update, is loaded then).
+    pub configured_rule_files: Vec<String>,
+    /// When the running ruleset was loaded (the unix socket's `ruleset-reload-time`).
+    pub last_reload: SystemTime,
+    pub capture_mode: CaptureMode,
+    /// Every role has started and the workers have loaded their rules: the
+    /// unix-command socket answers from then on (as Suricata opens it once its engine
+    /// has started; a client that connects earlier waits).
+    pub roles_ready: bool,
+    /// The live interface (`iface-list`).
+    pub interface: Option<String>,
     /// Inputs queued by `AddPcap` (or left after the current one).
-    pub pending: VecDeque<PathBuf>,
+    pub pending: VecDeque<Input>,
     /// Inputs being read now.
     pub current: Vec<PathBuf>,
     /// Inputs read to the end.
@@ -130,6 +200,9 @@ pub enum Request {
     RestartWorker(usize, oneshot::Sender<Result<u32, String>>),
     /// A reload replaced the rule files: write them into the roles' config.
     RulesChanged(Vec<String>),
+    /// Stop reading the current input (the unix socket's `pcap-interrupt`); answers
+    /// whether one was being read.
+    Interrupt(oneshot::Sender<bool>),
 }
 
 pub type SharedRef = Arc<Mutex<Shared>>;

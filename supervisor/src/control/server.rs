@@ -20,6 +20,21 @@ pub struct Server {
     pub socket: PathBuf,
     pub metrics: Option<std::net::SocketAddr>,
     pub tcp: Option<std::net::SocketAddr>,
+    /// The unix-command socket, when served.
+    pub unix_command: Option<PathBuf>,
+    /// Asks for a reload of the configured rules (SIGUSR2); the text says why.
+    pub reload: tokio::sync::mpsc::UnboundedSender<&'static str>,
+}
+
+/// The unix-command socket to serve beside the control API.
+#[derive(Debug, Clone)]
+pub struct UnixCommandStart {
+    pub path: PathBuf,
+    /// Enabled explicitly (or the unix-socket run mode): failing to serve it stops the
+    /// start. Enabled by `auto`: a warning.
+    pub required: bool,
+    /// The resolved configuration (`conf-get`, `ruleset-failed-rules`).
+    pub config: Arc<meerkat_config::Config>,
 }
 
 /// TCP control: where, the bearer token every call must carry (if set), and TLS (if set;
@@ -93,6 +108,7 @@ pub fn start(
     shared: SharedRef,
     requests: std::sync::mpsc::Sender<Request>,
     stop: Arc<AtomicBool>,
+    unix: Option<UnixCommandStart>,
 ) -> Result<Server, ControlError> {
     if let Some(dir) = socket.parent() {
         std::fs::create_dir_all(dir).map_err(|source| ControlError::SocketDir {
@@ -166,13 +182,38 @@ pub fn start(
         None => None,
     };
     let tcp_addr = tcp.as_ref().map(|(_, a, _, _)| *a);
+    let unix = match unix {
+        Some(u) => {
+            let _guard = rt.enter();
+            match super::unix_command::bind(&u.path) {
+                Ok(l) => Some((l, u)),
+                Err(reason) if u.required => {
+                    return Err(ControlError::UnixCommand {
+                        socket: u.path,
+                        reason,
+                    });
+                }
+                Err(reason) => {
+                    tracing::warn!(
+                        "unix-command socket {} not served: {reason}",
+                        u.path.display()
+                    );
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let unix_path = unix.as_ref().map(|(_, u)| u.path.clone());
     let service = Arc::new(Service {
+        reloading: AtomicBool::new(false),
         shared: shared.clone(),
-        requests,
+        requests: requests.clone(),
         stop,
         max_message,
         reload: tokio::sync::Mutex::new(()),
     });
+    let (reload_tx, mut reload_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
     let (health, health_service) = tonic_health::server::health_reporter();
     std::thread::Builder::new()
         .name("control".to_string())
@@ -181,6 +222,22 @@ pub fn start(
                 if let Some((l, _)) = metrics {
                     tokio::spawn(serve_metrics(l, shared.clone()));
                 }
+                if let Some((listener, u)) = unix {
+                    let commands = Arc::new(super::unix_commands::Commands::new(
+                        service.clone(),
+                        shared.clone(),
+                        requests.clone(),
+                        u.config,
+                    ));
+                    tokio::spawn(super::unix_command::serve(listener, commands, u.path));
+                }
+                // Reloads asked by signal, one after the other.
+                let reloader = service.clone();
+                tokio::spawn(async move {
+                    while let Some(reason) = reload_rx.recv().await {
+                        let _ = reloader.reload_configured(reason).await;
+                    }
+                });
                 if let Some((l, _, token, mut builder)) = tcp {
                     let check = BearerCheck {
                         expected: token.map(|t| Arc::new(t.into_bytes())),
@@ -246,5 +303,7 @@ pub fn start(
         socket: socket.to_path_buf(),
         metrics: metrics_addr,
         tcp: tcp_addr,
+        unix_command: unix_path,
+        reload: reload_tx,
     })
 }

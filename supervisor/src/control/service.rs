@@ -36,6 +36,8 @@ const RESTART_TIMEOUT: Duration = Duration::from_secs(600);
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub(super) struct Service {
+    /// A reload is running (the unix socket's non-blocking reload refuses a second).
+    pub(super) reloading: AtomicBool,
     pub(super) shared: SharedRef,
     pub(super) requests: std::sync::mpsc::Sender<Request>,
     /// Set by `Shutdown`.
@@ -47,11 +49,32 @@ pub(super) struct Service {
 }
 
 impl Service {
+    /// Queues an input (`AddPcap`, the unix socket's `pcap-file`): its position in the
+    /// queue.
+    pub(super) fn queue(&self, path: &str, options: super::InputOptions) -> Result<u32, Status> {
+        if path.is_empty() {
+            return Err(Status::invalid_argument("add-pcap: the path is empty"));
+        }
+        let p = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+        if let Err(e) = meerkat_capture::input_files(&p) {
+            return Err(Status::invalid_argument(format!("{e}")));
+        }
+        let mut s = lock(&self.shared);
+        if matches!(s.state, "draining" | "stopping") {
+            return Err(Status::failed_precondition(
+                "the stack is stopping: no more input is taken",
+            ));
+        }
+        let position = (s.pending.len() + s.current.len()) as u32;
+        s.pending.push_back(super::Input { path: p, options });
+        Ok(position)
+    }
+
     fn worker_socket(&self, w: usize) -> PathBuf {
         worker_socket_path(&lock(&self.shared).runtime_dir, w)
     }
 
-    async fn worker(&self, w: usize) -> Result<WorkerControlClient<Channel>, Status> {
+    pub(super) async fn worker(&self, w: usize) -> Result<WorkerControlClient<Channel>, Status> {
         let ch = unix_channel(&self.worker_socket(w))
             .await
             .map_err(|e| Status::unavailable(format!("detect worker {w} is not reachable: {e}")))?;
@@ -103,7 +126,11 @@ pub fn status_of(shared: &SharedRef) -> StatusReply {
         ruleset_digest: s.digest.clone(),
         rules_loaded: s.loaded,
         rules_failed: s.failed,
-        pending_pcaps: s.pending.iter().map(|p| p.display().to_string()).collect(),
+        pending_pcaps: s
+            .pending
+            .iter()
+            .map(|i| i.path.display().to_string())
+            .collect(),
         current_input: s
             .current
             .iter()
@@ -155,10 +182,11 @@ impl Control for Service {
         let r = request.into_inner();
         let _one = self.reload.lock().await;
         let started = Instant::now();
+        let configured = r.rule_files.is_empty();
         let (generation, files, current) = {
             let s = lock(&self.shared);
-            let files = if r.rule_files.is_empty() {
-                s.rule_files.clone()
+            let files = if configured {
+                s.configured_rule_files.clone()
             } else {
                 r.rule_files.clone()
             };
@@ -167,6 +195,11 @@ impl Control for Service {
         let mut paths = Vec::with_capacity(files.len());
         for f in &files {
             let p = std::path::absolute(f).unwrap_or_else(|_| PathBuf::from(f));
+            if configured && !p.exists() {
+                // As at start: a configured file that is not there is skipped.
+                tracing::warn!("No rule files match the pattern {}", p.display());
+                continue;
+            }
             if std::fs::File::open(&p).is_err() {
                 return Err(Status::invalid_argument(format!(
                     "cannot read rule file {}",
@@ -176,9 +209,15 @@ impl Control for Service {
             paths.push(p.display().to_string());
         }
         if paths.is_empty() {
-            return Err(Status::invalid_argument(
-                "no rule files: none configured and none given",
-            ));
+            return Err(Status::invalid_argument(if files.is_empty() {
+                "no rule files: none configured and none given".to_string()
+            } else {
+                format!(
+                    "none of the configured rule files exists ({}): get rules with \
+                     suricata-update, or name the files to load",
+                    files.join(", ")
+                )
+            }));
         }
         // Phase 1: every worker builds the new ruleset beside the running one.
         let workers = self.workers();
@@ -301,6 +340,10 @@ impl Control for Service {
             s.loaded = reply.loaded;
             s.failed = reply.failed;
             s.rule_files = paths.clone();
+            if !configured {
+                s.configured_rule_files = paths.clone();
+            }
+            s.last_reload = std::time::SystemTime::now();
         }
         let _ = self.requests.send(Request::RulesChanged(paths));
         reply.applied = true;
@@ -393,7 +436,7 @@ impl Control for Service {
         };
         let mut interfaces: Vec<Interface> = s.done.iter().map(|p| one(p, "done")).collect();
         interfaces.extend(s.current.iter().map(|p| one(p, "reading")));
-        interfaces.extend(s.pending.iter().map(|p| one(p, "queued")));
+        interfaces.extend(s.pending.iter().map(|i| one(&i.path, "queued")));
         Ok(Response::new(ListInterfacesReply { interfaces }))
     }
 
@@ -409,7 +452,7 @@ impl Control for Service {
                     .current
                     .iter()
                     .chain(&s.done)
-                    .chain(&s.pending)
+                    .chain(s.pending.iter().map(|i| &i.path))
                     .any(|p| source_name(p) == name)
             {
                 return Err(Status::not_found(format!("no packet source named {name}")));
@@ -445,21 +488,7 @@ impl Control for Service {
         request: tonic::Request<AddPcapRequest>,
     ) -> Result<Response<AddPcapReply>, Status> {
         let path = request.into_inner().path;
-        if path.is_empty() {
-            return Err(Status::invalid_argument("add-pcap: the path is empty"));
-        }
-        let p = std::path::absolute(&path).unwrap_or_else(|_| PathBuf::from(&path));
-        if let Err(e) = meerkat_capture::input_files(&p) {
-            return Err(Status::invalid_argument(format!("{e}")));
-        }
-        let mut s = lock(&self.shared);
-        if matches!(s.state, "draining" | "stopping") {
-            return Err(Status::failed_precondition(
-                "the stack is stopping: no more input is taken",
-            ));
-        }
-        let position = (s.pending.len() + s.current.len()) as u32;
-        s.pending.push_back(p);
+        let position = self.queue(&path, super::InputOptions::default())?;
         Ok(Response::new(AddPcapReply { position }))
     }
 

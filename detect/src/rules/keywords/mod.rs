@@ -52,6 +52,9 @@ impl Names {
 /// A concern's keyword handler: `Ok(false)` when the keyword is not the concern's.
 type KeywordFn<'a> = fn(&mut Builder<'a>, &str, Option<&str>) -> Result<bool, Fail>;
 
+/// The reason of a problem with a keyword this parser does not know.
+pub const NOT_SUPPORTED: &str = "keyword not supported";
+
 /// A problem with one keyword: (keyword, reason).
 pub type Fail = (Option<String>, String);
 
@@ -293,7 +296,7 @@ impl<'a> Builder<'a> {
                 return Ok(());
             }
         }
-        Err(fail(kw, "keyword not supported"))
+        Err(fail(kw, NOT_SUPPORTED))
     }
 }
 
