@@ -52,6 +52,8 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+// Parsed once at start and moved into the role it names: the size of `Run` costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the whole stack (supervisor, eve-writer, detect workers, capture) on this machine.
