@@ -154,6 +154,7 @@ fn alert_payload_packet_and_pcap_filename_match_the_reference() {
             ],
         );
         assert!(o.status.success(), "{test}: {}", stderr(&o));
+        let raw = std::fs::read_to_string(logs.path().join("eve.json")).unwrap();
         let events = eve(&logs.path().join("eve.json"));
         let alerts: Vec<_> = events
             .iter()
@@ -182,20 +183,37 @@ fn alert_payload_packet_and_pcap_filename_match_the_reference() {
                 "{test} sid {sid}"
             );
             // Suricata's order: ... flow, payload, payload_printable, stream, packet,
-            // packet_info, pcap_filename.
-            let keys: Vec<&str> = a.as_object().unwrap().keys().map(String::as_str).collect();
-            let tail = &keys[keys.len() - 6..];
-            assert_eq!(
-                tail,
-                [
-                    "payload",
-                    "payload_printable",
-                    "stream",
-                    "packet",
-                    "packet_info",
-                    "pcap_filename"
-                ],
-                "{test} sid {sid}"
+            // packet_info, pcap_filename, last. Read from the line as written (a parsed
+            // `serde_json::Value` keeps its keys sorted).
+            let line = raw
+                .lines()
+                .find(|l| {
+                    l.contains("\"event_type\":\"alert\"")
+                        && l.contains(&format!("\"signature_id\":{sid},"))
+                })
+                .unwrap_or_else(|| panic!("{test}: no alert line for sid {sid}"));
+            let at: Vec<usize> = [
+                "\"payload\":",
+                "\"payload_printable\":",
+                "\"stream\":",
+                "\"packet\":",
+                "\"packet_info\":",
+                "\"pcap_filename\":",
+            ]
+            .iter()
+            .map(|k| {
+                line.find(k)
+                    .unwrap_or_else(|| panic!("{test} sid {sid}: no {k} in {line}"))
+            })
+            .collect();
+            assert!(
+                at.windows(2).all(|w| w[0] < w[1]),
+                "{test} sid {sid}: {line}"
+            );
+            let last = &line[at[5]..];
+            assert!(
+                last.ends_with("\"}") && last[16..].find("\":").is_none(),
+                "{test} sid {sid}: pcap_filename is not the last key: {line}"
             );
         }
         // Every record names the file (Suricata adds it to all of them).
