@@ -339,16 +339,19 @@ mod tests {
         let n = capture_counter_names(2);
         assert_eq!(n[0], "capture.packets");
         assert_eq!(n[11], "capture.resume_skipped");
+        let k = CaptureCounter::ALL.len();
+        assert_eq!(n[k - 1], "capture.pcap_log.errors");
         assert_eq!(
-            n[12..14],
+            n[k..k + 2],
             ["capture.worker.0.packets", "capture.worker.1.packets"]
         );
-        assert_eq!(n[14], "capture.live");
+        assert_eq!(n[k + 2], "capture.live");
         assert_eq!(
             n.last().map(String::as_str),
             Some("capture.ring_full_drops")
         );
-        assert_eq!(n.len(), 12 + 2 + 14);
+        assert_eq!(n.len(), k + 2 + CaptureLiveCounter::ALL.len());
+        assert_eq!(k, 17);
     }
 
     #[test]
