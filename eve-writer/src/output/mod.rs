@@ -124,12 +124,26 @@ pub struct TargetCounters {
     pub resent_bytes: u64,
 }
 
+/// A target's state while its destination fails: when it started, the attempts, the
+/// wait before the next one (doubling from [`RETRY_MIN`]).
 #[derive(Debug)]
 struct Failing {
     since: Instant,
     attempts: u64,
     backoff: Duration,
     retry_at: Instant,
+}
+
+impl Failing {
+    /// The first failure, at `now`: the next attempt after [`RETRY_MIN`].
+    fn first(now: Instant) -> Failing {
+        Failing {
+            since: now,
+            attempts: 1,
+            backoff: RETRY_MIN,
+            retry_at: now + RETRY_MIN,
+        }
+    }
 }
 
 /// A local destination (file, Unix socket, syslog) with its buffer.
@@ -438,12 +452,7 @@ impl LocalTarget {
 
     fn fail_quietly(&mut self, now: Instant) {
         self.counters.errors += 1;
-        self.failing = Some(Failing {
-            since: now,
-            attempts: 1,
-            backoff: RETRY_MIN,
-            retry_at: now + RETRY_MIN,
-        });
+        self.failing = Some(Failing::first(now));
     }
 
     fn fail(&mut self, e: &io::Error, now: Instant) {
@@ -467,12 +476,7 @@ impl LocalTarget {
                     self.label,
                     self.buf.len() - self.head
                 );
-                self.failing = Some(Failing {
-                    since: now,
-                    attempts: 1,
-                    backoff: RETRY_MIN,
-                    retry_at: now + RETRY_MIN,
-                });
+                self.failing = Some(Failing::first(now));
             }
         }
     }

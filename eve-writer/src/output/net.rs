@@ -50,7 +50,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::spool::{Appended, Pos, RecordRef, Spool, SpoolConfig};
-use super::{REPLY_POLL, RETRY_MAX, RETRY_MIN, TargetCounters};
+use super::{Failing, REPLY_POLL, RETRY_MAX, TargetCounters};
 
 /// Where a record comes from (for message ids and subjects).
 #[derive(Debug, Clone, Copy)]
@@ -221,14 +221,6 @@ impl Queue {
     fn bytes(&self) -> usize {
         self.buf.len()
     }
-}
-
-#[derive(Debug)]
-struct Failing {
-    since: Instant,
-    attempts: u64,
-    backoff: Duration,
-    retry_at: Instant,
 }
 
 /// How long a spool that failed or was full waits before it is tried again.
@@ -784,12 +776,7 @@ impl NetTarget {
 
     fn set_failing(&mut self, now: Instant) {
         self.counters.errors += 1;
-        self.failing = Some(Failing {
-            since: now,
-            attempts: 1,
-            backoff: RETRY_MIN,
-            retry_at: now + RETRY_MIN,
-        });
+        self.failing = Some(Failing::first(now));
     }
 
     fn fail(&mut self, e: &io::Error, now: Instant) {
@@ -821,12 +808,7 @@ impl NetTarget {
                         "holding events in memory (producers wait)"
                     }
                 );
-                self.failing = Some(Failing {
-                    since: now,
-                    attempts: 1,
-                    backoff: RETRY_MIN,
-                    retry_at: now + RETRY_MIN,
-                });
+                self.failing = Some(Failing::first(now));
             }
         }
         if self.spool_cfg.is_some() && self.unsent_bytes > 0 {
