@@ -360,7 +360,10 @@ fn no_fileinfo_when_files_are_not_logged() {
     t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
     t.close();
-    let r = run(&config, "", &t.into_frames());
+    let rules = r#"alert http any any -> any any (http.stat_code; content:"200"; sid:9;)"#;
+    let r = run(&config, rules, &t.into_frames());
     assert!(r.events.iter().all(|e| e.fileinfo.is_none()));
-    assert!(r.events.iter().any(|e| e.app.is_some()));
+    // The transaction was parsed, and its alert carries no file.
+    let a = r.events.iter().find(|e| e.alert.is_some()).unwrap();
+    assert!(a.files.is_empty());
 }
