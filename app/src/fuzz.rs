@@ -72,6 +72,11 @@ fn inspect(tx: &dyn Transaction) {
     }
     let _ = tx.record();
     let _ = tx.event_record(Dir::ToServer);
+    for d in [Dir::ToServer, Dir::ToClient] {
+        for f in tx.files(d) {
+            let _ = crate::files::record(f, tx.id());
+        }
+    }
     let _ = (
         tx.complete(Dir::ToServer),
         tx.complete(Dir::ToClient),

@@ -35,6 +35,7 @@ pub mod buffers;
 pub mod config;
 pub mod descriptor;
 pub mod events;
+pub mod files;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod list;
@@ -130,6 +131,9 @@ pub trait AppState: Send + std::fmt::Debug {
     /// Frees the transactions with id below `id` (the engine is done with them: inspected
     /// and logged).
     fn free_below(&mut self, id: u64);
+    /// What the file layer does for this flow (see [`files`]); given right after the
+    /// state is made. A protocol that carries no files ignores it.
+    fn set_files(&mut self, _cfg: files::FileConfig) {}
 }
 
 /// Gives back the buffer of an emptied transaction queue. A flow whose transactions
@@ -205,5 +209,10 @@ pub trait Transaction: std::fmt::Debug {
     /// implement it.
     fn has_event(&self, _dir: Dir, _name: &str) -> bool {
         false
+    }
+    /// The files the transaction carries in direction `dir`, in the order they started
+    /// (see [`files`]); none for a protocol without files or when files are not tracked.
+    fn files(&self, _dir: Dir) -> &[files::File] {
+        &[]
     }
 }

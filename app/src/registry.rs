@@ -119,6 +119,8 @@ struct Entry {
 #[derive(Debug)]
 pub struct Registry {
     entries: Vec<Entry>,
+    /// What the file layer does in every new flow (the worker sets it).
+    files: crate::files::FileConfig,
 }
 
 impl Default for Registry {
@@ -143,7 +145,10 @@ impl Registry {
                 })
             })
             .collect();
-        Registry { entries }
+        Registry {
+            entries,
+            files: crate::files::FileConfig::default(),
+        }
     }
 
     /// The protocols enabled by `app-layer.protocols.<name>.enabled`, each configured
@@ -182,7 +187,21 @@ impl Registry {
                 ports,
             });
         }
-        Ok(Registry { entries })
+        Ok(Registry {
+            entries,
+            files: crate::files::FileConfig::default(),
+        })
+    }
+
+    /// Sets what the file layer does in the flows made from now on (from the config's
+    /// outputs and the loaded rules' needs).
+    pub fn set_files(&mut self, cfg: crate::files::FileConfig) {
+        self.files = cfg;
+    }
+
+    /// What the file layer does in new flows.
+    pub fn files(&self) -> crate::files::FileConfig {
+        self.files
     }
 
     /// The enabled protocols, in probing order.
@@ -198,7 +217,11 @@ impl Registry {
     /// (disabled, or `detection-only`).
     pub fn new_state(&self, proto: AppProto, transport: Transport) -> Option<Box<dyn AppState>> {
         let p = self.entry(proto)?.parser.as_deref()?;
-        Some(p.new_state(transport))
+        let mut s = p.new_state(transport);
+        if self.files.track {
+            s.set_files(self.files);
+        }
+        Some(s)
     }
 
     /// Whether `data`, recognised as `proto`, is the server's side (see

@@ -360,6 +360,7 @@ mod tests {
         c.outputs.push(meerkat_config::Output {
             eve_log: None,
             pcap_log: Some(PcapLog { enabled: true, ..p }),
+            file_store: None,
         });
         c
     }

@@ -107,6 +107,16 @@ pub struct EveTypeOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub threads: Option<bool>,
+    /// `files`: detect every logged file's type from its content (`magic`).
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub force_magic: Option<bool>,
+    /// `files`: digests to compute for every file (`md5`, `sha1`, `sha256`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub force_hash: Vec<String>,
     /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, Value>,
@@ -180,14 +190,14 @@ pub fn register_app_event_types(types: Vec<&'static str>) {
 }
 
 /// An eve-log's default `types`: `alert`, `anomaly`, every application protocol's
-/// record type, `flow`, `stats` (the index of each entry is what `--set
-/// outputs.0.eve-log.types.N...` addresses).
+/// record type, `files` (`fileinfo` records), `flow`, `stats` (the index of each entry
+/// is what `--set outputs.0.eve-log.types.N...` addresses).
 fn default_eve_types() -> Vec<EveType> {
     let app = APP_EVENT_TYPES.get().map_or(&[][..], Vec::as_slice);
     ["alert", "anomaly"]
         .iter()
         .chain(app)
-        .chain(&["flow", "stats"])
+        .chain(&["files", "flow", "stats"])
         .map(|s| EveType::Name(s.to_string()))
         .collect()
 }
@@ -314,12 +324,74 @@ pub struct Output {
     pub eve_log: Option<EveLog>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap_log: Option<crate::pcap_log::PcapLog>,
+    pub file_store: Option<FileStore>,
 }
+
+/// `outputs[].file-store` (Suricata's version 2): every stored file is written once to
+/// `<dir>/<first two hex digits of its sha256>/<sha256>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileStore {
+    /// Only version 2 exists in Suricata 8 (and here).
+    #[serde(default = "file_store_version")]
+    pub version: u32,
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub enabled: bool,
+    /// Directory, relative to the log directory unless absolute.
+    #[serde(default = "file_store_dir")]
+    pub dir: String,
+    /// Also write `<sha256>.<n>.json` with the file's `fileinfo` record beside it.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub write_fileinfo: bool,
+    /// Store every file, not only those a rule's `filestore` asks for.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub force_filestore: bool,
+    /// Bytes of a file tracked at most in flows with files to store (0 = unlimited).
+    #[serde(default)]
+    pub stream_depth: ByteSize,
+    /// Files kept open between writes (0: closed after each write).
+    #[serde(default)]
+    pub max_open_files: u32,
+    /// Digests computed for every file besides the sha256 the store names files by.
+    #[serde(default)]
+    pub force_hash: Vec<String>,
+    /// Suricata's X-Forwarded-For options of the `.json` files: accepted, not modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xff: Option<Value>,
+}
+
+fn file_store_version() -> u32 {
+    2
+}
+
+fn file_store_dir() -> String {
+    "filestore".to_string()
+}
+
+impl Default for FileStore {
+    fn default() -> Self {
+        FileStore {
+            version: 2,
+            enabled: false,
+            dir: file_store_dir(),
+            write_fileinfo: false,
+            force_filestore: false,
+            stream_depth: ByteSize(0),
+            max_open_files: 0,
+            force_hash: Vec::new(),
+            xff: None,
+        }
+    }
+}
+
+/// The digest names `force-hash` accepts.
+pub const HASH_NAMES: &[&str] = &["md5", "sha1", "sha256"];
 
 pub(crate) fn default_outputs() -> Vec<Output> {
     vec![Output {
         eve_log: Some(EveLog::default()),
         pcap_log: None,
+        file_store: None,
     }]
 }
 
@@ -330,7 +402,19 @@ pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
         if let Some(p) = &out.pcap_log {
             p.validate()?;
         }
+        if let Some(fs) = &out.file_store {
+            if fs.version != 2 {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.file-store.version {} is not supported (only 2)",
+                    fs.version
+                )));
+            }
+            check_hashes("outputs.file-store.force-hash", &fs.force_hash)?;
+        }
         let Some(eve) = &out.eve_log else { continue };
+        if let Some(o) = eve.type_entry("files").and_then(EveType::options) {
+            check_hashes("outputs.eve-log.types.files.force-hash", &o.force_hash)?;
+        }
         if eve.filename.is_empty() && !crate::bus::ignores_filename(eve.filetype) {
             return Err(ConfigError::Invalid(
                 "outputs.eve-log.filename must not be empty".to_string(),
@@ -378,6 +462,15 @@ pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+fn check_hashes(key: &str, names: &[String]) -> Result<(), ConfigError> {
+    match names.iter().find(|n| !HASH_NAMES.contains(&n.as_str())) {
+        Some(n) => Err(ConfigError::Invalid(format!(
+            "{key}: unknown hash `{n}` (expected md5, sha1 or sha256)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

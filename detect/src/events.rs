@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 
 use meerkat_proto::events::{
-    Alert, AlertAction, Anomaly, Direction, Event, EventType, FlowCounters, FlowRecord,
+    Alert, AlertAction, Anomaly, Direction, Event, EventType, FileInfo, FlowCounters, FlowRecord,
     PacketSource, TcpSummary,
 };
 use meerkat_shm::PacketMeta;
@@ -195,6 +195,40 @@ pub fn app_record(
     ev.tx_id = Some(tx_id);
     ev.app_proto = flow.app.proto.name().to_string();
     attach_record(&mut ev, r);
+    ev
+}
+
+/// A `fileinfo` event: file `fi` of a transaction whose record is `r`, written in the
+/// file's direction (`file_to_server`: client -> server), as Suricata writes them.
+pub fn fileinfo(
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow: &Flow,
+    file_to_server: bool,
+    src: PacketSrc,
+    r: Option<AppRecord>,
+    fi: FileInfo,
+) -> Event {
+    let mut ev = packet_event(
+        EventType::Fileinfo,
+        p,
+        meta,
+        Some((flow, file_to_server)),
+        src,
+    );
+    let (src, dst) = if file_to_server {
+        (flow.client, flow.server)
+    } else {
+        (flow.server, flow.client)
+    };
+    ev.src_ip = ip_bytes(src.0);
+    ev.src_port = u32::from(src.1);
+    ev.dest_ip = ip_bytes(dst.0);
+    ev.dest_port = u32::from(dst.1);
+    ev.direction = Direction::Unspecified as i32;
+    ev.app_proto = flow.app.proto.name().to_string();
+    ev.app = r;
+    ev.fileinfo = Some(fi);
     ev
 }
 

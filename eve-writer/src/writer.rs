@@ -131,7 +131,7 @@ struct Output {
 
 fn type_mask(eve: &EveLog) -> u64 {
     (0..render::KINDS)
-        .filter(|k| render::kind_name(*k).is_some_and(|n| eve.type_entry(n).is_some()))
+        .filter(|k| render::kind_type_name(*k).is_some_and(|n| eve.type_entry(n).is_some()))
         .fold(0, |m, k| m | type_bit(k))
 }
 

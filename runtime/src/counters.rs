@@ -179,6 +179,14 @@ counter_list! {
         /// Ring records skipped at start because the eve-writer already had their events
         /// (a replacement of a worker that died).
         ResumeSkipped => "resume_skipped",
+        /// Files logged (`fileinfo` records made).
+        Files => "files",
+        /// Files logged as TRUNCATED (stream end, a gap, the depth limit).
+        FilesTruncated => "files_truncated",
+        /// Files logged with at least one digest computed.
+        FilesHashed => "files_hashed",
+        /// Files logged with their magic.
+        FilesMagic => "files_magic",
     }
 }
 

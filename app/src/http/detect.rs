@@ -39,6 +39,8 @@ pub const REQUEST_BODY: BufferId = BufferId::of(AppProto::Http, 21);
 pub const REQUEST_HEADER: BufferId = BufferId::of(AppProto::Http, 22);
 /// `file.name` of the request's file (a request body): the URI path.
 pub const FILE_NAME_REQ: BufferId = BufferId::of(AppProto::Http, 23);
+/// `file.magic` of the request's file.
+pub const FILE_MAGIC_REQ: BufferId = BufferId::of(AppProto::Http, 24);
 pub const STAT_CODE: BufferId = BufferId::of(AppProto::Http, 40);
 pub const STAT_MSG: BufferId = BufferId::of(AppProto::Http, 41);
 pub const RESPONSE_LINE: BufferId = BufferId::of(AppProto::Http, 42);
@@ -60,6 +62,8 @@ pub const RESPONSE_HEADER: BufferId = BufferId::of(AppProto::Http, 55);
 /// `file.name` of the response's file (a response body): the Content-Disposition
 /// `filename=`, else the URI path.
 pub const FILE_NAME_RESP: BufferId = BufferId::of(AppProto::Http, 56);
+/// `file.magic` of the response's file.
+pub const FILE_MAGIC_RESP: BufferId = BufferId::of(AppProto::Http, 57);
 
 /// HTTP's keywords that are not sticky buffers: shorthands for matches on them.
 pub static KEYWORDS: &[KeywordDef] = &[
@@ -85,6 +89,16 @@ pub static KEYWORDS: &[KeywordDef] = &[
         aliases: &[],
         kind: KeywordKind::BufferContent {
             buffer: "file.name",
+            nocase: true,
+            extension: false,
+        },
+    },
+    // `filemagic:"x"` is `file.magic; content:"x"; nocase;`.
+    KeywordDef {
+        name: "filemagic",
+        aliases: &[],
+        kind: KeywordKind::BufferContent {
+            buffer: "file.magic",
             nocase: true,
             extension: false,
         },
@@ -384,6 +398,17 @@ pub static BUFFERS: &[BufferDef] = &[
         Some(FILE_NAME_RESP),
         false,
     ),
+    // file.magic: the type of the body's file from its content (needs the file layer's
+    // magic, which a rule using it turns on).
+    def(
+        "file.magic",
+        &[],
+        None,
+        AppProto::Http,
+        Some(FILE_MAGIC_REQ),
+        Some(FILE_MAGIC_RESP),
+        false,
+    ),
 ];
 
 /// Header-derived buffers, built once when a message's headers are complete.
@@ -522,16 +547,60 @@ fn file_name(tx: &HttpTx, dir: Dir) -> Buf<'_> {
             Buf::NotYet
         };
     }
+    file_name_of(tx, dir).map_or(Buf::Absent, Buf::Ready)
+}
+
+/// The name of the file of `tx`'s body in `dir` (see [`file_name`]), `None` when it
+/// has none (no request to take a path from).
+pub(crate) fn file_name_of(tx: &HttpTx, dir: Dir) -> Option<&[u8]> {
     if dir == Dir::ToClient
-        && let Some(name) = m
+        && let Some(name) = tx
+            .response
             .header(b"content-disposition")
             .and_then(disposition_filename)
     {
-        return Buf::Ready(name);
+        return Some(name);
+    }
+    if tx.request_missing {
+        // libhtp's placeholder URI of a response without a request.
+        return Some(b"/libhtp::request_uri_not_seen");
     }
     match tx.uri_norm.get(..tx.uri_path_len) {
-        Some(path) if !path.is_empty() && !tx.request_missing => Buf::Ready(path),
-        _ => Buf::Absent,
+        Some(path) if !path.is_empty() => Some(path),
+        _ => None,
+    }
+}
+
+/// The byte range of a `Content-Range: bytes <first>-<last>/<length>` value.
+pub(crate) fn content_range(v: &[u8]) -> Option<(u64, u64)> {
+    let v = v.trim_ascii();
+    let rest = v.strip_prefix(b"bytes")?.trim_ascii_start();
+    let rest = rest.strip_prefix(b"=").unwrap_or(rest).trim_ascii_start();
+    let (range, _) = rest.split_at(rest.iter().position(|&b| b == b'/')?);
+    let dash = range.iter().position(|&b| b == b'-')?;
+    let num = |b: &[u8]| {
+        std::str::from_utf8(b.trim_ascii())
+            .ok()?
+            .parse::<u64>()
+            .ok()
+    };
+    let (first, last) = (num(&range[..dash])?, num(&range[dash + 1..])?);
+    (first <= last).then_some((first, last))
+}
+
+/// The magic of the body's file in `dir`: known once its first bytes arrived or it
+/// ended; absent when the message carries no file (or files are not tracked).
+fn file_magic(tx: &HttpTx, dir: Dir) -> Buf<'_> {
+    let m = tx.message(dir);
+    match m.files.as_slice().first() {
+        Some(f) => match f.magic() {
+            Some(x) => Buf::Ready(x.as_bytes()),
+            None if f.is_open() && f.wants_magic() => Buf::NotYet,
+            None => Buf::Absent,
+        },
+        None if m.progress == Progress::Complete => Buf::Absent,
+        None if m.progress >= Progress::Body && !m.has_body => Buf::Absent,
+        None => Buf::NotYet,
     }
 }
 
@@ -596,6 +665,8 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         REQUEST_BODY => body(tx, Dir::ToServer),
         FILE_NAME_REQ => file_name(tx, Dir::ToServer),
         FILE_NAME_RESP => file_name(tx, Dir::ToClient),
+        FILE_MAGIC_REQ => file_magic(tx, Dir::ToServer),
+        FILE_MAGIC_RESP => file_magic(tx, Dir::ToClient),
         REQUEST_HEADER => headers_ready(req, || {
             req.buffers.item(index).map_or(Buf::Absent, Buf::Ready)
         }),

@@ -84,7 +84,22 @@ pub const EVENTS: &[&str] = &[
 
 /// The fuzz target: the parser over arbitrary bytes in both directions.
 pub fn fuzz(data: &[u8]) {
-    crate::fuzz::drive(&mut HttpState::new(HttpConfig::default()), data);
+    let mut s = HttpState::new(HttpConfig::default());
+    // With the file layer fully on, so that bodies also go through files, digests and
+    // magic.
+    crate::AppState::set_files(
+        &mut s,
+        crate::files::FileConfig {
+            track: true,
+            md5: true,
+            sha1: true,
+            sha256: true,
+            magic: true,
+            store_all: false,
+            depth: 0,
+        },
+    );
+    crate::fuzz::drive(&mut s, data);
 }
 
 /// Request methods recognised by the probe, each followed by a space or tab.
@@ -198,6 +213,10 @@ impl Transaction for HttpTx {
 
     fn record(&self) -> Option<AppRecord> {
         logger::record(self).map(AppRecord::Http)
+    }
+
+    fn files(&self, dir: Dir) -> &[crate::files::File] {
+        self.message(dir).files.as_slice()
     }
 }
 

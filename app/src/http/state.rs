@@ -15,6 +15,7 @@ use super::detect::HeaderBuffers;
 use super::parser::{self, ChunkLen, Header, Side, Version};
 use super::uri;
 use crate::ReleaseEmpty;
+use crate::files::{FileConfig, FileState, Files};
 use crate::{AppState, Dir, ParseOutput, Transaction};
 
 /// Most live transactions per connection (Suricata's `max-tx` default).
@@ -95,6 +96,8 @@ pub struct Message {
     pub body_len: u64,
     /// A gap in the stream fell inside the body.
     pub body_gap: bool,
+    /// The files the body carries (one per message; tracked when the file layer is on).
+    pub files: Files,
     decoder: Option<Decoder>,
 }
 
@@ -225,6 +228,8 @@ pub struct HttpState {
     dirs: [DirParser; 2],
     /// The first request line has been seen (before it, a response is unexpected).
     tunnel: bool,
+    /// What the file layer does (nothing unless the worker turned it on).
+    files: FileConfig,
 }
 
 fn side(dir: Dir) -> Side {
@@ -285,6 +290,7 @@ impl HttpState {
             next_id: 0,
             dirs: [DirParser::new(), DirParser::new()],
             tunnel: false,
+            files: FileConfig::default(),
         }
     }
 
@@ -949,6 +955,12 @@ impl HttpState {
         }
         let id = self.dirs[dir.index()].tx_id;
         let limit = self.cfg.limit(dir);
+        if self.files.track {
+            let cfg = self.files;
+            if let Some(tx) = self.tx_mut(id) {
+                open_file(tx, dir, &cfg);
+            }
+        }
         if let Some(m) = self.msg_mut(dir, id) {
             m.body_len += data.len() as u64;
             let (bomb_before, failed_before) = m
@@ -986,9 +998,22 @@ impl HttpState {
         if let Some(m) = self.msg_mut(dir, id) {
             if let Some(mut dec) = m.decoder.take() {
                 let room = limit.saturating_sub(m.body.len());
+                let before = m.body.len();
                 dec.finish(&mut m.body, room);
+                if let (Some(f), Some(tail)) = (m.files.current(), m.body.get(before..)) {
+                    f.append(tail);
+                }
             }
+            m.files.end_current(FileState::Closed);
             m.progress = Progress::Complete;
+        }
+    }
+
+    /// Ends the file of the message in `dir` as truncated (its body stopped short).
+    fn truncate_file(&mut self, dir: Dir) {
+        let id = self.dirs[dir.index()].tx_id;
+        if let Some(m) = self.msg_mut(dir, id) {
+            m.files.end_current(FileState::Truncated);
         }
     }
 }
@@ -1001,7 +1026,41 @@ fn looks_like_header_line(l: &[u8]) -> bool {
     n > 0 && l.get(n) == Some(&b':')
 }
 
+/// Opens the file of the body of `tx` in `dir`, unless it has one: named as Suricata
+/// names HTTP/1 files (see [`super::detect::file_name`]).
+fn open_file(tx: &mut HttpTx, dir: Dir, cfg: &FileConfig) {
+    if !tx.message(dir).files.as_slice().is_empty() {
+        return;
+    }
+    let name = super::detect::file_name_of(tx, dir).unwrap_or_default();
+    // The name borrows the transaction: copy it out before the message is borrowed
+    // mutably (a name is at most MAX_FILE_NAME bytes, once per file).
+    let name = name[..name.len().min(crate::files::MAX_FILE_NAME)].to_vec();
+    let m = match dir {
+        Dir::ToServer => &mut tx.request,
+        Dir::ToClient => &mut tx.response,
+    };
+    // A part of a larger file (206 Partial Content) logs its range.
+    let range = match dir {
+        Dir::ToClient => m
+            .header(b"content-range")
+            .and_then(super::detect::content_range),
+        Dir::ToServer => None,
+    };
+    if let Some(f) = m.files.open(&name, cfg) {
+        f.range = range;
+    }
+}
+
+/// Keeps body bytes for inspection (up to `limit`) and feeds them to the message's open
+/// file: the bytes as received, or as decoded when the body is compressed (decoded
+/// bytes past the body limit are not produced, so such a file ends at the limit).
 fn append_body(m: &mut Message, data: &[u8], limit: usize) {
+    if m.decoder.is_none()
+        && let Some(f) = m.files.current()
+    {
+        f.append(data);
+    }
     let room = limit.saturating_sub(m.body.len());
     if room == 0 {
         m.body_truncated = true;
@@ -1009,8 +1068,12 @@ fn append_body(m: &mut Message, data: &[u8], limit: usize) {
     }
     match &mut m.decoder {
         Some(dec) => {
+            let before = m.body.len();
             if !dec.feed(data, &mut m.body, room) && m.body.len() >= limit {
                 m.body_truncated = true;
+            }
+            if let (Some(f), Some(new)) = (m.files.current(), m.body.get(before..)) {
+                f.append(new);
             }
         }
         None => {
@@ -1042,6 +1105,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(f) = m.files.current() {
+                        f.gap(len.min(n));
+                    }
                 }
                 if len >= n {
                     self.dirs[d].st = self.body_end(dir, out);
@@ -1053,6 +1119,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(f) = m.files.current() {
+                        f.gap(len);
+                    }
                 }
                 self.dirs[d].st = St::ChunkData(n - len);
             }
@@ -1060,6 +1129,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(f) = m.files.current() {
+                        f.gap(len);
+                    }
                 }
             }
             St::Idle | St::Stopped => {}
@@ -1067,6 +1139,7 @@ impl AppState for HttpState {
                 // A gap inside a line or header block: the message cannot be parsed on.
                 out.anomaly("http.gap_in_message");
                 self.dirs[d].pending.clear();
+                self.truncate_file(dir);
                 self.stop_dir(dir);
             }
         }
@@ -1085,6 +1158,13 @@ impl AppState for HttpState {
         }
         let st = self.dirs[d].st;
         let id = self.dirs[d].tx_id;
+        if matches!(
+            st,
+            St::BodyLength(_) | St::ChunkSize | St::ChunkData(_) | St::ChunkDataEnd
+        ) {
+            // The stream ended inside a framed body: its file is cut short.
+            self.truncate_file(dir);
+        }
         match st {
             St::Idle | St::Stopped => {}
             St::Headers => {
@@ -1103,6 +1183,10 @@ impl AppState for HttpState {
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
         self.txs.get(index).map(|t| t as &dyn Transaction)
+    }
+
+    fn set_files(&mut self, cfg: FileConfig) {
+        self.files = cfg;
     }
 
     fn free_below(&mut self, id: u64) {

@@ -419,3 +419,144 @@ fn every_raised_event_is_listed() {
     );
     assert!(n > 0);
 }
+
+fn with_files() -> HttpState {
+    let mut s = state();
+    s.set_files(crate::files::FileConfig {
+        track: true,
+        md5: true,
+        sha256: true,
+        magic: true,
+        ..Default::default()
+    });
+    s
+}
+
+/// Request and response bodies are files: named by the URI path (a response by its
+/// Content-Disposition filename when it has one), sized and hashed over the bytes as
+/// de-chunked, closed when the message completes, whatever the piece size.
+#[test]
+fn bodies_are_files() {
+    let req = b"POST /up/load?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc";
+    let resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Disposition: attachment; filename=\"r.pdf\"\r\n\r\n2\r\n%P\r\n3\r\nDF-\r\n0\r\n\r\n";
+    for step in [1, 5, 1000] {
+        let mut s = with_files();
+        feed(&mut s, Dir::ToServer, req, step);
+        let t = tx(&s, 0);
+        let f = &t.files(Dir::ToServer)[0];
+        assert_eq!(f.name(), b"/up/load");
+        assert_eq!(f.state(), crate::files::FileState::Closed);
+        assert_eq!(f.size(), 3);
+        assert_eq!(
+            crate::files::hex(f.md5().unwrap()),
+            "900150983cd24fb0d6963f7d28e17f72"
+        );
+        assert!(t.files(Dir::ToClient).is_empty());
+        feed(&mut s, Dir::ToClient, resp, step);
+        let t = tx(&s, 0);
+        let f = &t.files(Dir::ToClient)[0];
+        assert_eq!(f.name(), b"r.pdf");
+        assert_eq!((f.size(), f.state()), (5, crate::files::FileState::Closed));
+        assert_eq!(f.magic(), Some("PDF document"));
+        assert_eq!(ready(t.buffer(detect::FILE_MAGIC_RESP, 0)), b"PDF document");
+        let r = crate::files::record(f, t.id());
+        assert_eq!((r.state.as_str(), r.size, r.tx_id), ("CLOSED", 5, 0));
+        assert_eq!(r.sha256.len(), 64);
+    }
+}
+
+/// Without the file layer no file is made; a message without body bytes has none.
+#[test]
+fn no_files_unless_tracked_or_bodies() {
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+        100,
+    );
+    assert!(tx(&s, 0).files(Dir::ToServer).is_empty());
+    let mut s = with_files();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 304 Not Modified\r\n\r\n",
+        100,
+    );
+    let t = tx(&s, 0);
+    assert!(t.files(Dir::ToServer).is_empty() && t.files(Dir::ToClient).is_empty());
+    assert_eq!(t.buffer(detect::FILE_MAGIC_RESP, 0), Buf::Absent);
+}
+
+/// A body cut by the end of the stream is a truncated file without digests; a gap in
+/// a body marks the file; a body until close is complete at the close.
+#[test]
+fn truncated_and_gapped_files() {
+    let mut s = with_files();
+    let mut out = ParseOutput::default();
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+        100,
+    );
+    s.gap(Dir::ToClient, 2, &mut out);
+    feed(&mut s, Dir::ToClient, b"de", 100);
+    s.eof(Dir::ToClient, &mut out);
+    let f = &tx(&s, 0).files(Dir::ToClient)[0];
+    assert_eq!(f.state(), crate::files::FileState::Truncated);
+    assert!(f.has_gaps() && f.md5().is_none());
+    assert_eq!(f.size(), 7);
+
+    let mut s = with_files();
+    feed(&mut s, Dir::ToServer, b"GET /c HTTP/1.0\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.0 200 OK\r\n\r\nuntil close",
+        100,
+    );
+    assert!(tx(&s, 0).files(Dir::ToClient)[0].is_open());
+    s.eof(Dir::ToClient, &mut out);
+    let f = &tx(&s, 0).files(Dir::ToClient)[0];
+    assert_eq!((f.state(), f.size()), (crate::files::FileState::Closed, 11));
+    assert_eq!(f.name(), b"/c");
+}
+
+/// A compressed body's file is the decoded bytes.
+#[test]
+fn a_gzip_body_file_is_decoded() {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"hello hello hello").unwrap();
+    let body = gz.finish().unwrap();
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&body);
+    let mut s = with_files();
+    feed(&mut s, Dir::ToServer, b"GET /z HTTP/1.1\r\n\r\n", 100);
+    feed(&mut s, Dir::ToClient, &resp, 3);
+    let f = &tx(&s, 0).files(Dir::ToClient)[0];
+    assert_eq!((f.state(), f.size()), (crate::files::FileState::Closed, 17));
+}
+
+#[test]
+fn content_ranges() {
+    assert_eq!(
+        detect::content_range(b"bytes 500-1000/146515"),
+        Some((500, 1000))
+    );
+    assert_eq!(detect::content_range(b" bytes=0-0/*"), Some((0, 0)));
+    assert_eq!(detect::content_range(b"bytes */1000"), None);
+    assert_eq!(detect::content_range(b"bytes 9-1/10"), None);
+    assert_eq!(detect::content_range(b"items 1-2/3"), None);
+}

@@ -332,6 +332,24 @@ impl Engine {
         self.sigs.len()
     }
 
+    /// What the loaded rules need of the file layer: tracking and digests for the
+    /// file keywords, magic for `file.magic`/`filemagic`.
+    pub fn file_needs(&self) -> crate::app::files::FileConfig {
+        let mut c = crate::app::files::FileConfig::default();
+        for sig in &self.sigs {
+            for t in &sig.rule.tx_checks {
+                if let crate::rules::TxCheck::File(f) = t {
+                    c = c.union(f.needs());
+                }
+            }
+            if sig.rule.buffers.iter().any(|b| b.def.name == "file.magic") {
+                c.track = true;
+                c.magic = true;
+            }
+        }
+        c
+    }
+
     /// Turns the prefilter off (every rule of a group is evaluated): the reference the
     /// prefiltered engine is tested against.
     pub fn set_naive(&mut self, on: bool) {

@@ -370,6 +370,8 @@ pub struct TxDetect {
     pub inspected: [Option<u8>; 2],
     /// Whether the transaction's EVE record was written.
     pub logged: bool,
+    /// Per direction: files of the transaction logged (`fileinfo`) so far.
+    pub files_logged: [u16; 2],
 }
 
 impl TxDetect {

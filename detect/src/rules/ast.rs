@@ -609,9 +609,9 @@ pub struct DetectionFilter {
 }
 
 /// A check on a transaction that is not a buffer match: a protocol's keyword, evaluated
-/// through its descriptor (`tls.version`, `ssl_state`, `dns.opcode`, ...), or
-/// `app-layer-event`.
-#[derive(Debug, Clone, Copy)]
+/// through its descriptor (`tls.version`, `ssl_state`, `dns.opcode`, ...),
+/// `app-layer-event`, or a file keyword.
+#[derive(Debug, Clone)]
 pub enum TxCheck {
     Keyword {
         /// The keyword as the protocol names it.
@@ -622,6 +622,118 @@ pub enum TxCheck {
     /// `app-layer-event:<proto>.<event>`: the parser raised this anomaly in the
     /// transaction (one of its protocol's [`meerkat_app::Descriptor::events`]).
     AppEvent(&'static str),
+    /// A file keyword (`filemd5`, `filesize`, ...): some file of the transaction in
+    /// the inspected direction passes it.
+    File(FileCheck),
+}
+
+/// A digest algorithm of the file keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashAlgo {
+    Md5,
+    Sha1,
+    Sha256,
+}
+
+impl HashAlgo {
+    /// Digest length in bytes.
+    pub fn digest_len(self) -> usize {
+        match self {
+            HashAlgo::Md5 => 16,
+            HashAlgo::Sha1 => 20,
+            HashAlgo::Sha256 => 32,
+        }
+    }
+
+    /// The digest of `f`, when it was computed.
+    pub fn of(self, f: &meerkat_app::files::File) -> Option<&[u8]> {
+        match self {
+            HashAlgo::Md5 => f.md5().map(|d| &d[..]),
+            HashAlgo::Sha1 => f.sha1().map(|d| &d[..]),
+            HashAlgo::Sha256 => f.sha256().map(|d| &d[..]),
+        }
+    }
+}
+
+/// A hash-list file of `filemd5`/`filesha1`/`filesha256`, loaded at rule load.
+#[derive(Debug, PartialEq, Eq)]
+pub struct HashList {
+    pub path: std::path::PathBuf,
+    /// The digests, sorted and deduplicated.
+    pub digests: Vec<Box<[u8]>>,
+}
+
+impl HashList {
+    pub fn contains(&self, d: &[u8]) -> bool {
+        self.digests.binary_search_by(|x| (**x).cmp(d)).is_ok()
+    }
+}
+
+/// What a file keyword checks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileCheck {
+    /// `filemd5:[!]list` and its siblings: the file's digest is (not) in the list.
+    Hash {
+        algo: HashAlgo,
+        list: Arc<HashList>,
+        negated: bool,
+    },
+    /// `filesize:<cmp>`: the file's size.
+    Size(NumCmp),
+}
+
+impl FileCheck {
+    /// Evaluates on the files `files` of a direction whose message is `complete`:
+    /// `Some(true)` once a file passes, `Some(false)` when none can any more, `None`
+    /// while an open file (or one still to come) may.
+    pub fn eval(&self, files: &[meerkat_app::files::File], complete: bool) -> Option<bool> {
+        let mut pending = !complete;
+        for f in files {
+            match self {
+                FileCheck::Hash {
+                    algo,
+                    list,
+                    negated,
+                } => {
+                    if f.is_open() {
+                        pending = true;
+                    } else if let Some(d) = algo.of(f)
+                        && list.contains(d) != *negated
+                    {
+                        return Some(true);
+                    }
+                }
+                FileCheck::Size(cmp) => {
+                    if f.is_open() {
+                        // An open file's size only grows: a lower bound can pass early.
+                        if matches!(cmp, NumCmp::Gt(_) | NumCmp::Ge(_)) && cmp.test(f.size()) {
+                            return Some(true);
+                        }
+                        pending = true;
+                    } else if cmp.test(f.size()) {
+                        return Some(true);
+                    }
+                }
+            }
+        }
+        if pending { None } else { Some(false) }
+    }
+
+    /// What the file layer must compute for this check.
+    pub fn needs(&self) -> meerkat_app::files::FileConfig {
+        let mut c = meerkat_app::files::FileConfig {
+            track: true,
+            ..Default::default()
+        };
+        if let FileCheck::Hash { algo, .. } = self {
+            match algo {
+                HashAlgo::Md5 => c.md5 = true,
+                HashAlgo::Sha1 => c.sha1 = true,
+                HashAlgo::Sha256 => c.sha256 = true,
+            }
+        }
+        c
+    }
 }
 
 impl PartialEq for TxCheck {
@@ -637,6 +749,7 @@ impl PartialEq for TxCheck {
                 },
             ) => name == n2 && value == v2,
             (TxCheck::AppEvent(a), TxCheck::AppEvent(b)) => a == b,
+            (TxCheck::File(a), TxCheck::File(b)) => a == b,
             _ => false,
         }
     }
@@ -658,6 +771,7 @@ impl TxCheck {
                     None
                 }
             }
+            TxCheck::File(f) => f.eval(tx.files(dir), tx.complete(dir)),
         }
     }
 }

@@ -182,6 +182,17 @@ pub fn parse_rule(
     ctx: &RuleContext,
     names: &mut Names,
 ) -> Result<Rule, (Option<u64>, Fail)> {
+    parse_rule_in(text, Path::new(""), ctx, names)
+}
+
+/// Parses one rule's text from rule file `file` (files a keyword names, such as hash
+/// lists, are found beside it).
+pub fn parse_rule_in(
+    text: &str,
+    file: &Path,
+    ctx: &RuleContext,
+    names: &mut Names,
+) -> Result<Rule, (Option<u64>, Fail)> {
     let raw = parse::parse(text).map_err(|e| (None, (None, e)))?;
     // Find the sid first so that every problem can name it.
     let sid: Option<u64> = raw
@@ -190,12 +201,13 @@ pub fn parse_rule(
         .find(|o| o.keyword == "sid")
         .and_then(|o| o.value)
         .and_then(|v| parse::unquote(v).trim().parse().ok());
-    build(&raw, text, ctx, names).map_err(|f| (sid, f))
+    build(&raw, text, file, ctx, names).map_err(|f| (sid, f))
 }
 
 fn build(
     raw: &parse::RawRule<'_>,
     text: &str,
+    file: &Path,
     ctx: &RuleContext,
     names: &mut Names,
 ) -> Result<Rule, Fail> {
@@ -291,7 +303,7 @@ fn build(
         fast: None,
         vars: 0,
         text: text.to_string(),
-        file: PathBuf::new(),
+        file: file.to_path_buf(),
         line: 0,
     };
     let mut b = keywords::Builder::new(rule, ctx, names, app_proto);
@@ -479,7 +491,7 @@ fn load_text(
     by_id: &mut HashMap<(u32, u64), usize>,
 ) {
     for (line, rule_text) in parse::logical_lines(text) {
-        match parse_rule(&rule_text, ctx, &mut loaded.names) {
+        match parse_rule_in(&rule_text, path, ctx, &mut loaded.names) {
             Ok(mut rule) => {
                 rule.file = path.to_path_buf();
                 rule.line = line;
@@ -544,7 +556,7 @@ mod tests {
             .iter()
             .filter_map(|c| match c {
                 TxCheck::Keyword { name, value, .. } => Some((*name, *value)),
-                TxCheck::AppEvent(_) => None,
+                TxCheck::AppEvent(_) | TxCheck::File(_) => None,
             })
             .collect()
     }

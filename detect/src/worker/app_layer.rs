@@ -221,14 +221,49 @@ impl Inner {
                     &mut hits,
                 );
                 let record = if hits.is_empty() { None } else { tx.record() };
+                let files: Vec<FileInfo> = if hits.is_empty() {
+                    Vec::new()
+                } else {
+                    tx.files(dir)
+                        .iter()
+                        .map(|f| app::files::record(f, id))
+                        .collect()
+                };
                 for h in &hits {
-                    self.alert(c, Some((&*flow, to_server)), *h, record.clone());
+                    self.alert_with_files(
+                        c,
+                        Some((&*flow, to_server)),
+                        *h,
+                        record.clone(),
+                        files.clone(),
+                    );
                 }
                 if !hits.is_empty() {
                     flow.alerted = true;
                     if hits.iter().any(|h| self.drops_flow(h.sig)) {
                         flow.vars.pass = true;
                     }
+                }
+            }
+            if self.cfg.log_files {
+                for d in [Dir::ToServer, Dir::ToClient] {
+                    let files = tx.files(d);
+                    let logged = &mut flow.app.txs[td].files_logged[d.index()];
+                    let mut n = usize::from(*logged);
+                    while let Some(f) = files.get(n) {
+                        if f.is_open() && !ending {
+                            break;
+                        }
+                        let mut fi = app::files::record(f, id);
+                        if f.is_open() {
+                            // The flow ends with the file unfinished.
+                            fi.state = app::files::FileState::Truncated.name().to_string();
+                        }
+                        self.file_log.push((d == Dir::ToServer, tx.record(), fi));
+                        n += 1;
+                    }
+                    // Bounded by MAX_FILES_PER_TX.
+                    *logged = n as u16;
                 }
             }
             if (complete_both || ending) && !flow.app.txs[td].logged {
@@ -254,6 +289,17 @@ impl Inner {
             }
         }
         self.hits = hits;
+        let mut file_log = std::mem::take(&mut self.file_log);
+        for (file_to_server, r, fi) in file_log.drain(..) {
+            self.stats.files += 1;
+            self.stats.files_truncated += u64::from(fi.state == "TRUNCATED");
+            self.stats.files_hashed +=
+                u64::from(!(fi.md5.is_empty() && fi.sha1.is_empty() && fi.sha256.is_empty()));
+            self.stats.files_magic += u64::from(!fi.magic.is_empty());
+            let ev = events::fileinfo(c.pkt, c.meta, flow, file_to_server, c.src, r, fi);
+            self.emit(ev);
+        }
+        self.file_log = file_log;
         for (id, r) in to_log.drain(..) {
             let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
             self.emit(ev);
@@ -304,5 +350,8 @@ impl app::Transaction for WithEvents<'_> {
         self.events
             .iter()
             .any(|&(i, d, n)| i == id && d == dir && n == name)
+    }
+    fn files(&self, dir: Dir) -> &[app::files::File] {
+        self.tx.files(dir)
     }
 }

@@ -19,6 +19,19 @@ impl Inner {
         h: Hit,
         record: Option<AppRecord>,
     ) {
+        self.alert_with_files(c, flow, h, record, Vec::new());
+    }
+
+    /// An alert on a transaction, with the files it carries in the inspected direction
+    /// (EVE `files`).
+    pub(super) fn alert_with_files(
+        &mut self,
+        c: Ctx<'_>,
+        flow: Option<(&Flow, bool)>,
+        h: Hit,
+        record: Option<AppRecord>,
+        files: Vec<meerkat_proto::events::FileInfo>,
+    ) {
         let sig = self.engine.sig(h.sig);
         self.stats.alerts += 1;
         let mut ev = events::alert(&sig.rule, c.pkt, c.meta, flow, c.src);
@@ -39,6 +52,7 @@ impl Inner {
         if self.cfg.alert_payload || self.cfg.alert_packet {
             self.alert_extras(&mut ev, c, flow, h);
         }
+        ev.files = files;
         self.emit(ev);
     }
 

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use meerkat_config::{ChecksumChecks, Config};
-use meerkat_proto::events::Event;
+use meerkat_proto::events::{Event, FileInfo};
 use meerkat_runtime::counters::{DetectCounter, DetectCounters};
 use meerkat_runtime::{Role, counters_path, eve_socket_path, host_table_path, ring_path};
 use meerkat_shm::{Consumer, CounterPage, CounterRef, PacketMeta, WaitOutcome};
@@ -74,6 +74,11 @@ struct Stats {
     app_flows: [u64; app::APP_PROTOS],
     app_parse_errors: u64,
     anomalies: u64,
+    /// `fileinfo` records made, and of them: truncated, with a digest, with magic.
+    files: u64,
+    files_truncated: u64,
+    files_hashed: u64,
+    files_magic: u64,
 }
 
 /// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
@@ -84,7 +89,7 @@ pub fn counter_names(index: usize) -> Vec<String> {
 
 /// The counters refreshed after each batch, in the order of the values the worker loop
 /// publishes (the per-protocol flow counters are refreshed apart).
-const PER_BATCH: [DetectCounter; 16] = [
+const PER_BATCH: [DetectCounter; 20] = [
     DetectCounter::Packets,
     DetectCounter::Bytes,
     DetectCounter::Alerts,
@@ -101,6 +106,10 @@ const PER_BATCH: [DetectCounter; 16] = [
     DetectCounter::AppErrors,
     DetectCounter::Anomalies,
     DetectCounter::RingCorrupt,
+    DetectCounter::Files,
+    DetectCounter::FilesTruncated,
+    DetectCounter::FilesHashed,
+    DetectCounter::FilesMagic,
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -131,6 +140,10 @@ struct Settings {
     alert_packet: bool,
     /// Some output adds `pcap_filename` (`pcap-file`): events carry it.
     pcap_filename: bool,
+    /// Log `fileinfo` records (some output logs `files`).
+    log_files: bool,
+    /// What the config asks of the file layer (the rules' needs are added to it).
+    files: app::files::FileConfig,
 }
 
 /// A worker's state: the flow table, the fragment table, and the rest (so that a flow
@@ -216,6 +229,9 @@ struct Inner {
     hits: Vec<Hit>,
     /// Transaction records waiting to be logged (kept for its capacity).
     to_log: Vec<(u64, AppRecord)>,
+    /// Ended files waiting to be logged: (file to server, its transaction's record,
+    /// the file's record).
+    file_log: Vec<(bool, Option<AppRecord>, FileInfo)>,
     /// The enabled app-layer protocols with their settings.
     registry: app::Registry,
     /// Packet time: flows end by the clock of the traffic, not the wall clock.
@@ -416,6 +432,8 @@ impl Settings {
             depth: config.stream.reassembly.depth.bytes(),
             want_anomaly: wants("anomaly"),
             want_flow: wants("flow"),
+            log_files: wants("files"),
+            files: app::files::FileConfig::from_config(config),
             log_app: std::array::from_fn(|i| {
                 app::PROTOCOLS
                     .get(i.wrapping_sub(1))
@@ -459,6 +477,9 @@ impl Worker {
         sink: Out,
         files: FileSource,
     ) -> Worker {
+        let cfg = Settings::from_config(config);
+        let mut registry = registry;
+        registry.set_files(cfg.files.union(engine.file_needs()));
         Worker {
             flows: FlowTable::new(index),
             defrag: Defrag::default(),
@@ -467,12 +488,13 @@ impl Worker {
                 engine,
                 st,
                 sink,
-                cfg: Settings::from_config(config),
+                cfg,
                 checksums: Checksums::from_config(config),
                 stats: Stats::default(),
                 decode_counts: [0; DecodeEvent::ALL.len()],
                 hits: Vec::new(),
                 to_log: Vec::new(),
+                file_log: Vec::new(),
                 registry,
                 now_ns: 0,
                 pkt_app_events: 0,

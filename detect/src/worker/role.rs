@@ -231,6 +231,10 @@ impl Published {
             s.app_parse_errors,
             s.anomalies,
             ring_corrupt,
+            s.files,
+            s.files_truncated,
+            s.files_hashed,
+            s.files_magic,
         ];
         for (r, v) in self.per_batch.iter().zip(values) {
             r.set(v);
@@ -390,6 +394,9 @@ impl Worker {
             } => {
                 let old = std::mem::replace(&mut self.x.engine, *engine);
                 self.x.st.renew();
+                // New flows get what the new rules need of the file layer.
+                let files = self.x.cfg.files.union(self.x.engine.file_needs());
+                self.x.registry.set_files(files);
                 counters.get(DetectCounter::RulesGeneration).set(generation);
                 counters.get(DetectCounter::RulesReloads).add(1);
                 tracing::info!(

@@ -1,4 +1,5 @@
 use super::*;
+use meerkat_proto::events::EventType;
 use meerkat_synth::{sample, session};
 
 fn run(config: &Config, rules: &str, frames: &[meerkat_synth::Frame]) -> InProcessResult {
@@ -242,4 +243,127 @@ fn a_udp_flow_starting_with_a_response_is_reversed() {
         alerts(&config, rules, &frames),
         want(&[(1, Some(0), "dns")])
     );
+}
+
+/// HTTP bodies are logged as `fileinfo` records in their direction, with the
+/// transaction's `http` record beside them; an alert carries its direction's files;
+/// `filemd5` (a hash list beside the rule file) and `filesize` match, and make the
+/// digest they need computed and logged.
+#[test]
+fn bodies_are_logged_as_files_and_file_keywords_match() {
+    let dir = tempfile::tempdir().unwrap();
+    // MD5 of "hello".
+    std::fs::write(
+        dir.path().join("list.md5"),
+        "# known\n5d41402abc4b2a76b9719d911017c592\n",
+    )
+    .unwrap();
+    let rules_path = dir.path().join("t.rules");
+    std::fs::write(
+        &rules_path,
+        "alert http any any -> any any (filemd5:list.md5; sid:1;)\n\
+         alert http any any -> any any (filemd5:!list.md5; sid:2;)\n\
+         alert http any any -> any any (filesize:>4; flow:to_client; sid:3;)\n\
+         alert http any any -> any any (filesize:<3; sid:4;)\n",
+    )
+    .unwrap();
+    let config = Config::default();
+    let ctx = RuleContext::from_config(&config).unwrap();
+    let loaded = rules::load_files(&[rules_path], &ctx).unwrap();
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let engine = Engine::new(loaded.rules, loaded.names);
+    let mut t = handshaken(80);
+    t.client_sends(b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+    t.close();
+    let frames = t.into_frames();
+    let r = InProcess::run_frames(
+        &config,
+        engine,
+        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+    );
+    let files: Vec<_> = r.events.iter().filter(|e| e.fileinfo.is_some()).collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for e in &files {
+        assert_eq!(e.event_type, EventType::Fileinfo as i32);
+        assert!(matches!(e.app, Some(AppRecord::Http(_))));
+        assert_eq!(e.app_proto, "http");
+        let f = e.fileinfo.as_ref().unwrap();
+        assert_eq!((f.state.as_str(), f.tx_id), ("CLOSED", 0));
+        if f.size == 5 {
+            // The response's file: server -> client, named by the URI path.
+            assert_eq!(e.src_port, 80);
+            assert_eq!(f.filename, b"/up");
+            assert_eq!(f.md5, "5d41402abc4b2a76b9719d911017c592");
+        } else {
+            assert_eq!((e.src_port, f.size), (40000, 2));
+            assert_eq!(f.md5, "187ef4436122d1cc2f40dc2b92f0eba0");
+        }
+    }
+    let mut sids: Vec<u64> = r
+        .events
+        .iter()
+        .filter_map(|e| e.alert.as_ref().map(|a| a.signature_id))
+        .collect();
+    sids.sort_unstable();
+    // 1: the response file is in the list; 2: the request file is not; 3: the
+    // response file is over 4 bytes; 4: the request file is under 3.
+    assert_eq!(sids, vec![1, 2, 3, 4]);
+    let a1 = r
+        .events
+        .iter()
+        .find(|e| e.alert.as_ref().is_some_and(|a| a.signature_id == 1))
+        .unwrap();
+    assert_eq!(a1.files.len(), 1);
+    assert_eq!(a1.files[0].size, 5);
+}
+
+/// A hash list with a bad line refuses the rule, naming the file and the line.
+#[test]
+fn a_bad_hash_list_refuses_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.md5"),
+        "5d41402abc4b2a76b9719d911017c592\nnot-a-hash\n",
+    )
+    .unwrap();
+    let rules_path = dir.path().join("t.rules");
+    std::fs::write(
+        &rules_path,
+        "alert http any any -> any any (filemd5:bad.md5; sid:1;)\n\
+         alert http any any -> any any (filesize:10; sid:2;)\n",
+    )
+    .unwrap();
+    let ctx = RuleContext::from_config(&Config::default()).unwrap();
+    let loaded = rules::load_files(&[rules_path], &ctx).unwrap();
+    assert_eq!(loaded.rules.len(), 1);
+    assert_eq!(loaded.problems.len(), 1);
+    let p = &loaded.problems[0];
+    assert_eq!(p.sid, Some(1));
+    assert!(
+        p.reason.contains("bad.md5 line 2") && p.reason.contains("not-a-hash"),
+        "{}",
+        p.reason
+    );
+}
+
+/// Without `files` in any output and no file keyword loaded, no file is tracked.
+#[test]
+fn no_fileinfo_when_files_are_not_logged() {
+    let mut config = Config::default();
+    for o in &mut config.outputs {
+        if let Some(e) = &mut o.eve_log {
+            e.types.retain(|t| t.name() != "files");
+        }
+    }
+    let mut t = handshaken(80);
+    t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+    t.close();
+    let rules = r#"alert http any any -> any any (http.stat_code; content:"200"; sid:9;)"#;
+    let r = run(&config, rules, &t.into_frames());
+    assert!(r.events.iter().all(|e| e.fileinfo.is_none()));
+    // The transaction was parsed, and its alert carries no file.
+    let a = r.events.iter().find(|e| e.alert.is_some()).unwrap();
+    assert!(a.files.is_empty());
 }

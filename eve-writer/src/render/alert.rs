@@ -40,10 +40,8 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
             });
         }
     });
-    // The app-layer object of the alert's transaction (`http`, `dns`, ...).
-    if let Some(r) = &ev.app {
-        super::app_object(o, r);
-    }
+    // The app-layer objects of the alert's transaction (`http`, ..., `files`).
+    super::app_objects(o, ev);
     if !ev.app_proto.is_empty() {
         o.str("app_proto", &ev.app_proto);
     }

@@ -55,7 +55,17 @@ pub fn kind(ev: &Event) -> Option<usize> {
     core_kind(t)
 }
 
-/// The EVE `event_type` (and `outputs.eve-log.types` name) of kind `k`.
+/// The `outputs.eve-log.types` name of kind `k`: its `event_type`, but `files` for
+/// `fileinfo` records (as Suricata names them).
+pub fn kind_type_name(k: usize) -> Option<&'static str> {
+    match kind_name(k) {
+        Some("fileinfo") => Some("files"),
+        n => n,
+    }
+}
+
+/// The EVE `event_type` of kind `k` (the `outputs.eve-log.types` name but for
+/// `fileinfo`, see [`kind_type_name`]).
 pub fn kind_name(k: usize) -> Option<&'static str> {
     match CORE.get(k) {
         Some((_, n)) => Some(n),
@@ -71,6 +81,15 @@ pub fn app_object(o: &mut Obj<'_>, r: &AppRecord) {
     if let Some(rec) = record_descriptor(r).and_then(|d| d.record) {
         (rec.render)(r, o);
     }
+}
+
+/// Writes an alert's app-layer objects: the transaction's (`"http":{...}`) and its
+/// files (`"files":[...]`), where Suricata puts them.
+pub fn app_objects(o: &mut Obj<'_>, ev: &Event) {
+    if let Some(r) = &ev.app {
+        app_object(o, r);
+    }
+    meerkat_app::files::eve::files(o, &ev.files);
 }
 
 /// IANA protocol names as Suricata prints them.
@@ -317,7 +336,19 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
                 app_object(&mut o, r);
             }
         }
-        EventType::Fileinfo => {}
+        EventType::Fileinfo => {
+            // Suricata's order: the transaction's object (`http`), `app_proto`, then
+            // `fileinfo`.
+            if let Some(r) = &ev.app {
+                app_object(&mut o, r);
+            }
+            if !ev.app_proto.is_empty() {
+                o.str("app_proto", &ev.app_proto);
+            }
+            if let Some(f) = &ev.fileinfo {
+                meerkat_app::files::eve::fileinfo(&mut o, f);
+            }
+        }
         EventType::Unspecified => {}
     }
     if !ev.pcap_filename.is_empty() && opts.pcap_filename {

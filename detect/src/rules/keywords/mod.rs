@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 mod app_layer;
+mod files;
 mod flow;
 mod header;
 mod meta;
@@ -284,12 +285,13 @@ impl<'a> Builder<'a> {
         }
         // Each concern's keywords, in a module of its own; each says whether `kw` is
         // one of its keywords.
-        let concerns: [KeywordFn<'a>; 5] = [
+        let concerns: [KeywordFn<'a>; 6] = [
             Self::meta_option,
             Self::payload_option,
             Self::header_option,
             Self::flow_option,
             Self::app_option,
+            Self::file_option,
         ];
         for f in concerns {
             if f(self, kw, v)? {
