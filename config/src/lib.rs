@@ -26,6 +26,7 @@ pub mod capture;
 pub mod client_tls;
 pub mod control;
 pub mod de;
+pub mod decoder;
 pub mod detect;
 pub mod heartbeat;
 pub mod keys;
@@ -51,6 +52,7 @@ pub use app_layer::{AppEnabled, AppLayer, AppProtocol, DetectionPorts};
 pub use capture::{Capture, RxPriority};
 pub use control::{Control, Supervisor};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
+pub use decoder::{Decoder, TunnelPortList, UdpTunnel, UdpTunnelKind};
 pub use detect::Detect;
 pub use heartbeat::Heartbeat;
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
@@ -130,6 +132,9 @@ pub struct Config {
     pub capture: Capture,
     #[serde(default)]
     pub stream: Stream,
+    /// The tunnels the packet decoder opens.
+    #[serde(default)]
+    pub decoder: Decoder,
     #[serde(default)]
     pub app_layer: AppLayer,
     #[serde(default = "outputs::default_outputs")]
@@ -178,6 +183,7 @@ impl Default for Config {
             detect: Detect::default(),
             capture: Capture::default(),
             stream: Stream::default(),
+            decoder: Decoder::default(),
             app_layer: AppLayer::default(),
             outputs: outputs::default_outputs(),
             heartbeat: Heartbeat::default(),
@@ -201,6 +207,13 @@ impl Config {
         live::validate(&self.af_packet, &self.dpdk)?;
         heartbeat::validate(&self.heartbeat)?;
         detect::validate(&self.detect)?;
+        for kind in [
+            UdpTunnelKind::Teredo,
+            UdpTunnelKind::Vxlan,
+            UdpTunnelKind::Geneve,
+        ] {
+            self.tunnel_ports(kind)?;
+        }
         if !matches!(
             self.mpm_algo.as_str(),
             "auto" | "hs" | "hyperscan" | "ac" | "ac-ks" | "ac-bs" | "fingerprint" | "fp"
