@@ -609,7 +609,10 @@ mod tests {
     }
 
     /// Decodes `frame` and every tunnel in it: (tunnel, depth, ports) per layer.
-    fn layers(lt: u16, frame: &[u8]) -> Vec<(Option<Tunnel>, u8, (u16, u16), Option<DecodeEvent>)> {
+    /// One decoded layer: the tunnel it came out of, its depth, ports, fatal event.
+    type Layer = (Option<Tunnel>, u8, (u16, u16), Option<DecodeEvent>);
+
+    fn layers(lt: u16, frame: &[u8]) -> Vec<Layer> {
         let (mut p, mut ev) = decode(lt, frame);
         let mut out = Vec::new();
         let mut via = None;

@@ -243,20 +243,23 @@ pub fn over_udp(
             end,
         })
     };
-    if ports.vxlan.contains(dp) && !ports.vxlan.is_empty() {
-        if let Some(e) = vxlan(b, events) {
-            return encap(Tunnel::Vxlan, e.0, e.1);
-        }
+    if ports.vxlan.contains(dp)
+        && !ports.vxlan.is_empty()
+        && let Some(e) = vxlan(b, events)
+    {
+        return encap(Tunnel::Vxlan, e.0, e.1);
     }
-    if !ports.geneve.is_empty() && (ports.geneve.contains(sp) || ports.geneve.contains(dp)) {
-        if let Some(e) = geneve(b, events) {
-            return encap(Tunnel::Geneve, e.0, e.1);
-        }
+    if !ports.geneve.is_empty()
+        && (ports.geneve.contains(sp) || ports.geneve.contains(dp))
+        && let Some(e) = geneve(b, events)
+    {
+        return encap(Tunnel::Geneve, e.0, e.1);
     }
-    if !ports.teredo.is_empty() && (ports.teredo.contains(sp) || ports.teredo.contains(dp)) {
-        if let Some(off) = teredo(b) {
-            return encap(Tunnel::Teredo, LINKTYPE_IPV6, off);
-        }
+    if !ports.teredo.is_empty()
+        && (ports.teredo.contains(sp) || ports.teredo.contains(dp))
+        && let Some(off) = teredo(b)
+    {
+        return encap(Tunnel::Teredo, LINKTYPE_IPV6, off);
     }
     None
 }

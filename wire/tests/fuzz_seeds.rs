@@ -1,6 +1,7 @@
 //! Runs the decoder's fuzz entry points over their seeds (`wire/seeds/<target>/`) and
 //! every prefix of each seed, and checks that the tunnel seeds reach their inner
 //! packet.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 
