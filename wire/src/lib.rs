@@ -138,6 +138,7 @@ pub const SURICATA_EVENTS_NOT_RAISED: &[&str] = &[
     "icmpv6.experimentation_type",
     "tcp.opt_invalid_len",
     "tcp.opt_duplicate",
+    "gre.version1_malformed_sre_hdr",
     "ppp.vju_pkt_too_small",
     "ppp.wrong_type",
     "vlan.unknown_type",
