@@ -21,7 +21,15 @@
 //!
 //! Packets that are not IP (ARP, ...), and packets whose link or IP layer the decoder
 //! rejects (which a worker counts as a decoder event and puts in no flow), hash to 0.
+//!
+//! A tunnelled packet (GRE, ERSPAN, VXLAN, Geneve, Teredo, IP-in-IP: what the decoder
+//! opens, found by the same `meerkat_wire::tunnel` functions, at most
+//! `MAX_TUNNEL_DEPTH` deep) is hashed on its innermost flow, so that both directions
+//! of a tunnelled flow meet in the worker that tracks it. (The tunnel's own outer flow,
+//! a UDP flow for VXLAN, then has its packets spread over the workers of the flows it
+//! carries: each worker sees the outer packets of its inner flows.)
 
+use meerkat_wire::tunnel::{self, MAX_TUNNEL_DEPTH, TunnelPorts};
 use meerkat_wire::{PROTO_TCP, PROTO_UDP, ethernet, ipv4, ipv6, link, tcp, udp};
 
 /// The FNV-1a offset basis the hash starts from.
@@ -55,56 +63,116 @@ fn ports(proto: u8, l4: &[u8]) -> (u16, u16) {
     }
 }
 
-/// Symmetric hash of the packet's flow; 0 for packets that are not IP.
+/// Symmetric hash of the packet's flow (its innermost one, for a tunnelled packet;
+/// with the default tunnel ports); 0 for packets that are not IP.
 pub fn flow_hash(link_type: u16, frame: &[u8]) -> u64 {
-    let Ok((ethertype, offset)) = link::network(link_type, frame) else {
-        return 0;
-    };
-    let Some(net) = frame.get(offset..) else {
-        return 0;
-    };
-    match ethertype {
-        ethernet::ETHERTYPE_IPV4 => ipv4_hash(net),
-        ethernet::ETHERTYPE_IPV6 => ipv6_hash(net),
-        _ => 0,
+    flow_hash_with(&TunnelPorts::DEFAULT, link_type, frame)
+}
+
+/// What one layer of a packet hashes to: its flow's hash, or a tunnelled frame.
+enum Layer<'a> {
+    Hash(u64),
+    Inner(u16, &'a [u8]),
+}
+
+/// [`flow_hash`] with the UDP tunnels looked for on `ports` (the workers' setting).
+pub fn flow_hash_with(ports: &TunnelPorts, link_type: u16, frame: &[u8]) -> u64 {
+    let (mut lt, mut f) = (link_type, frame);
+    for depth in 0..=MAX_TUNNEL_DEPTH {
+        // The decoder opens no tunnel below the deepest layer.
+        let ports = (depth < MAX_TUNNEL_DEPTH).then_some(ports);
+        let Ok((ethertype, offset)) = link::network(lt, f) else {
+            return 0;
+        };
+        let Some(net) = f.get(offset..) else {
+            return 0;
+        };
+        let layer = match ethertype {
+            ethernet::ETHERTYPE_IPV4 => ipv4_hash(net, ports),
+            ethernet::ETHERTYPE_IPV6 => ipv6_hash(net, ports),
+            _ => return 0,
+        };
+        match layer {
+            Layer::Hash(h) => return h,
+            Layer::Inner(l, inner) => (lt, f) = (l, inner),
+        }
     }
+    0
+}
+
+/// The frame a packet of IP protocol `proto` with payload `l4` carries, as the decoder
+/// finds it (`None` for an untunnelled packet, or when tunnels are not looked for).
+#[inline]
+fn tunnelled<'a>(
+    ports: Option<&TunnelPorts>,
+    version: u8,
+    proto: u8,
+    l4: &'a [u8],
+) -> Option<(u16, &'a [u8])> {
+    let ports = ports?;
+    let mut events = 0;
+    let e = match proto {
+        PROTO_UDP => {
+            let d = udp::Datagram::new_checked(l4).ok()?;
+            let e = tunnel::over_udp(
+                ports,
+                d.src_port(),
+                d.dst_port(),
+                d.payload(),
+                udp::HEADER_LEN,
+                &mut events,
+            )?;
+            return Some((e.link_type, l4.get(e.start..e.end)?));
+        }
+        4 | 41 | 47 => tunnel::over_ip(version, proto, l4, 0, &mut events).ok()??,
+        _ => return None,
+    };
+    Some((e.link_type, l4.get(e.start..e.end)?))
 }
 
 #[inline]
-fn ipv4_hash(b: &[u8]) -> u64 {
+fn ipv4_hash<'a>(b: &'a [u8], tunnels: Option<&TunnelPorts>) -> Layer<'a> {
     let Ok(v) = ipv4::Packet::new_checked(b) else {
-        return 0;
+        return Layer::Hash(0);
     };
     let proto = v.protocol();
     let fragmented = v.more_frags() || v.frag_offset() != 0;
     let (sp, dp) = if fragmented {
         (0, 0)
     } else {
+        // The payload, borrowed from `b` (not from the view) to outlive it.
+        let l4 = b.get(v.header_len()..v.total_len()).unwrap_or(&[]);
+        if let Some((lt, inner)) = tunnelled(tunnels, 4, proto, l4) {
+            return Layer::Inner(lt, inner);
+        }
         ports(proto, v.payload())
     };
     let a = (u64::from(u32::from(v.src())) << 16) | u64::from(sp);
     let b = (u64::from(u32::from(v.dst())) << 16) | u64::from(dp);
     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-    finish(mix(mix(mix(SEED, lo), hi), u64::from(proto)))
+    Layer::Hash(finish(mix(mix(mix(SEED, lo), hi), u64::from(proto))))
 }
 
 #[inline]
-fn ipv6_hash(b: &[u8]) -> u64 {
+fn ipv6_hash<'a>(b: &'a [u8], tunnels: Option<&TunnelPorts>) -> Layer<'a> {
     let Ok(v) = ipv6::Packet::new_checked(b) else {
-        return 0;
+        return Layer::Hash(0);
     };
     // The anomalies the chain raises are the worker's business.
     let mut events = 0;
     let Ok(upper) = ipv6::skip_extensions(v.next_header(), v.payload(), &mut events) else {
-        return 0;
+        return Layer::Hash(0);
     };
     let (sp, dp) = if upper.fragment.is_some() {
         (0, 0)
     } else {
-        ports(
-            upper.protocol,
-            v.payload().get(upper.offset..).unwrap_or(&[]),
-        )
+        // The payload, borrowed from `b` (not from the view) to outlive it.
+        let end = ipv6::HEADER_LEN + v.payload_len();
+        let l4 = b.get(ipv6::HEADER_LEN + upper.offset..end).unwrap_or(&[]);
+        if let Some((lt, inner)) = tunnelled(tunnels, 6, upper.protocol, l4) {
+            return Layer::Inner(lt, inner);
+        }
+        ports(upper.protocol, l4)
     };
     let proto = upper.protocol;
     let words = |a: std::net::Ipv6Addr| {
@@ -128,7 +196,7 @@ fn ipv6_hash(b: &[u8]) -> u64 {
     ] {
         h = mix(h, w);
     }
-    finish(h)
+    Layer::Hash(finish(h))
 }
 
 /// Maps a hash onto `n` workers (multiply-shift: uniform without a division).
@@ -293,6 +361,54 @@ mod tests {
         assert_eq!(flow_hash(LINKTYPE_ETHERNET, &tagged(3)), h);
         // Four tags: `decoder.vlan.too_many_layers` in the worker, no flow.
         assert_eq!(flow_hash(LINKTYPE_ETHERNET, &tagged(4)), 0);
+    }
+
+    #[test]
+    fn tunnelled_flows_hash_on_the_inner_flow() {
+        let (a, b): (IpAddr, IpAddr) = ("10.1.0.1".parse().unwrap(), "10.1.0.2".parse().unwrap());
+        let inner = |rev: bool| {
+            let (s, d, sp, dp) = if rev {
+                (b, a, 80, 4000)
+            } else {
+                (a, b, 4000, 80)
+            };
+            packet::ip(
+                s,
+                d,
+                packet::PROTO_UDP,
+                64,
+                1,
+                &packet::udp(s, d, sp, dp, b"x"),
+            )
+        };
+        let (o1, o2): (IpAddr, IpAddr) =
+            ("192.0.2.1".parse().unwrap(), "192.0.2.9".parse().unwrap());
+        let plain = flow_hash(LINKTYPE_RAW, &inner(false));
+        assert_eq!(flow_hash(LINKTYPE_RAW, &inner(true)), plain);
+        for rev in [false, true] {
+            // Each direction in another outer flow (other tunnel endpoints, ports).
+            let (s, d, sp) = if rev { (o2, o1, 5555) } else { (o1, o2, 6666) };
+            let mut vx = vec![0x08, 0, 0, 0, 0, 0, 1, 0];
+            vx.extend_from_slice(&packet::ethernet([1; 6], [2; 6], 0x0800, &inner(rev)));
+            let udp = packet::udp(s, d, sp, 4789, &vx);
+            let outer = packet::ip(s, d, packet::PROTO_UDP, 64, 1, &udp);
+            assert_eq!(flow_hash(LINKTYPE_RAW, &outer), plain);
+            let mut gre = vec![0, 0, 0x08, 0x00];
+            gre.extend_from_slice(&inner(rev));
+            let outer = packet::ip(s, d, 47, 64, 1, &gre);
+            assert_eq!(flow_hash(LINKTYPE_RAW, &outer), plain);
+            let ipip = packet::ip(s, d, 4, 64, 1, &inner(rev));
+            assert_eq!(
+                flow_hash(LINKTYPE_RAW, &packet::ip(d, s, 4, 64, 1, &ipip)),
+                plain
+            );
+        }
+        // A tunnel bomb hashes without looping past the decoder's depth.
+        let mut f = inner(false);
+        for _ in 0..40 {
+            f = packet::ip(o1, o2, 4, 64, 1, &f);
+        }
+        let _ = flow_hash(LINKTYPE_RAW, &f);
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod capture;
 pub mod client_tls;
 pub mod control;
 pub mod de;
+pub mod decoder;
 pub mod detect;
 pub mod heartbeat;
 pub mod keys;
@@ -52,6 +53,7 @@ pub use app_layer::{AppEnabled, AppLayer, AppProtocol, DetectionPorts};
 pub use capture::{Capture, RxPriority};
 pub use control::{Control, Supervisor, UnixCommand, UnixCommandEnabled};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
+pub use decoder::{Decoder, TunnelPortList, UdpTunnel, UdpTunnelKind};
 pub use detect::Detect;
 pub use heartbeat::Heartbeat;
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
@@ -137,6 +139,9 @@ pub struct Config {
     pub capture: Capture,
     #[serde(default)]
     pub stream: Stream,
+    /// The tunnels the packet decoder opens.
+    #[serde(default)]
+    pub decoder: Decoder,
     #[serde(default)]
     pub app_layer: AppLayer,
     #[serde(default = "outputs::default_outputs")]
@@ -195,6 +200,7 @@ impl Default for Config {
             detect: Detect::default(),
             capture: Capture::default(),
             stream: Stream::default(),
+            decoder: Decoder::default(),
             app_layer: AppLayer::default(),
             outputs: outputs::default_outputs(),
             heartbeat: Heartbeat::default(),
@@ -221,6 +227,13 @@ impl Config {
         heartbeat::validate(&self.heartbeat)?;
         detect::validate(&self.detect)?;
         stream::validate(&self.stream)?;
+        for kind in [
+            UdpTunnelKind::Teredo,
+            UdpTunnelKind::Vxlan,
+            UdpTunnelKind::Geneve,
+        ] {
+            self.tunnel_ports(kind)?;
+        }
         if !matches!(
             self.mpm_algo.as_str(),
             "auto" | "hs" | "hyperscan" | "ac" | "ac-ks" | "ac-bs" | "fingerprint" | "fp"

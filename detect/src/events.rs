@@ -4,7 +4,7 @@ use std::net::IpAddr;
 
 use meerkat_proto::events::{
     Alert, AlertAction, Anomaly, Direction, Event, EventType, FileInfo, FlowCounters, FlowRecord,
-    PacketSource, TcpSummary,
+    PacketSource, TcpSummary, Tunnel as TunnelRecord,
 };
 use meerkat_shm::PacketMeta;
 
@@ -12,7 +12,7 @@ use crate::app::AppRecord;
 use crate::flow::{EndReason, Flow};
 use crate::rules::{Action, Rule};
 use meerkat_wire::checksum;
-use meerkat_wire::decode::{L4, Packet};
+use meerkat_wire::decode::{L4, Packet, Tunnel};
 
 /// Most bytes of a packet (or of its payload) an alert carries for `packet` and
 /// `payload`: libpcap's largest snapshot length, more than any frame capture keeps.
@@ -25,6 +25,45 @@ pub enum PacketSrc {
     Defrag,
     /// A pseudo packet made at flow end.
     FlowTimeout,
+    /// A packet out of tunnel `via`, `depth` tunnels deep inside the captured packet
+    /// `root`.
+    Tunnel {
+        via: Tunnel,
+        depth: u8,
+        root: TunnelRoot,
+    },
+}
+
+/// The outermost packet around a tunnelled one (EVE `tunnel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TunnelRoot {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub proto: u8,
+    pub pcap_cnt: u64,
+    pub src_kind: PacketSource,
+}
+
+impl TunnelRoot {
+    /// The root of the tunnels in `p` (whose event source is `src`).
+    pub fn of(p: &Packet<'_>, meta: &PacketMeta, src: PacketSrc) -> Option<TunnelRoot> {
+        if let PacketSrc::Tunnel { root, .. } = src {
+            return Some(root);
+        }
+        let ip = p.ip?;
+        let (sp, dp) = p.ports();
+        Some(TunnelRoot {
+            src: ip.src,
+            dst: ip.dst,
+            src_port: sp,
+            dst_port: dp,
+            proto: ip.proto,
+            pcap_cnt: meta.seq,
+            src_kind: src.proto(),
+        })
+    }
 }
 
 impl PacketSrc {
@@ -33,6 +72,14 @@ impl PacketSrc {
             PacketSrc::Wire => PacketSource::Wire,
             PacketSrc::Defrag => PacketSource::Defrag,
             PacketSrc::FlowTimeout => PacketSource::FlowTimeout,
+            PacketSrc::Tunnel { via, .. } => match via {
+                Tunnel::Gre => PacketSource::Gre,
+                Tunnel::Vxlan => PacketSource::Vxlan,
+                Tunnel::Geneve => PacketSource::Geneve,
+                Tunnel::Teredo => PacketSource::Teredo,
+                Tunnel::Ipv4 => PacketSource::Ipv4Tunnel,
+                Tunnel::Ipv6 => PacketSource::Ipv6Tunnel,
+            },
         }
     }
 }
@@ -125,6 +172,18 @@ pub fn alert(
     src: PacketSrc,
 ) -> Event {
     let mut ev = packet_event(EventType::Alert, p, meta, flow, src);
+    if let PacketSrc::Tunnel { depth, root, .. } = src {
+        ev.tunnel = Some(TunnelRecord {
+            src_ip: ip_bytes(root.src),
+            src_port: u32::from(root.src_port),
+            dest_ip: ip_bytes(root.dst),
+            dest_port: u32::from(root.dst_port),
+            ip_proto: u32::from(root.proto),
+            depth: u32::from(depth),
+            pcap_cnt: root.pcap_cnt,
+            pkt_src: root.src_kind as i32,
+        });
+    }
     let mut metadata: Vec<meerkat_proto::events::MetadataEntry> = Vec::new();
     for (k, v) in &rule.metadata {
         match metadata.iter_mut().find(|m| &m.key == k) {
@@ -154,8 +213,8 @@ pub fn alert(
 }
 
 /// An `anomaly` event for a decoder event.
-pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta) -> Event {
-    let mut ev = packet_event(EventType::Anomaly, p, meta, None, PacketSrc::Wire);
+pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta, src: PacketSrc) -> Event {
+    let mut ev = packet_event(EventType::Anomaly, p, meta, None, src);
     ev.anomaly = Some(Anomaly {
         r#type: "decode".to_string(),
         event: name.to_string(),

@@ -113,7 +113,7 @@ pub struct UpperLayer {
 pub fn skip_extensions(
     mut next: u8,
     payload: &[u8],
-    events: &mut u64,
+    events: &mut crate::EventSet,
 ) -> Result<UpperLayer, DecodeEvent> {
     let mut pos = 0;
     let mut fragment = None;

@@ -61,7 +61,12 @@ impl Defrag {
     /// Adds Suricata's defrag events for this fragment to `events` (bits of
     /// [`DecodeEvent::bit`]): `frag_pkt_too_large` when it ends past 65535 bytes (it is
     /// dropped), `frag_overlap` when it overlaps a fragment already held.
-    pub fn add(&mut self, p: &Packet<'_>, ts_ns: u64, events: &mut u64) -> Option<Vec<u8>> {
+    pub fn add(
+        &mut self,
+        p: &Packet<'_>,
+        ts_ns: u64,
+        events: &mut meerkat_wire::EventSet,
+    ) -> Option<Vec<u8>> {
         let ip = p.ip?;
         let frag = ip.fragment?;
         let v6 = ip.version == 6;

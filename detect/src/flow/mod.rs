@@ -40,6 +40,9 @@ pub struct FlowKey {
     lo: (IpAddr, u16),
     hi: (IpAddr, u16),
     vlan: [u16; MAX_VLAN_LAYERS],
+    /// Tunnels around the packets (a flow inside a tunnel is not the same flow as one
+    /// with its addresses outside, as Suricata keys on the recursion level).
+    depth: u8,
 }
 
 impl FlowKey {
@@ -57,6 +60,7 @@ impl FlowKey {
                 lo,
                 hi,
                 vlan: p.vlan,
+                depth: p.depth,
             },
             lo_first,
         ))

@@ -411,7 +411,7 @@ pub enum HeaderMatch {
     },
     /// `decode-event`: the packet carries this decoder event (a bit of
     /// [`meerkat_wire::decode::DecodeEvent::bit`]).
-    DecodeEvent(u64),
+    DecodeEvent(meerkat_wire::EventSet),
     /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
     /// (a bit of [`crate::app::events::PACKET_EVENTS`]).
     AppLayerEvent(u8),

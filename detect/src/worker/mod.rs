@@ -128,6 +128,8 @@ struct Settings {
     depth: u64,
     want_anomaly: bool,
     want_flow: bool,
+    /// The UDP ports VXLAN, Geneve and Teredo are looked for on.
+    tunnel_ports: decode::TunnelPorts,
     /// Per app protocol: log its records (it has a record, some output logs its
     /// type, and it is parsed, not `detection-only`).
     log_app: [bool; app::APP_PROTOS],
@@ -287,37 +289,98 @@ impl Worker {
         x.link_type = meta.link_type;
         x.stats.packets += 1;
         x.stats.bytes += data.len() as u64;
-        let (pkt, ev) = decode::decode(meta.link_type, data);
+        let (pkt, ev) = decode::decode_with(&x.cfg.tunnel_ports, meta.link_type, data);
+        self.decoded_or_invalid(&pkt, ev, meta, events::PacketSrc::Wire);
+    }
+
+    /// A decoded packet, or one whose decoding failed (event `ev`).
+    fn decoded_or_invalid(
+        &mut self,
+        pkt: &Packet<'_>,
+        ev: Option<DecodeEvent>,
+        meta: &PacketMeta,
+        src: events::PacketSrc,
+    ) {
+        let x = &mut self.x;
         if pkt.events != 0 {
             x.count_decode_events(pkt.events);
         }
         if let Some(ev) = ev {
             if x.cfg.want_anomaly {
                 x.stats.anomalies += 1;
-                x.emit(events::decode_anomaly(ev.name(), &pkt, meta));
+                x.emit(events::decode_anomaly(ev.name(), pkt, meta, src));
             }
             // Only `decode-event` rules look at a packet that failed to decode.
-            let src = events::PacketSrc::Wire;
-            x.inspect_packet(
+            x.inspect_packet(Ctx { pkt, meta, src }, None, None, Some(pkt.payload), false);
+            return;
+        }
+        self.decoded(pkt, meta, src);
+    }
+
+    /// A packet that carries another in a tunnel: it is inspected on its headers only
+    /// (its payload is the inner packet, as Suricata does), a UDP tunnel in its flow
+    /// (without app-layer parsing), a GRE or IP-in-IP packet without one; then the
+    /// inner packet is decoded and processed as a packet of its own.
+    fn tunnel(&mut self, pkt: &Packet<'_>, meta: &PacketMeta, src: events::PacketSrc) {
+        let Some(e) = pkt.encap else { return };
+        let mut outer = *pkt;
+        outer.payload = &[];
+        if matches!(pkt.l4, L4::Udp { .. }) {
+            let valid = self.x.checksum_ok(&outer);
+            let mut evicted = Vec::new();
+            if let Some((flow, to_server)) = self
+                .flows
+                .track(&outer, meta.ts_ns, |f, r| evicted.push((f, r)))
+            {
+                self.x.flow_packet(
+                    Ctx {
+                        pkt: &outer,
+                        meta,
+                        src,
+                    },
+                    flow,
+                    to_server,
+                    valid,
+                );
+            }
+            for (f, r) in evicted {
+                self.x.end_flow(f, r);
+            }
+        } else {
+            self.x.inspect_packet(
                 Ctx {
-                    pkt: &pkt,
+                    pkt: &outer,
                     meta,
                     src,
                 },
                 None,
                 None,
-                Some(pkt.payload),
+                None,
                 false,
             );
-            return;
         }
-        self.decoded(&pkt, meta, events::PacketSrc::Wire);
+        let Some(root) = events::TunnelRoot::of(pkt, meta, src) else {
+            return;
+        };
+        let Some((inner, ev)) = decode::decode_inner(&self.x.cfg.tunnel_ports, pkt) else {
+            return;
+        };
+        let src = events::PacketSrc::Tunnel {
+            via: e.tunnel,
+            depth: inner.depth,
+            root,
+        };
+        self.decoded_or_invalid(&inner, ev, meta, src);
     }
 
     fn decoded(&mut self, pkt: &Packet<'_>, meta: &PacketMeta, src: events::PacketSrc) {
         let Some(ip) = pkt.ip else {
             return;
         };
+        if pkt.encap.is_some() {
+            self.tunnel(pkt, meta, src);
+            return;
+        }
         if ip.fragment.is_some() {
             self.x.stats.fragments += 1;
             // Fragments are inspected as packets (no flow), with the events reassembly
@@ -381,7 +444,7 @@ impl Inner {
     }
 
     /// Counts decoder events (bits of [`DecodeEvent::bit`]).
-    fn count_decode_events(&mut self, events: u64) {
+    fn count_decode_events(&mut self, events: meerkat_wire::EventSet) {
         for (i, e) in DecodeEvent::ALL.iter().enumerate() {
             if events & e.bit() != 0 {
                 self.decode_counts[i] += 1;
@@ -434,6 +497,7 @@ impl Settings {
             want_flow: wants("flow"),
             log_files: wants("files"),
             files: app::files::FileConfig::from_config(config),
+            tunnel_ports: tunnel_ports(config),
             log_app: std::array::from_fn(|i| {
                 app::PROTOCOLS
                     .get(i.wrapping_sub(1))
@@ -451,6 +515,25 @@ impl Settings {
             alert_packet: extras.iter().any(|x| x.packet),
             pcap_filename: config.eve_pcap_filename(),
         }
+    }
+}
+
+/// The UDP tunnel ports of `decoder.*.ports` (validated with the config; a value that
+/// fails here keeps Suricata's default port).
+pub fn tunnel_ports(config: &Config) -> decode::TunnelPorts {
+    use meerkat_config::{TunnelPortList, UdpTunnelKind};
+    use meerkat_wire::tunnel::Ports;
+    let d = decode::TunnelPorts::DEFAULT;
+    let conv = |kind, default: Ports| match config.tunnel_ports(kind) {
+        Ok(TunnelPortList::Off) => Ports::NONE,
+        Ok(TunnelPortList::Any) => Ports::ANY,
+        Ok(TunnelPortList::Ports(v)) => Ports::list(&v).unwrap_or(default),
+        Err(_) => default,
+    };
+    decode::TunnelPorts {
+        vxlan: conv(UdpTunnelKind::Vxlan, d.vxlan),
+        geneve: conv(UdpTunnelKind::Geneve, d.geneve),
+        teredo: conv(UdpTunnelKind::Teredo, d.teredo),
     }
 }
 

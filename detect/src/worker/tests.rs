@@ -367,3 +367,129 @@ fn no_fileinfo_when_files_are_not_logged() {
     let a = r.events.iter().find(|e| e.alert.is_some()).unwrap();
     assert!(a.files.is_empty());
 }
+
+/// `frames` (Ethernet) wrapped in VXLAN between 192.0.2.1 and 192.0.2.2, each
+/// direction in its own outer flow (source port by inner direction, as VXLAN's
+/// entropy ports make it).
+fn vxlan_wrapped(frames: Vec<meerkat_synth::Frame>) -> Vec<meerkat_synth::Frame> {
+    let (o1, o2): (std::net::IpAddr, std::net::IpAddr) =
+        ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+    frames
+        .into_iter()
+        .map(|f| {
+            let to_server = f.data[26..30] == [10, 0, 0, 1];
+            let (s, d, sp) = if to_server {
+                (o1, o2, 50001)
+            } else {
+                (o2, o1, 50002)
+            };
+            let mut vx = vec![0x08, 0, 0, 0, 0, 0, 7, 0];
+            vx.extend_from_slice(&f.data);
+            let udp = meerkat_synth::packet::udp(s, d, sp, 4789, &vx);
+            let ip = meerkat_synth::packet::ip(s, d, 17, 64, 1, &udp);
+            meerkat_synth::Frame {
+                ts_ns: f.ts_ns,
+                data: session::frame_ip(s, d, None, &ip),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn tunnelled_packets_are_packets_of_their_own() {
+    let config = Config::default();
+    let mut t = handshaken(80);
+    t.client_sends(b"GET /tunnel HTTP/1.1\r\nHost: x\r\n\r\n")
+        .server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    let frames = vxlan_wrapped(t.into_frames());
+    let rules = "alert http any any -> any any (http.uri; content:\"/tunnel\"; sid:1;)\n\
+                 alert udp any any -> any 4789 (content:\"GET\"; sid:2;)\n\
+                 alert udp any any -> any 4789 (ttl:64; sid:3;)\n\
+                 alert tcp any any -> any 80 (flow:to_server,established; content:\"GET\"; sid:4;)";
+    let r = run(&config, rules, &frames);
+    let sids = |sid: u64| {
+        r.events
+            .iter()
+            .filter(|e| e.alert.as_ref().is_some_and(|a| a.signature_id == sid))
+            .collect::<Vec<_>>()
+    };
+    // The inner HTTP request is inspected as its own packet, in its own flow.
+    let a = sids(1);
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        a[0].pkt_src,
+        meerkat_proto::events::PacketSource::Vxlan as i32
+    );
+    assert_eq!(a[0].app_proto, "http");
+    let tun = a[0].tunnel.as_ref().expect("tunnel record");
+    assert_eq!(
+        (
+            tun.src_ip.as_slice(),
+            tun.src_port,
+            tun.dest_port,
+            tun.ip_proto,
+            tun.depth
+        ),
+        (&[192, 0, 2, 1][..], 50001, 4789, 17, 1)
+    );
+    assert_eq!(tun.pcap_cnt, a[0].pcap_cnt);
+    assert_eq!(sids(4).len(), 1);
+    // The outer datagrams: headers inspected, payload not (it is the inner packet).
+    assert!(sids(2).is_empty());
+    assert!(!sids(3).is_empty(), "outer headers are inspected");
+    assert!(sids(3).iter().all(|e| e.tunnel.is_none() && e.pkt_src == 1));
+    // Flows: the inner TCP flow (both directions met), and the two outer UDP flows.
+    let flows: Vec<_> = r.events.iter().filter(|e| e.flow.is_some()).collect();
+    let tcp: Vec<_> = flows.iter().filter(|e| e.ip_proto == 6).collect();
+    assert_eq!(tcp.len(), 1);
+    let c = tcp[0].flow.as_ref().unwrap().counters.as_ref().unwrap();
+    assert!(c.pkts_toserver > 0 && c.pkts_toclient > 0);
+    assert_eq!(flows.iter().filter(|e| e.ip_proto == 17).count(), 2);
+}
+
+#[test]
+fn gre_packets_have_no_flow_and_their_inner_packets_do() {
+    let config = Config::default();
+    let mut t = handshaken(80);
+    t.client_sends(b"GET /gre HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (o1, o2): (std::net::IpAddr, std::net::IpAddr) =
+        ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+    let plain = t.into_frames();
+    let n = plain.len();
+    let frames: Vec<meerkat_synth::Frame> = plain
+        .into_iter()
+        .map(|f| {
+            let mut gre = vec![0, 0, 0x08, 0x00];
+            gre.extend_from_slice(&f.data[14..]);
+            let ip = meerkat_synth::packet::ip(o1, o2, 47, 64, 1, &gre);
+            meerkat_synth::Frame {
+                ts_ns: f.ts_ns,
+                data: session::frame_ip(o1, o2, None, &ip),
+            }
+        })
+        .collect();
+    let rules = "alert ip any any -> any any (ip_proto:47; sid:1;)\n\
+                 alert http any any -> any any (http.uri; content:\"/gre\"; sid:2;)";
+    let r = run(&config, rules, &frames);
+    let gre: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.alert.as_ref().is_some_and(|a| a.signature_id == 1))
+        .collect();
+    assert_eq!(gre.len(), n, "every GRE packet, none in a flow");
+    assert!(gre.iter().all(|e| e.flow_id == 0));
+    let http: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.alert.as_ref().is_some_and(|a| a.signature_id == 2))
+        .collect();
+    assert_eq!(http.len(), 1);
+    assert_eq!(
+        http[0].pkt_src,
+        meerkat_proto::events::PacketSource::Gre as i32
+    );
+    assert_eq!(http[0].tunnel.as_ref().unwrap().ip_proto, 47);
+    let flows: Vec<_> = r.events.iter().filter(|e| e.flow.is_some()).collect();
+    assert_eq!(flows.len(), 1);
+    assert_eq!(flows[0].ip_proto, 6);
+}

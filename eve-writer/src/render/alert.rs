@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use meerkat_proto::events::{AlertAction, Direction, Event};
 
-use super::{RenderOptions, flow, has_ports, write_ip};
+use super::{RenderOptions, flow, has_ports, pkt_src, proto_name, write_ip};
 use crate::json::{self, Obj};
 
 pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
@@ -40,6 +40,28 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
             });
         }
     });
+    // The outermost packet of a tunnelled packet, as Suricata logs it (ports always).
+    if let Some(t) = &ev.tunnel {
+        o.obj("tunnel", |to| {
+            to.raw("src_ip", |b| write_ip(b, &t.src_ip))
+                .u64("src_port", u64::from(t.src_port))
+                .raw("dest_ip", |b| write_ip(b, &t.dest_ip))
+                .u64("dest_port", u64::from(t.dest_port));
+            match proto_name(t.ip_proto) {
+                Some(n) => to.str("proto", n),
+                None => to.raw("proto", |b| {
+                    b.push(b'"');
+                    super::push_u64(b, u64::from(t.ip_proto));
+                    b.push(b'"');
+                }),
+            };
+            to.u64("depth", u64::from(t.depth))
+                .u64("pcap_cnt", t.pcap_cnt);
+            if let Some(s) = pkt_src(t.pkt_src) {
+                to.str("pkt_src", s);
+            }
+        });
+    }
     // The app-layer objects of the alert's transaction (`http`, ..., `files`).
     super::app_objects(o, ev);
     if !ev.app_proto.is_empty() {

@@ -225,12 +225,18 @@ pub fn timestamp(buf: &mut Vec<u8>, us: i64) {
     buf.extend_from_slice(&t);
 }
 
-fn pkt_src(s: i32) -> Option<&'static str> {
+pub(crate) fn pkt_src(s: i32) -> Option<&'static str> {
     match PacketSource::try_from(s).ok()? {
         PacketSource::Wire => Some("wire/pcap"),
         PacketSource::Defrag => Some("defrag"),
         PacketSource::FlowTimeout => Some("stream (flow timeout)"),
         PacketSource::Tunnel => Some("tunnel"),
+        PacketSource::Gre => Some("gre tunnel"),
+        PacketSource::Vxlan => Some("vxlan encapsulation"),
+        PacketSource::Geneve => Some("geneve encapsulation"),
+        PacketSource::Teredo => Some("teredo tunnel"),
+        PacketSource::Ipv4Tunnel => Some("ipv4 tunnel"),
+        PacketSource::Ipv6Tunnel => Some("ipv6 tunnel"),
         PacketSource::Unspecified => None,
     }
 }

@@ -112,15 +112,28 @@ impl Builder<'_> {
                 self.rule.header.push(HeaderMatch::StreamSize { side, cmp });
             }
             "decode-event" => {
-                let name = value_of(kw, v)?;
-                let ev =
-                    meerkat_wire::decode::DecodeEvent::by_rule_name(name).ok_or_else(|| {
-                        fail(
-                            kw,
-                            format!("event `{name}` is not raised by Meerkat's decoder"),
-                        )
-                    })?;
-                self.rule.header.push(HeaderMatch::DecodeEvent(ev.bit()));
+                let name = value_of(kw, v)?.trim();
+                let bit = match meerkat_wire::decode::DecodeEvent::by_rule_name(name) {
+                    Some(ev) => ev.bit(),
+                    // One of Suricata's events that Meerkat does not raise: the rule
+                    // loads (as in Suricata) and matches nothing.
+                    None if meerkat_wire::is_unraised_suricata_event(name) => 0,
+                    None => {
+                        return Err(fail(kw, format!("unknown decoder event `{name}`")));
+                    }
+                };
+                self.rule.header.push(HeaderMatch::DecodeEvent(bit));
+            }
+            "stream-event" => {
+                let name = value_of(kw, v)?.trim();
+                let short = name.strip_prefix("stream.").unwrap_or(name);
+                if !SURICATA_STREAM_EVENTS.contains(&short) {
+                    return Err(fail(kw, format!("unknown stream event `{name}`")));
+                }
+                // Meerkat's TCP tracker raises none of Suricata's stream events yet:
+                // the rule loads (Suricata's stream-events.rules do) and matches
+                // nothing.
+                self.rule.header.push(HeaderMatch::DecodeEvent(0));
             }
             _ => return Ok(false),
         }
@@ -257,3 +270,73 @@ pub fn parse_flags(v: &str) -> Result<TcpFlags, String> {
         ignore: ign,
     })
 }
+
+/// Suricata 8's stream events (`stream-event:<name>`, as its stream-events.rules name
+/// them).
+pub(crate) const SURICATA_STREAM_EVENTS: &[&str] = &[
+    "3whs_ack_in_wrong_dir",
+    "3whs_async_wrong_seq",
+    "3whs_right_seq_wrong_ack_evasion",
+    "3whs_synack_in_wrong_direction",
+    "3whs_synack_resend_with_different_ack",
+    "3whs_synack_resend_with_diff_seq",
+    "3whs_synack_toserver_on_syn_recv",
+    "3whs_synack_with_wrong_ack",
+    "3whs_synack_flood",
+    "3whs_synack_tfo_data_ignored",
+    "3whs_syn_flood",
+    "3whs_syn_resend_diff_seq_on_syn_recv",
+    "3whs_syn_toclient_on_syn_recv",
+    "3whs_wrong_seq_wrong_ack",
+    "3whs_ack_data_inject",
+    "4whs_synack_with_wrong_ack",
+    "4whs_synack_with_wrong_syn",
+    "4whs_wrong_seq",
+    "4whs_invalid_ack",
+    "closewait_ack_out_of_window",
+    "closewait_fin_out_of_window",
+    "closewait_invalid_ack",
+    "closing_ack_wrong_seq",
+    "closing_invalid_ack",
+    "est_packet_out_of_window",
+    "est_synack_resend",
+    "est_synack_resend_with_different_ack",
+    "est_synack_resend_with_diff_seq",
+    "est_synack_toserver",
+    "est_syn_resend",
+    "est_syn_resend_diff_seq",
+    "est_syn_toclient",
+    "est_invalid_ack",
+    "fin_invalid_ack",
+    "fin1_ack_wrong_seq",
+    "fin1_fin_wrong_seq",
+    "fin1_invalid_ack",
+    "fin2_ack_wrong_seq",
+    "fin2_fin_wrong_seq",
+    "fin2_invalid_ack",
+    "fin_but_no_session",
+    "fin_out_of_window",
+    "fin_syn",
+    "lastack_ack_wrong_seq",
+    "lastack_invalid_ack",
+    "rst_but_no_session",
+    "timewait_ack_wrong_seq",
+    "timewait_invalid_ack",
+    "pkt_invalid_timestamp",
+    "pkt_invalid_ack",
+    "pkt_broken_ack",
+    "rst_invalid_ack",
+    "shutdown_syn_resend",
+    "reassembly_seq_gap",
+    "reassembly_overlap_different_data",
+    "pkt_bad_window_update",
+    "suspected_rst_inject",
+    "est_pkt_before_last_ack",
+    "closewait_pkt_before_last_ack",
+    "reassembly_segment_before_base_seq",
+    "pkt_retransmission",
+    "wrong_thread",
+    "pkt_spurious_retransmission",
+    "reassembly_depth_reached",
+    "reassembly_urgent_oob_limit_reached",
+];
