@@ -134,6 +134,11 @@ pub trait AppState: Send + std::fmt::Debug {
     /// What the file layer does for this flow (see [`files`]); given right after the
     /// state is made. A protocol that carries no files ignores it.
     fn set_files(&mut self, _cfg: files::FileConfig) {}
+    /// The files of live transaction `index` in `dir`, for the file store to write and
+    /// for `filestore` rules to mark (`None` for a protocol that carries no files).
+    fn tx_files_mut(&mut self, _index: usize, _dir: Dir) -> Option<&mut files::Files> {
+        None
+    }
 }
 
 /// Gives back the buffer of an emptied transaction queue. A flow whose transactions

@@ -259,6 +259,14 @@ impl Config {
         })
     }
 
+    /// The file store, when an enabled `file-store` output is configured.
+    pub fn file_store(&self) -> Option<&outputs::FileStore> {
+        self.outputs
+            .iter()
+            .filter_map(|o| o.file_store.as_ref())
+            .find(|f| f.enabled)
+    }
+
     /// Whether any enabled eve-log output logs records of type `name`.
     pub fn eve_wants(&self, name: &str) -> bool {
         self.eve_logs().any(|e| e.type_entry(name).is_some())

@@ -219,6 +219,11 @@ pub struct Writer {
     /// named one, for the writer's own `stats` records (Suricata names the file being
     /// read in every record).
     last_pcap_filename: Option<String>,
+    /// `file-store` with `write-fileinfo`: the store's directory, where each stored
+    /// file's `fileinfo` record is also written beside it, with the options of the
+    /// first eve-log output.
+    fileinfo_store: Option<(PathBuf, RenderOptions)>,
+    fileinfo_line: Vec<u8>,
 }
 
 /// Counters of one network output, `eve.output.<n>.<name>` (n: the output's place among
@@ -303,6 +308,14 @@ impl Writer {
             stats_seq: 1,
             net_outputs: Vec::new(),
             last_pcap_filename: config.eve_pcap_filename().then(String::new),
+            fileinfo_store: config
+                .file_store()
+                .filter(|f| f.write_fileinfo)
+                .map(|f| {
+                    let opts = config.eve_logs().next().map(render_options);
+                    (config.default_log_dir.join(&f.dir), opts.unwrap_or_default())
+                }),
+            fileinfo_line: Vec::new(),
         };
         for (producer, epoch, done) in w.state.entries() {
             let i = w.producer_idx(&producer, epoch);
@@ -557,6 +570,9 @@ impl Writer {
                     self.targets[t].accept(&self.line, &meta, now);
                     written = true;
                 }
+                if self.fileinfo_store.is_some() {
+                    self.store_fileinfo();
+                }
                 if written {
                     self.counters.events_written.add(1);
                     if let Some(Some(c)) = self.counters.by_type.get(kind) {
@@ -593,6 +609,34 @@ impl Writer {
             self.flush(now, false);
         } else {
             self.release();
+        }
+    }
+
+    /// With `write-fileinfo`: the `fileinfo` record of a stored file is written to
+    /// `<store>/<xx>/<sha256>.<seconds>.<file_id>.json` (Suricata's name: the file's
+    /// time and its id), one JSON line.
+    fn store_fileinfo(&mut self) {
+        let Some((dir, opts)) = &self.fileinfo_store else {
+            return;
+        };
+        let Some(f) = &self.event.fileinfo else {
+            return;
+        };
+        let (Some(id), true, Some(prefix)) = (f.file_id, f.stored, f.sha256.get(..2)) else {
+            return;
+        };
+        let secs = self.event.timestamp_us.div_euclid(1_000_000);
+        let path = dir
+            .join(prefix)
+            .join(format!("{}.{secs}.{id}.json", f.sha256));
+        self.fileinfo_line.clear();
+        render::render(&mut self.fileinfo_line, &self.event, opts);
+        if self.fileinfo_line.last() != Some(&b'\n') {
+            self.fileinfo_line.push(b'\n');
+        }
+        if let Err(e) = std::fs::write(&path, &self.fileinfo_line) {
+            self.counters.errors.add(1);
+            tracing::warn!("file-store: cannot write {}: {e}", path.display());
         }
     }
 

@@ -187,6 +187,12 @@ counter_list! {
         FilesHashed => "files_hashed",
         /// Files logged with their magic.
         FilesMagic => "files_magic",
+        /// Files written by the file store.
+        FilesStored => "files_stored",
+        /// File store I/O errors (Suricata's name).
+        FileStoreErrors => "file_store.fs_errors",
+        /// Temporary files of the file store open now (Suricata's name).
+        FileStoreOpen => "file_store.open_files",
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod eve;
 pub mod magic;
+pub mod store;
 
 use md5::{Digest, Md5};
 use meerkat_proto::events::FileInfo;
@@ -30,6 +31,10 @@ pub const MAX_FILE_NAME: usize = 1024;
 pub const MAX_FILES_PER_TX: usize = 64;
 /// Bytes of a file's start kept for its magic.
 pub const MAX_MAGIC_BYTES: usize = 512;
+/// Bytes of a file kept in memory while no rule has decided yet whether to store it
+/// (a `filestore` rule may match only once the file ended): past this, a file no rule
+/// asked for by then is not stored.
+pub const MAX_STORE_PENDING: usize = 16 << 20;
 
 /// What the file layer does, for every protocol of a flow: set by the worker from the
 /// config (outputs, `file-store`) and the loaded rules' needs.
@@ -45,6 +50,10 @@ pub struct FileConfig {
     pub magic: bool,
     /// Store every file (`file-store.force-filestore`).
     pub store_all: bool,
+    /// Files may be stored (the file store is on and a `filestore` rule is loaded, or
+    /// `force-filestore`): a file keeps its bytes until it is written or known not to
+    /// be wanted.
+    pub store_possible: bool,
     /// Bytes of a file tracked at most (`file-store.stream-depth`; 0 = unlimited): a
     /// longer file is truncated there.
     pub depth: u64,
@@ -89,6 +98,7 @@ impl FileConfig {
             c.track = true;
             c.sha256 = true;
             c.store_all = fs.force_filestore;
+            c.store_possible = fs.force_filestore;
             c.depth = fs.stream_depth.bytes();
         }
         c
@@ -103,6 +113,7 @@ impl FileConfig {
             sha256: self.sha256 || o.sha256,
             magic: self.magic || o.magic,
             store_all: self.store_all || o.store_all,
+            store_possible: self.store_possible || o.store_possible,
             depth: match (self.depth, o.depth) {
                 (0, d) | (d, 0) => d,
                 (a, b) => a.max(b),
@@ -146,7 +157,7 @@ struct Hashers {
 }
 
 /// One file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct File {
     name: Vec<u8>,
     state: FileState,
@@ -170,6 +181,16 @@ pub struct File {
     pub stored: bool,
     /// Rules that asked for it to be stored.
     pub store_sids: Vec<u64>,
+    /// Bytes not written to the store yet: kept while the file may be stored (see
+    /// [`FileConfig::store_possible`]), bounded by [`MAX_STORE_PENDING`] until some rule
+    /// asks for it.
+    pending: Vec<u8>,
+    /// Keep bytes for the store: the file may still be stored.
+    keep: bool,
+    /// The file store's handle of this file (its temporary file), once writing began.
+    pub(crate) writer: Option<store::Writer>,
+    /// The file store's id of the stored file (EVE `file_id`).
+    pub file_id: Option<u64>,
 }
 
 impl File {
@@ -194,6 +215,7 @@ impl File {
             },
             want_magic: cfg.magic,
             store: cfg.store_all,
+            keep: cfg.store_possible,
             ..File::default()
         }
     }
@@ -274,6 +296,14 @@ impl File {
                 s.update(data);
             }
         }
+        if self.keep {
+            if !self.store && self.pending.len() + data.len() > MAX_STORE_PENDING {
+                // Too large to wait for a decision: not stored.
+                self.no_store();
+            } else {
+                self.pending.extend_from_slice(data);
+            }
+        }
         if self.want_magic && self.magic.is_none() {
             let room = MAX_MAGIC_BYTES - self.head.len();
             self.head.extend_from_slice(&data[..data.len().min(room)]);
@@ -287,7 +317,8 @@ impl File {
     }
 
     /// `len` bytes of the file are missing: it has gaps, and its digests cannot be
-    /// computed (Suricata logs none for such a file).
+    /// computed (Suricata logs none for such a file). The file store, which names files
+    /// by their digest, cannot store it either.
     pub fn gap(&mut self, len: u64) {
         if self.state != FileState::Open {
             return;
@@ -295,6 +326,35 @@ impl File {
         self.gaps = true;
         self.size += len;
         self.hashers = None;
+        self.no_store();
+    }
+
+    /// A rule (`filestore`, by sid) asks for the file to be stored: it is, when the file
+    /// store is on and its bytes were kept.
+    pub fn request_store(&mut self, sid: u64) {
+        self.store = true;
+        if !self.store_sids.contains(&sid) && self.store_sids.len() < MAX_STORE_SIDS {
+            self.store_sids.push(sid);
+        }
+    }
+
+    /// The file will not be stored: its kept bytes are dropped and no more are kept.
+    pub fn no_store(&mut self) {
+        self.keep = false;
+        self.pending = Vec::new();
+        if let Some(w) = self.writer.take() {
+            w.discard();
+        }
+    }
+
+    /// Whether the file keeps its bytes for the store (it may still be stored).
+    pub fn keeps_bytes(&self) -> bool {
+        self.keep
+    }
+
+    /// Bytes kept and not written to the store yet.
+    pub fn pending(&self) -> &[u8] {
+        &self.pending
     }
 
     /// The file is complete.
@@ -338,8 +398,11 @@ impl File {
     }
 }
 
+/// Most rule ids a file records as having asked for its storage (EVE `sid`).
+pub const MAX_STORE_SIDS: usize = 16;
+
 /// The files of one direction of a transaction, bounded by [`MAX_FILES_PER_TX`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Files {
     files: Vec<File>,
     /// Files not tracked because the bound was hit.
@@ -372,6 +435,10 @@ impl Files {
 
     pub fn get_mut(&mut self, i: usize) -> Option<&mut File> {
         self.files.get_mut(i)
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, File> {
+        self.files.iter_mut()
     }
 
     /// Ends the open file, if any, as `how` says.
@@ -408,7 +475,7 @@ pub fn record(f: &File, tx_id: u64) -> FileInfo {
         tx_id,
         start: f.range.map(|r| r.0),
         end: f.range.map(|r| r.1),
-        file_id: None,
+        file_id: f.file_id,
         sid: f.store_sids.clone(),
         storing: f.store && !f.stored,
     }

@@ -96,6 +96,7 @@ pub fn fuzz(data: &[u8]) {
             sha256: true,
             magic: true,
             store_all: false,
+            store_possible: true,
             depth: 0,
         },
     );

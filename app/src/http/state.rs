@@ -1189,6 +1189,14 @@ impl AppState for HttpState {
         self.files = cfg;
     }
 
+    fn tx_files_mut(&mut self, index: usize, dir: Dir) -> Option<&mut Files> {
+        let t = self.txs.get_mut(index)?;
+        Some(match dir {
+            Dir::ToServer => &mut t.request.files,
+            Dir::ToClient => &mut t.response.files,
+        })
+    }
+
     fn free_below(&mut self, id: u64) {
         while let Some(t) = self.txs.front() {
             // Never free a transaction a direction is still parsing into.

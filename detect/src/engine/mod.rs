@@ -342,6 +342,10 @@ impl Engine {
                     c = c.union(f.needs());
                 }
             }
+            // Files are kept for the store until the rules decided (when it is on).
+            if sig.rule.filestore.is_some() {
+                c.store_possible = true;
+            }
             if sig.rule.buffers.iter().any(|b| b.def.name == "file.magic") {
                 c.track = true;
                 c.magic = true;

@@ -372,6 +372,9 @@ pub struct TxDetect {
     pub logged: bool,
     /// Per direction: files of the transaction logged (`fileinfo`) so far.
     pub files_logged: [u16; 2],
+    /// Per direction: a `filestore` rule (engine index + 1; 0 = none) asked for every
+    /// file of the transaction (scope `tx`).
+    pub store: [u32; 2],
 }
 
 impl TxDetect {

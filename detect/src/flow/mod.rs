@@ -88,6 +88,9 @@ pub struct AppFlow {
     /// Parser anomalies by transaction id, for `app-layer-event` (at most
     /// [`MAX_TX_EVENTS`]; freed with the transactions).
     pub tx_events: Vec<(u64, Dir, &'static str)>,
+    /// Per direction: a `filestore` rule (engine index + 1; 0 = none) asked for every
+    /// file of the flow from then on (scope `ssn`/`flow`).
+    pub store: [u32; 2],
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.

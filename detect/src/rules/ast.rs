@@ -669,6 +669,48 @@ impl HashList {
     }
 }
 
+/// Which files a `filestore` match asks for, by direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreDir {
+    /// The direction the rule matched in (the default).
+    Match,
+    ToServer,
+    ToClient,
+    Both,
+}
+
+/// How far a `filestore` match reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreScope {
+    /// The files of the matching transaction seen so far (the default: Suricata's
+    /// `file`, the file that matched; a transaction's files in one direction are
+    /// inspected together here).
+    File,
+    /// Every file of the transaction, those still to come included.
+    Tx,
+    /// Every file of the flow from then on (`ssn`, `flow`).
+    Flow,
+}
+
+/// `filestore`'s options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStoreOpt {
+    pub dir: StoreDir,
+    pub scope: StoreScope,
+}
+
+impl FileStoreOpt {
+    /// The directions (to server, to client) of the files a match in `matched` asks for.
+    pub fn dirs(self, matched_to_server: bool) -> [bool; 2] {
+        match self.dir {
+            StoreDir::Match => [matched_to_server, !matched_to_server],
+            StoreDir::ToServer => [true, false],
+            StoreDir::ToClient => [false, true],
+            StoreDir::Both => [true, true],
+        }
+    }
+}
+
 /// What a file keyword checks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileCheck {
@@ -680,6 +722,8 @@ pub enum FileCheck {
     },
     /// `filesize:<cmp>`: the file's size.
     Size(NumCmp),
+    /// `filestore`: the direction has a file (open or ended).
+    Exists,
 }
 
 impl FileCheck {
@@ -703,6 +747,7 @@ impl FileCheck {
                         return Some(true);
                     }
                 }
+                FileCheck::Exists => return Some(true),
                 FileCheck::Size(cmp) => {
                     if f.is_open() {
                         // An open file's size only grows: a lower bound can pass early.
@@ -839,6 +884,8 @@ pub struct Rule {
     pub tx_checks: Vec<TxCheck>,
     pub threshold: Option<Threshold>,
     pub detection_filter: Option<DetectionFilter>,
+    /// `filestore[:direction[,scope]]`: a match asks for files to be stored.
+    pub filestore: Option<FileStoreOpt>,
     pub noalert: bool,
     pub target: Option<Target>,
     pub fast: Option<FastPattern>,

@@ -298,6 +298,7 @@ fn build(
         tx_checks: Vec::new(),
         threshold: None,
         detection_filter: None,
+        filestore: None,
         noalert: false,
         target: None,
         fast: None,

@@ -2,6 +2,7 @@
 //! logging transactions.
 
 use super::*;
+use crate::rules::StoreScope;
 
 impl Inner {
     /// Counts a parse call's outcome and remembers its anomalies, by transaction, for
@@ -221,7 +222,7 @@ impl Inner {
                     &mut hits,
                 );
                 let record = if hits.is_empty() { None } else { tx.record() };
-                let files: Vec<FileInfo> = if hits.is_empty() {
+                let mut files: Vec<FileInfo> = if hits.is_empty() {
                     Vec::new()
                 } else {
                     tx.files(dir)
@@ -229,6 +230,15 @@ impl Inner {
                         .map(|f| app::files::record(f, id))
                         .collect()
                 };
+                if self.store.is_some() {
+                    self.filestore_hits(
+                        &hits,
+                        i,
+                        dir,
+                        (&mut flow.app.txs[td].store, &mut flow.app.store),
+                        &mut files,
+                    );
+                }
                 for h in &hits {
                     self.alert_with_files(
                         c,
@@ -243,27 +253,6 @@ impl Inner {
                     if hits.iter().any(|h| self.drops_flow(h.sig)) {
                         flow.vars.pass = true;
                     }
-                }
-            }
-            if self.cfg.log_files {
-                for d in [Dir::ToServer, Dir::ToClient] {
-                    let files = tx.files(d);
-                    let logged = &mut flow.app.txs[td].files_logged[d.index()];
-                    let mut n = usize::from(*logged);
-                    while let Some(f) = files.get(n) {
-                        if f.is_open() && !ending {
-                            break;
-                        }
-                        let mut fi = app::files::record(f, id);
-                        if f.is_open() {
-                            // The flow ends with the file unfinished.
-                            fi.state = app::files::FileState::Truncated.name().to_string();
-                        }
-                        self.file_log.push((d == Dir::ToServer, tx.record(), fi));
-                        n += 1;
-                    }
-                    // Bounded by MAX_FILES_PER_TX.
-                    *logged = n as u16;
                 }
             }
             if (complete_both || ending) && !flow.app.txs[td].logged {
@@ -289,6 +278,12 @@ impl Inner {
             }
         }
         self.hits = hits;
+        if self.store.is_some() {
+            self.store_files(flow, ending);
+        }
+        if self.cfg.log_files {
+            self.files_to_log(flow, ending);
+        }
         let mut file_log = std::mem::take(&mut self.file_log);
         for (file_to_server, r, fi) in file_log.drain(..) {
             self.stats.files += 1;
@@ -315,6 +310,131 @@ impl Inner {
             flow.app.txs.release_if_empty();
             flow.app.tx_events.release_if_empty();
         }
+    }
+
+    /// The ended files of the flow's transactions not logged yet (all of them when the
+    /// flow ends: an unfinished one as `TRUNCATED`), queued in `file_log`.
+    fn files_to_log(&mut self, flow: &mut Flow, ending: bool) {
+        let Some(state) = flow.app.state.as_deref() else {
+            return;
+        };
+        for i in 0..state.tx_count() {
+            let Some(tx) = state.tx(i) else { break };
+            let id = tx.id();
+            let Some(td) = flow.app.txs.iter_mut().find(|t| t.tx_id == id) else {
+                continue;
+            };
+            for d in [Dir::ToServer, Dir::ToClient] {
+                let files = tx.files(d);
+                let logged = &mut td.files_logged[d.index()];
+                let mut n = usize::from(*logged);
+                while let Some(f) = files.get(n) {
+                    if f.is_open() && !ending {
+                        break;
+                    }
+                    let mut fi = app::files::record(f, id);
+                    if f.is_open() {
+                        // The flow ends with the file unfinished.
+                        fi.state = app::files::FileState::Truncated.name().to_string();
+                    }
+                    self.file_log.push((d == Dir::ToServer, tx.record(), fi));
+                    n += 1;
+                }
+                // Bounded by MAX_FILES_PER_TX.
+                *logged = n as u16;
+            }
+        }
+    }
+
+    /// The `filestore` rules among `hits` (on live transaction `index`, inspected in
+    /// `dir`): their files are marked for the store (now for scope `file`, from now on
+    /// for `tx` and `flow`), and the alerts' `files` show them as being stored.
+    fn filestore_hits(
+        &mut self,
+        hits: &[Hit],
+        index: usize,
+        dir: Dir,
+        scoped: (&mut [u32; 2], &mut [u32; 2]),
+        files: &mut [FileInfo],
+    ) {
+        for h in hits {
+            let rule = &self.engine.sig(h.sig).rule;
+            let Some(opt) = rule.filestore else { continue };
+            let mark = h.sig.saturating_add(1);
+            for (k, on) in opt.dirs(dir == Dir::ToServer).into_iter().enumerate() {
+                if !on {
+                    continue;
+                }
+                let d = if k == 0 { Dir::ToServer } else { Dir::ToClient };
+                match opt.scope {
+                    StoreScope::File => {}
+                    StoreScope::Tx => scoped.0[k] = mark,
+                    StoreScope::Flow => scoped.1[k] = mark,
+                }
+                self.store_marks.push((index, d, h.sig));
+                if d == dir {
+                    for fi in files.iter_mut().filter(|f| !f.stored) {
+                        fi.storing = true;
+                        if !fi.sid.contains(&rule.sid) {
+                            fi.sid.push(rule.sid);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies the `filestore` marks to the flow's files and writes the files to be
+    /// stored (see [`app::files::store`]); a file no rule asked for by the time its
+    /// direction of the transaction was inspected for the last time is not kept.
+    fn store_files(&mut self, flow: &mut Flow, ending: bool) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        let Some(state) = flow.app.state.as_deref_mut() else {
+            self.store_marks.clear();
+            return;
+        };
+        let sid_of = |mark: u32| mark.checked_sub(1).map(|s| self.engine.sig(s).rule.sid);
+        for i in 0..state.tx_count() {
+            let Some(tx) = state.tx(i) else { break };
+            let id = tx.id();
+            let td = flow.app.txs.iter().find(|t| t.tx_id == id);
+            let mut last = [false; 2];
+            let mut marks = [0u32; 2];
+            for d in [Dir::ToServer, Dir::ToClient] {
+                let k = d.index();
+                last[k] = ending
+                    || (tx.complete(d) && td.is_some_and(|t| t.inspected[k] == Some(tx.progress(d))));
+                marks[k] = td.map_or(0, |t| t.store[k]).max(flow.app.store[k]);
+            }
+            for d in [Dir::ToServer, Dir::ToClient] {
+                let k = d.index();
+                let Some(files) = state.tx_files_mut(i, d) else {
+                    continue;
+                };
+                let now: Option<u64> = self
+                    .store_marks
+                    .iter()
+                    .find(|m| m.0 == i && m.1 == d)
+                    .and_then(|m| sid_of(m.2 + 1));
+                let from_scope = sid_of(marks[k]);
+                for f in files.iter_mut() {
+                    if !f.keeps_bytes() {
+                        continue;
+                    }
+                    if let Some(sid) = now.or(from_scope) {
+                        f.request_store(sid);
+                    }
+                    if f.store {
+                        store.write(f);
+                    } else if !f.is_open() && last[k] {
+                        f.no_store();
+                    }
+                }
+            }
+        }
+        self.store_marks.clear();
     }
 }
 

@@ -89,7 +89,7 @@ pub fn counter_names(index: usize) -> Vec<String> {
 
 /// The counters refreshed after each batch, in the order of the values the worker loop
 /// publishes (the per-protocol flow counters are refreshed apart).
-const PER_BATCH: [DetectCounter; 20] = [
+const PER_BATCH: [DetectCounter; 23] = [
     DetectCounter::Packets,
     DetectCounter::Bytes,
     DetectCounter::Alerts,
@@ -110,6 +110,9 @@ const PER_BATCH: [DetectCounter; 20] = [
     DetectCounter::FilesTruncated,
     DetectCounter::FilesHashed,
     DetectCounter::FilesMagic,
+    DetectCounter::FilesStored,
+    DetectCounter::FileStoreErrors,
+    DetectCounter::FileStoreOpen,
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -146,6 +149,8 @@ struct Settings {
     log_files: bool,
     /// What the config asks of the file layer (the rules' needs are added to it).
     files: app::files::FileConfig,
+    /// The file store is on (`file-store.enabled`).
+    file_store: bool,
 }
 
 /// A worker's state: the flow table, the fragment table, and the rest (so that a flow
@@ -250,6 +255,11 @@ struct Inner {
     /// The capture file of the packets being processed: its index and name (the name
     /// events get, as Suricata gives every record the file being read).
     file: (u32, String),
+    /// The file store (`file-store` on): where `filestore` rules' files are written.
+    store: Option<app::files::store::Store>,
+    /// `filestore` matches of one inspection (live transaction index, direction, rule),
+    /// applied once the transactions can be changed (kept for its capacity).
+    store_marks: Vec<(usize, Dir, u32)>,
 }
 
 /// The names of the capture files ring records point at.
@@ -483,6 +493,38 @@ impl Inner {
     }
 }
 
+/// What the file layer does for new flows: what the config asks, with what the rules
+/// need; bytes are kept for the store only when it is on.
+fn file_config(cfg: &Settings, engine: &Engine) -> app::files::FileConfig {
+    let mut c = cfg.files.union(engine.file_needs());
+    if !cfg.file_store {
+        c.store_possible = false;
+        c.store_all = false;
+    }
+    c
+}
+
+/// The file store of worker `index`, when `file-store` is on: its directory (relative
+/// to the log directory unless absolute) is made if missing. A store that cannot be
+/// made is reported and left off (files are then logged, not stored).
+fn open_store(config: &Config, index: usize) -> Option<app::files::store::Store> {
+    let fs = config.file_store()?;
+    let dir = config.default_log_dir.join(&fs.dir);
+    let workers = u32::try_from(config.workers()).unwrap_or(u32::MAX);
+    let worker = u32::try_from(index).unwrap_or(u32::MAX);
+    match app::files::store::Store::open(&dir, worker, workers, fs.max_open_files) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::error!(
+                worker = index,
+                "file-store: cannot make {}: {e}; files are not stored",
+                dir.display()
+            );
+            None
+        }
+    }
+}
+
 impl Settings {
     fn from_config(config: &Config) -> Settings {
         // Any output that logs the type wants it (outputs filter by type themselves).
@@ -497,6 +539,7 @@ impl Settings {
             want_flow: wants("flow"),
             log_files: wants("files"),
             files: app::files::FileConfig::from_config(config),
+            file_store: config.file_store().is_some(),
             tunnel_ports: tunnel_ports(config),
             log_app: std::array::from_fn(|i| {
                 app::PROTOCOLS
@@ -562,7 +605,8 @@ impl Worker {
     ) -> Worker {
         let cfg = Settings::from_config(config);
         let mut registry = registry;
-        registry.set_files(cfg.files.union(engine.file_needs()));
+        registry.set_files(file_config(&cfg, &engine));
+        let store = open_store(config, index);
         Worker {
             flows: FlowTable::new(index),
             defrag: Defrag::default(),
@@ -585,6 +629,8 @@ impl Worker {
                 link_type: 0,
                 files,
                 file: (0, String::new()),
+                store,
+                store_marks: Vec::new(),
             },
         }
     }

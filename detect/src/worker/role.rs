@@ -235,6 +235,9 @@ impl Published {
             s.files_truncated,
             s.files_hashed,
             s.files_magic,
+            w.x.store.as_ref().map_or(0, |st| st.stats.stored),
+            w.x.store.as_ref().map_or(0, |st| st.stats.fs_errors),
+            w.x.store.as_ref().map_or(0, |st| st.open_files() as u64),
         ];
         for (r, v) in self.per_batch.iter().zip(values) {
             r.set(v);
@@ -395,7 +398,7 @@ impl Worker {
                 let old = std::mem::replace(&mut self.x.engine, *engine);
                 self.x.st.renew();
                 // New flows get what the new rules need of the file layer.
-                let files = self.x.cfg.files.union(self.x.engine.file_needs());
+                let files = super::file_config(&self.x.cfg, &self.x.engine);
                 self.x.registry.set_files(files);
                 counters.get(DetectCounter::RulesGeneration).set(generation);
                 counters.get(DetectCounter::RulesReloads).add(1);

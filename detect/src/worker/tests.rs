@@ -493,3 +493,98 @@ fn gre_packets_have_no_flow_and_their_inner_packets_do() {
     assert_eq!(flows.len(), 1);
     assert_eq!(flows[0].ip_proto, 6);
 }
+
+/// `filestore` stores the files of the direction it matched in, by sha256, whether it
+/// matched before the body came or on the body itself; a file no rule asked for is
+/// not written; the `fileinfo` records say `stored` with the file's id and the rules,
+/// and the alerts show the files as being stored.
+#[test]
+fn filestore_writes_matching_files_by_sha256() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let mut config = Config::default();
+    // One worker: file ids 1, 2, ... (with N, worker i's are i+1, i+1+N, ...).
+    config.detect.workers = Some(1);
+    config.outputs.push(meerkat_config::Output {
+        eve_log: None,
+        pcap_log: None,
+        file_store: Some(meerkat_config::outputs::FileStore {
+            enabled: true,
+            dir: store.to_string_lossy().into_owned(),
+            ..Default::default()
+        }),
+    });
+    let mut t = handshaken(80);
+    // Stored by a match on the response line (before the body).
+    t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello");
+    t.server_sends(b" world");
+    // Stored by a match on the body's last bytes (kept until then).
+    t.client_sends(b"GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 404 Not Found\r\nContent-Length: 12\r\n\r\nsecret ");
+    t.server_sends(b"stuff");
+    // Not asked for.
+    t.client_sends(b"GET /c HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope");
+    t.close();
+    let rules = "alert http any any -> any any (http.stat_code; content:\"200\"; filestore; sid:1;)\n\
+         alert http any any -> any any (file.data; content:\"stuff\"; filestore; sid:2;)\n\
+         alert http any any -> any any (http.uri; content:\"/c\"; filestore:request; sid:3;)\n";
+    let r = run(&config, rules, &t.into_frames());
+    let stored_path = |data: &[u8]| {
+        let name = app::files::hex(&Sha256::digest(data));
+        store.join(&name[..2]).join(&name)
+    };
+    assert_eq!(
+        std::fs::read(stored_path(b"hello world")).unwrap(),
+        b"hello world"
+    );
+    assert_eq!(
+        std::fs::read(stored_path(b"secret stuff")).unwrap(),
+        b"secret stuff"
+    );
+    assert!(!stored_path(b"nope").exists());
+    assert_eq!(std::fs::read_dir(store.join("tmp")).unwrap().count(), 0);
+    let files: Vec<_> = r.events.iter().filter_map(|e| e.fileinfo.as_ref()).collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    let by_name = |n: &[u8]| files.iter().find(|f| f.filename == n).unwrap();
+    let (a, b, c) = (by_name(b"/a"), by_name(b"/b"), by_name(b"/c"));
+    assert!(a.stored && b.stored && !c.stored);
+    assert_eq!((a.sid.as_slice(), b.sid.as_slice()), (&[1][..], &[2][..]));
+    let mut ids = [a.file_id.unwrap(), b.file_id.unwrap()];
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2]);
+    assert!(c.file_id.is_none() && !c.storing);
+    // sid 3 matched on the request, which has no file: no alert (as Suricata).
+    let sids: Vec<u64> = r
+        .events
+        .iter()
+        .filter_map(|e| e.alert.as_ref().map(|a| a.signature_id))
+        .collect();
+    assert!(sids.contains(&1) && sids.contains(&2) && !sids.contains(&3), "{sids:?}");
+    let alert = r
+        .events
+        .iter()
+        .find(|e| e.alert.as_ref().is_some_and(|a| a.signature_id == 1))
+        .unwrap();
+    assert!(alert.files.iter().all(|f| f.storing && f.sid == [1]));
+}
+
+/// Without the file store, a `filestore` rule still alerts and nothing is kept.
+#[test]
+fn filestore_without_the_store_only_alerts() {
+    let config = Config::default();
+    let mut t = handshaken(80);
+    t.client_sends(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+    t.close();
+    let r = run(
+        &config,
+        "alert http any any -> any any (filestore; sid:1;)",
+        &t.into_frames(),
+    );
+    assert!(r.events.iter().any(|e| e.alert.is_some()));
+    let f = r.events.iter().find_map(|e| e.fileinfo.as_ref()).unwrap();
+    assert!(!f.stored && f.file_id.is_none());
+}

@@ -18,6 +18,12 @@ impl Builder<'_> {
             "filemd5" => HashAlgo::Md5,
             "filesha1" => HashAlgo::Sha1,
             "filesha256" => HashAlgo::Sha256,
+            "filestore" => {
+                let opt = parse_filestore(v).map_err(|e| fail(kw, e))?;
+                self.rule.filestore = Some(opt);
+                self.rule.tx_checks.push(TxCheck::File(FileCheck::Exists));
+                return Ok(true);
+            }
             "filesize" => {
                 let val = value_of(kw, v)?;
                 let cmp = parse_num_cmp(val).ok_or_else(|| fail(kw, "bad size"))?;
@@ -40,6 +46,40 @@ impl Builder<'_> {
         }));
         Ok(true)
     }
+}
+
+/// `filestore[:<direction>[,<scope>]]`: direction `request`/`to_server`,
+/// `response`/`to_client` or `both` (default: the direction of the match); scope
+/// `file`, `tx`, `ssn` or `flow` (default `file`).
+fn parse_filestore(v: Option<&str>) -> Result<FileStoreOpt, String> {
+    let mut opt = FileStoreOpt {
+        dir: StoreDir::Match,
+        scope: StoreScope::File,
+    };
+    let Some(v) = v.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(opt);
+    };
+    let mut parts = v.split(',').map(str::trim);
+    if let Some(d) = parts.next() {
+        opt.dir = match d {
+            "request" | "to_server" => StoreDir::ToServer,
+            "response" | "to_client" => StoreDir::ToClient,
+            "both" => StoreDir::Both,
+            _ => return Err(format!("unknown direction {d:?} (request, response, both)")),
+        };
+    }
+    if let Some(s) = parts.next() {
+        opt.scope = match s {
+            "file" => StoreScope::File,
+            "tx" => StoreScope::Tx,
+            "ssn" | "flow" => StoreScope::Flow,
+            _ => return Err(format!("unknown scope {s:?} (file, tx, ssn, flow)")),
+        };
+    }
+    if parts.next().is_some() {
+        return Err(format!("too many options in {v:?}"));
+    }
+    Ok(opt)
 }
 
 /// A hash-list path: absolute as given; relative to the rule file's directory when the
