@@ -13,6 +13,12 @@ import sys
 
 KEY = re.compile(r'^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*:(\s|$)')
 
+def is_prose(value):
+    """Whether the text after `key:` on a commented line reads as a sentence, not a
+    value: words ending with a full stop ("# is: 8*1000*2000 ~ 16TiB.")."""
+    v = value.split(' #')[0].strip()
+    return ' ' in v and v.endswith('.')
+
 def main(path):
     keys = set()
     stack = []  # (indent, key)
@@ -28,6 +34,8 @@ def main(path):
         km = KEY.match(line)
         if not km:
             continue
+        if m and is_prose(line[km.end():]):
+            continue  # a sentence, such as '# is: 8*1000*2000 ~ 16TiB.'
         key = km.group('key')
         if key != key.lower() and not re.match(r'^[A-Z0-9_]+$', key):
             continue  # prose such as "Note: ..."

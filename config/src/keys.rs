@@ -319,6 +319,10 @@ fn prune(node: &mut Value, path: &mut Vec<String>, report: &mut KeyReport) {
                     || is_protocol_setting(&segs);
                 if keep_whole {
                     // A leaf Meerkat models; the typed layer checks its value.
+                } else if is_meerkat_section(&segs) && map.get(&k).is_some_and(Value::is_null) {
+                    // A section with every key commented out (`capture:` in Suricata's
+                    // stock suricata.yaml): unset, its defaults apply, as in Suricata.
+                    map.remove(&k);
                 } else if is_meerkat_section(&segs) {
                     if let Some(child) = map.get_mut(&k) {
                         prune(child, path, report);

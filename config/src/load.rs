@@ -88,4 +88,30 @@ mod tests {
         let e = resolve(Some(Path::new("/nonexistent/meerkat.yaml")), &[]).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/meerkat.yaml"), "{e}");
     }
+
+    /// Suricata 8's stock suricata.yaml loads as it is (sections with every key
+    /// commented out, outputs Meerkat does not write), so a Suricata deployment's config
+    /// works unchanged. Skips when `../shared` (where the reference's copy is) is absent.
+    #[test]
+    fn suricata_stock_config_loads() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/tools/reference/suricata.yaml");
+        if !p.is_file() {
+            eprintln!("skipped: {} is absent", p.display());
+            return;
+        }
+        let r = resolve(Some(&p), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let fs = r
+            .config
+            .outputs
+            .iter()
+            .find_map(|o| o.file_store.as_ref())
+            .expect("the file-store output is read");
+        assert!(!fs.enabled && fs.version == 2);
+        assert!(r.config.eve_wants("files") && r.config.eve_wants("alert"));
+        // Enabling the file store as Suricata's users do, by its place in the list.
+        let r = resolve(Some(&p), &["outputs.6.file-store.enabled=yes".to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.config.file_store().is_some());
+    }
 }

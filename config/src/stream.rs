@@ -35,8 +35,9 @@ pub struct Stream {
     /// Pick up sessions whose handshake was not seen. Suricata's default: no.
     #[serde(default, deserialize_with = "de::flex_bool")]
     pub midstream: bool,
-    /// Inline (IPS) stream mode: inspect data as it arrives rather than once acked.
-    #[serde(default, deserialize_with = "de::flex_bool")]
+    /// Inline (IPS) stream mode: inspect data as it arrives rather than once acked
+    /// (`auto`, Suricata's stock value, is inline only in IPS mode: off here).
+    #[serde(default, deserialize_with = "de::flex_bool_or_auto")]
     pub inline: bool,
     /// Validate TCP checksums (`-k none` turns it off). Suricata's default: yes.
     #[serde(default = "yes", deserialize_with = "de::flex_bool")]

@@ -308,13 +308,13 @@ impl Writer {
             stats_seq: 1,
             net_outputs: Vec::new(),
             last_pcap_filename: config.eve_pcap_filename().then(String::new),
-            fileinfo_store: config
-                .file_store()
-                .filter(|f| f.write_fileinfo)
-                .map(|f| {
-                    let opts = config.eve_logs().next().map(render_options);
-                    (config.default_log_dir.join(&f.dir), opts.unwrap_or_default())
-                }),
+            fileinfo_store: config.file_store().filter(|f| f.write_fileinfo).map(|f| {
+                let opts = config.eve_logs().next().map(render_options);
+                (
+                    config.default_log_dir.join(&f.dir),
+                    opts.unwrap_or_default(),
+                )
+            }),
             fileinfo_line: Vec::new(),
         };
         for (producer, epoch, done) in w.state.entries() {

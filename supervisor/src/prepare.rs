@@ -83,7 +83,10 @@ pub(crate) fn prepare_with_rules(
 }
 
 /// The classification and reference files: readable (made absolute), and the lines
-/// that are not Suricata's syntax reported (they are skipped, as Suricata does).
+/// that are not Suricata's syntax reported (they are skipped, as Suricata does). A file
+/// that does not exist (a Suricata config's `/usr/local/etc/suricata/...` on a host
+/// without Suricata) is a warning, and the built-in tables are used; as Suricata, which
+/// goes on without it.
 pub(crate) fn check_rule_context(config: &mut Config) -> Result<(), SupervisorError> {
     for (file, what) in [
         (&mut config.classification_file, "classification file"),
@@ -91,6 +94,14 @@ pub(crate) fn check_rule_context(config: &mut Config) -> Result<(), SupervisorEr
     ] {
         if let Some(c) = file {
             *c = absolute(c);
+            if !c.exists() {
+                tracing::warn!(
+                    "the {what} {} does not exist: using the built-in one",
+                    c.display()
+                );
+                *file = None;
+                continue;
+            }
             check_readable(c, what)?;
         }
     }

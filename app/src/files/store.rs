@@ -258,7 +258,10 @@ mod tests {
             let name = sha256_name(&data);
             let path = dir.path().join(&name[..2]).join(&name);
             assert_eq!(std::fs::read(&path).unwrap(), data);
-            assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+            assert_eq!(
+                std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
+                0
+            );
             assert_eq!(s.stats.stored, 2);
             assert_eq!(s.open_files(), 0);
         }
@@ -296,9 +299,16 @@ mod tests {
         d.append(&vec![2u8; FLUSH_BYTES]);
         s.write(&mut d);
         drop(d);
-        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
+            0
+        );
         let stored: usize = (0..=255u8)
-            .map(|i| std::fs::read_dir(dir.path().join(hex(&[i]))).unwrap().count())
+            .map(|i| {
+                std::fs::read_dir(dir.path().join(hex(&[i])))
+                    .unwrap()
+                    .count()
+            })
             .sum();
         assert_eq!(stored, 0);
         assert_eq!(s.stats.not_stored, 1, "the truncated file");

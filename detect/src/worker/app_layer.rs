@@ -405,7 +405,8 @@ impl Inner {
             for d in [Dir::ToServer, Dir::ToClient] {
                 let k = d.index();
                 last[k] = ending
-                    || (tx.complete(d) && td.is_some_and(|t| t.inspected[k] == Some(tx.progress(d))));
+                    || (tx.complete(d)
+                        && td.is_some_and(|t| t.inspected[k] == Some(tx.progress(d))));
                 marks[k] = td.map_or(0, |t| t.store[k]).max(flow.app.store[k]);
             }
             for d in [Dir::ToServer, Dir::ToClient] {

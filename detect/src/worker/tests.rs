@@ -546,7 +546,11 @@ fn filestore_writes_matching_files_by_sha256() {
     );
     assert!(!stored_path(b"nope").exists());
     assert_eq!(std::fs::read_dir(store.join("tmp")).unwrap().count(), 0);
-    let files: Vec<_> = r.events.iter().filter_map(|e| e.fileinfo.as_ref()).collect();
+    let files: Vec<_> = r
+        .events
+        .iter()
+        .filter_map(|e| e.fileinfo.as_ref())
+        .collect();
     assert_eq!(files.len(), 3, "{files:?}");
     let by_name = |n: &[u8]| files.iter().find(|f| f.filename == n).unwrap();
     let (a, b, c) = (by_name(b"/a"), by_name(b"/b"), by_name(b"/c"));
@@ -562,7 +566,10 @@ fn filestore_writes_matching_files_by_sha256() {
         .iter()
         .filter_map(|e| e.alert.as_ref().map(|a| a.signature_id))
         .collect();
-    assert!(sids.contains(&1) && sids.contains(&2) && !sids.contains(&3), "{sids:?}");
+    assert!(
+        sids.contains(&1) && sids.contains(&2) && !sids.contains(&3),
+        "{sids:?}"
+    );
     let alert = r
         .events
         .iter()
