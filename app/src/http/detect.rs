@@ -39,6 +39,9 @@ pub const REQUEST_BODY: BufferId = BufferId::of(AppProto::Http, 21);
 pub const REQUEST_HEADER: BufferId = BufferId::of(AppProto::Http, 22);
 /// `file.name` of the request's file (a request body): the URI path.
 pub const FILE_NAME_REQ: BufferId = BufferId::of(AppProto::Http, 23);
+/// `file.data` to the server: the request body, or each file part of a multipart
+/// upload (one item per file).
+pub const FILE_DATA_REQ: BufferId = BufferId::of(AppProto::Http, 58);
 /// `file.magic` of the request's file.
 pub const FILE_MAGIC_REQ: BufferId = BufferId::of(AppProto::Http, 24);
 pub const STAT_CODE: BufferId = BufferId::of(AppProto::Http, 40);
@@ -377,18 +380,19 @@ pub static BUFFERS: &[BufferDef] = &[
         Some(RESPONSE_HEADER),
         true,
     ),
-    // file_data: the HTTP body in the rule's direction (response body by default).
+    // file_data: the HTTP body in the rule's direction (response body by default); a
+    // multipart upload's files one by one.
     def(
         "file.data",
         &["file_data"],
         None,
         AppProto::Http,
-        Some(REQUEST_BODY),
+        Some(FILE_DATA_REQ),
         Some(RESPONSE_BODY),
-        false,
+        true,
     ),
     // file.name: the name of the file an HTTP body carries, in the rule's direction
-    // (Suricata's HTTP/1 file naming; multipart uploads are not split into files).
+    // (Suricata's HTTP/1 file naming; a multipart upload's file parts one by one).
     def(
         "file.name",
         &[],
@@ -396,7 +400,7 @@ pub static BUFFERS: &[BufferDef] = &[
         AppProto::Http,
         Some(FILE_NAME_REQ),
         Some(FILE_NAME_RESP),
-        false,
+        true,
     ),
     // file.magic: the type of the body's file from its content (needs the file layer's
     // magic, which a rule using it turns on).
@@ -531,6 +535,28 @@ fn body(tx: &HttpTx, dir: Dir) -> Buf<'_> {
     }
 }
 
+/// Item `index` of a multipart upload's file parts (`get` gives it from the part's body
+/// range): ready once the part ended (or the body did), partial while it arrives; a
+/// part still to come is not there yet while the body is.
+fn part<'a>(
+    m: &'a Message,
+    mp: &'a super::multipart::Multipart,
+    index: usize,
+    get: impl FnOnce((u64, u64)) -> Option<&'a [u8]>,
+) -> Buf<'a> {
+    let body_over = m.progress == Progress::Complete || m.body_truncated;
+    match mp.ranges.get(index) {
+        Some(&r) => match get(r) {
+            Some(b) if r.1 != u64::MAX || body_over => Buf::Ready(b),
+            Some(b) => Buf::Partial(b),
+            None if body_over => Buf::Absent,
+            None => Buf::NotYet,
+        },
+        None if body_over || mp.done() => Buf::Absent,
+        None => Buf::NotYet,
+    }
+}
+
 /// The name of the file the body in `dir` carries, as Suricata names HTTP/1 files: a
 /// response's from its Content-Disposition `filename=` parameter, else (and always for
 /// a request) the normalised URI path. A file exists once body bytes arrived; a
@@ -626,7 +652,11 @@ pub(crate) fn disposition_filename(v: &[u8]) -> Option<&[u8]> {
 pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
     let req = &tx.request;
     let resp = &tx.response;
-    if index > 0 && id != REQUEST_HEADER && id != RESPONSE_HEADER {
+    if index > 0
+        && id != REQUEST_HEADER
+        && id != RESPONSE_HEADER
+        && !(req.multipart.is_some() && (id == FILE_DATA_REQ || id == FILE_NAME_REQ))
+    {
         return Buf::Absent;
     }
     if tx.request_missing && id.0 < STAT_CODE.0 {
@@ -663,7 +693,18 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         CONNECTION_REQ => header(req, b"connection"),
         START_REQ => headers_ready(req, || ready(req.buffers.start())),
         REQUEST_BODY => body(tx, Dir::ToServer),
-        FILE_NAME_REQ => file_name(tx, Dir::ToServer),
+        FILE_NAME_REQ => match &req.multipart {
+            Some(mp) => part(req, mp, index, |_| mp.names.get(index).map(|n| &n[..])),
+            None => file_name(tx, Dir::ToServer),
+        },
+        FILE_DATA_REQ => match &req.multipart {
+            Some(mp) => part(req, mp, index, |(s, e)| {
+                let s = usize::try_from(s).ok()?;
+                let e = usize::try_from(e).unwrap_or(usize::MAX).min(req.body.len());
+                req.body.get(s..e.max(s))
+            }),
+            None => body(tx, Dir::ToServer),
+        },
         FILE_NAME_RESP => file_name(tx, Dir::ToClient),
         FILE_MAGIC_REQ => file_magic(tx, Dir::ToServer),
         FILE_MAGIC_RESP => file_magic(tx, Dir::ToClient),

@@ -12,6 +12,7 @@ pub mod decompress;
 pub mod detect;
 pub mod eve;
 pub mod logger;
+pub mod multipart;
 pub mod parser;
 pub mod state;
 pub mod uri;

@@ -96,8 +96,11 @@ pub struct Message {
     pub body_len: u64,
     /// A gap in the stream fell inside the body.
     pub body_gap: bool,
-    /// The files the body carries (one per message; tracked when the file layer is on).
+    /// The files the body carries (one per message, or one per file part of a
+    /// multipart upload; tracked when the file layer is on).
     pub files: Files,
+    /// A `multipart/form-data` request body being split into its file parts.
+    pub multipart: Option<Box<super::multipart::Multipart>>,
     decoder: Option<Decoder>,
 }
 
@@ -942,9 +945,9 @@ impl HttpState {
             self.dirs[d].st = St::Idle;
             return Step::Go(0);
         }
-        let cfg = self.cfg;
+        let (cfg, files) = (self.cfg, self.files);
         if let Some(m) = self.msg_mut(dir, id) {
-            append_body(m, line, cfg.limit(dir));
+            append_body(m, line, cfg.limit(dir), &files);
         }
         Step::Go(line.len())
     }
@@ -955,11 +958,21 @@ impl HttpState {
         }
         let id = self.dirs[dir.index()].tx_id;
         let limit = self.cfg.limit(dir);
-        if self.files.track {
-            let cfg = self.files;
-            if let Some(tx) = self.tx_mut(id) {
-                open_file(tx, dir, &cfg);
-            }
+        let cfg = self.files;
+        if let Some(m) = self.msg_mut(dir, id)
+            && dir == Dir::ToServer
+            && m.body_len == 0
+            && m.multipart.is_none()
+            && let Some(b) = m
+                .header(b"content-type")
+                .and_then(super::multipart::boundary)
+        {
+            m.multipart = Some(Box::new(super::multipart::Multipart::new(b)));
+        }
+        if cfg.track
+            && let Some(tx) = self.tx_mut(id)
+        {
+            open_file(tx, dir, &cfg);
         }
         if let Some(m) = self.msg_mut(dir, id) {
             m.body_len += data.len() as u64;
@@ -968,7 +981,7 @@ impl HttpState {
                 .as_ref()
                 .map(|d| (d.flags.bomb, d.flags.failed))
                 .unwrap_or_default();
-            append_body(m, data, limit);
+            append_body(m, data, limit, &cfg);
             if let Some(dec) = &m.decoder {
                 if dec.flags.bomb && !bomb_before {
                     out.anomaly("http.compression_bomb");
@@ -995,16 +1008,24 @@ impl HttpState {
 
     fn complete_msg(&mut self, dir: Dir, id: u64) {
         let limit = self.cfg.limit(dir);
+        let cfg = self.files;
         if let Some(m) = self.msg_mut(dir, id) {
             if let Some(mut dec) = m.decoder.take() {
                 let room = limit.saturating_sub(m.body.len());
                 let before = m.body.len();
                 dec.finish(&mut m.body, room);
-                if let (Some(f), Some(tail)) = (m.files.current(), m.body.get(before..)) {
-                    f.append(tail);
+                if let Some(tail) = m.body.get(before..) {
+                    let tail = tail.to_vec();
+                    feed_files(m, &tail, &cfg);
                 }
             }
-            m.files.end_current(FileState::Closed);
+            // A file part without its closing delimiter ended with the body.
+            let cut = m.multipart.as_deref().is_some_and(|mp| mp.in_file());
+            m.files.end_current(if cut {
+                FileState::Truncated
+            } else {
+                FileState::Closed
+            });
             m.progress = Progress::Complete;
         }
     }
@@ -1029,7 +1050,8 @@ fn looks_like_header_line(l: &[u8]) -> bool {
 /// Opens the file of the body of `tx` in `dir`, unless it has one: named as Suricata
 /// names HTTP/1 files (see [`super::detect::file_name`]).
 fn open_file(tx: &mut HttpTx, dir: Dir, cfg: &FileConfig) {
-    if !tx.message(dir).files.as_slice().is_empty() {
+    // A multipart upload's files are its file parts (opened as they come).
+    if !tx.message(dir).files.as_slice().is_empty() || tx.message(dir).multipart.is_some() {
         return;
     }
     let name = super::detect::file_name_of(tx, dir).unwrap_or_default();
@@ -1055,11 +1077,9 @@ fn open_file(tx: &mut HttpTx, dir: Dir, cfg: &FileConfig) {
 /// Keeps body bytes for inspection (up to `limit`) and feeds them to the message's open
 /// file: the bytes as received, or as decoded when the body is compressed (decoded
 /// bytes past the body limit are not produced, so such a file ends at the limit).
-fn append_body(m: &mut Message, data: &[u8], limit: usize) {
-    if m.decoder.is_none()
-        && let Some(f) = m.files.current()
-    {
-        f.append(data);
+fn append_body(m: &mut Message, data: &[u8], limit: usize, cfg: &FileConfig) {
+    if m.decoder.is_none() {
+        feed_files(m, data, cfg);
     }
     let room = limit.saturating_sub(m.body.len());
     if room == 0 {
@@ -1072,8 +1092,16 @@ fn append_body(m: &mut Message, data: &[u8], limit: usize) {
             if !dec.feed(data, &mut m.body, room) && m.body.len() >= limit {
                 m.body_truncated = true;
             }
-            if let (Some(f), Some(new)) = (m.files.current(), m.body.get(before..)) {
-                f.append(new);
+            if m.body.len() > before {
+                // Decoded bytes go to the files as they are kept (`before..`); split
+                // borrows: the body is read while the files change.
+                let Message {
+                    body,
+                    files,
+                    multipart,
+                    ..
+                } = m;
+                feed_parts(files, multipart, &body[before..], cfg);
             }
         }
         None => {
@@ -1086,6 +1114,41 @@ fn append_body(m: &mut Message, data: &[u8], limit: usize) {
     }
     if m.body.len() >= limit {
         m.body_truncated = true;
+    }
+}
+
+/// Body bytes to the message's files: the one file of the body, or, for a multipart
+/// upload, the file parts they belong to.
+fn feed_files(m: &mut Message, data: &[u8], cfg: &FileConfig) {
+    feed_parts(&mut m.files, &mut m.multipart, data, cfg);
+}
+
+fn feed_parts(
+    files: &mut Files,
+    multipart: &mut Option<Box<super::multipart::Multipart>>,
+    data: &[u8],
+    cfg: &FileConfig,
+) {
+    use super::multipart::Event;
+    match multipart.as_deref_mut() {
+        Some(mp) => mp.feed(data, |e| match e {
+            Event::Open(name) => {
+                if cfg.track {
+                    files.open(name, cfg);
+                }
+            }
+            Event::Data(d) => {
+                if let Some(f) = files.current() {
+                    f.append(d);
+                }
+            }
+            Event::Close => files.end_current(FileState::Closed),
+        }),
+        None => {
+            if let Some(f) = files.current() {
+                f.append(data);
+            }
+        }
     }
 }
 
@@ -1105,6 +1168,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(mp) = m.multipart.as_deref_mut() {
+                        mp.abandon();
+                    }
                     if let Some(f) = m.files.current() {
                         f.gap(len.min(n));
                     }
@@ -1119,6 +1185,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(mp) = m.multipart.as_deref_mut() {
+                        mp.abandon();
+                    }
                     if let Some(f) = m.files.current() {
                         f.gap(len);
                     }
@@ -1129,6 +1198,9 @@ impl AppState for HttpState {
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.body_gap = true;
                     m.decoder = None;
+                    if let Some(mp) = m.multipart.as_deref_mut() {
+                        mp.abandon();
+                    }
                     if let Some(f) = m.files.current() {
                         f.gap(len);
                     }

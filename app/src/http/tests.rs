@@ -560,3 +560,69 @@ fn content_ranges() {
     assert_eq!(detect::content_range(b"bytes 9-1/10"), None);
     assert_eq!(detect::content_range(b"items 1-2/3"), None);
 }
+
+/// A multipart upload's file parts are its files (named by their `filename`, sized
+/// without the line end before the next delimiter), the form fields are not, and
+/// `file.data`/`file.name` give each file apart; the whole body is still
+/// `http.request_body`. Whatever the piece size.
+#[test]
+fn multipart_file_parts_are_files() {
+    let body: &[u8] = b"--XyZ\r\n\
+Content-Disposition: form-data; name=\"field\"\r\n\r\n\
+value\r\n\
+--XyZ\r\n\
+Content-Disposition: form-data; name=\"up1\"; filename=\"toto.txt\"\r\n\
+Content-Type: text/plain\r\n\r\n\
+toto est dans un bateau\n\r\n\
+--XyZ\r\n\
+Content-Disposition: form-data; name=\"up2\"; filename=\"titi.txt\"\r\n\r\n\
+Titi a vu un gros minet.\n\r\n\
+--XyZ--\r\n";
+    let req = [
+        format!(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+        body,
+    ]
+    .concat();
+    for step in [1, 7, 10_000] {
+        for tracked in [true, false] {
+            let mut s = if tracked { with_files() } else { state() };
+            feed(&mut s, Dir::ToServer, &req, step);
+            let t = tx(&s, 0);
+            assert_eq!(
+                ready(t.buffer(detect::FILE_DATA_REQ, 0)),
+                b"toto est dans un bateau\n"
+            );
+            assert_eq!(
+                ready(t.buffer(detect::FILE_DATA_REQ, 1)),
+                b"Titi a vu un gros minet.\n"
+            );
+            assert_eq!(t.buffer(detect::FILE_DATA_REQ, 2), Buf::Absent);
+            assert_eq!(ready(t.buffer(detect::FILE_NAME_REQ, 1)), b"titi.txt");
+            assert_eq!(ready(t.buffer(detect::REQUEST_BODY, 0)), body);
+            let files = t.files(Dir::ToServer);
+            if !tracked {
+                assert!(files.is_empty());
+                continue;
+            }
+            let got: Vec<(&[u8], u64)> = files.iter().map(|f| (f.name(), f.size())).collect();
+            assert_eq!(
+                got,
+                [(&b"toto.txt"[..], 24), (&b"titi.txt"[..], 25)],
+                "step {step}"
+            );
+            assert!(
+                files
+                    .iter()
+                    .all(|f| f.state() == crate::files::FileState::Closed)
+            );
+            assert_eq!(
+                crate::files::hex(files[0].md5().unwrap()),
+                "4faf1919fd89344be44cf0c6236e5af7"
+            );
+        }
+    }
+}
