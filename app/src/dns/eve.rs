@@ -146,7 +146,7 @@ pub fn dns(o: &mut Obj<'_>, d: &Dns) {
             if !list.is_empty() {
                 x.raw(k, |b| array(b, list, answer));
             }
-            if k == "answers" {
+            if k == "answers" && d.grouped {
                 grouped(x, list);
             }
         }

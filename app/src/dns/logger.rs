@@ -96,5 +96,6 @@ pub fn record(m: &Message) -> Dns {
             .collect(),
         // Set by the transaction, which knows its id.
         tx_id: 0,
+        grouped: false,
     }
 }

@@ -180,7 +180,13 @@ impl Transaction for DnsTx {
             Dir::ToServer => self.request.as_ref(),
             Dir::ToClient => self.response.as_ref(),
         };
-        m.map(|m| self.message_record(m))
+        m.map(|m| {
+            let mut r = self.message_record(m);
+            if let AppRecord::Dns(d) = &mut r {
+                d.grouped = true;
+            }
+            r
+        })
     }
 }
 
