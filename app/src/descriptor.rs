@@ -94,6 +94,10 @@ pub struct RecordDef {
     /// event, or an alert on one of its transactions. Given only records of this
     /// protocol's arm of [`AppRecord`].
     pub render: fn(&AppRecord, &mut Obj<'_>),
+    /// Whether the protocol's own events carry the transaction's id as a top-level
+    /// `tx_id` (Suricata's `http` events do; its `dns` events have it inside the `dns`
+    /// object and its `tls` events have none). Alerts on a transaction always do.
+    pub tx_id: bool,
 }
 
 /// How a protocol is made from its config section.

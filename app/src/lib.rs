@@ -191,6 +191,12 @@ pub trait Transaction: std::fmt::Debug {
     /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again
     /// only when this changes, so a body growing chunk by chunk need not bump it.
     fn progress(&self, dir: Dir) -> u8;
+    /// The name of the direction's progress as Suricata's parser of the protocol names
+    /// its states (EVE `ts_progress`, `tc_progress` of an alert on the transaction);
+    /// `None` for a protocol whose states Suricata does not name.
+    fn progress_name(&self, _dir: Dir) -> Option<&'static str> {
+        None
+    }
     /// Inspection buffer `id`. Multi-buffers (several DNS queries, several certificate
     /// names) have items `index` 0, 1, ...; single buffers only have item 0. An index past
     /// the last item is `Absent`.

@@ -100,4 +100,19 @@ impl AppLayer {
             .map(|p| p.enabled)
             .unwrap_or(AppEnabled::Yes)
     }
+
+    /// A yes/no setting of `proto`'s section (`tls.ja3-fingerprints`): `Some` when set
+    /// to a boolean (`yes`, `no`, `true`, ...), `None` when absent or anything else
+    /// (`auto`).
+    pub fn flag(&self, proto: &str, key: &str) -> Option<bool> {
+        match self.protocols.get(proto)?.settings.get(key)? {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) => match s.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" | "1" => Some(true),
+                "no" | "false" | "off" | "0" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }

@@ -3,13 +3,14 @@
 use std::net::IpAddr;
 
 use meerkat_proto::events::{
-    Alert, AlertAction, Anomaly, Direction, Event, EventType, FileInfo, FlowCounters, FlowRecord,
-    PacketSource, TcpSummary, Tunnel as TunnelRecord,
+    Alert, AlertAction, Anomaly, Direction, Event, EventType, ExceptionPolicy, FileInfo,
+    FlowCounters, FlowRecord, PacketSource, TcpSummary, Tunnel as TunnelRecord,
 };
 use meerkat_shm::PacketMeta;
 
+use crate::app::AppProto;
 use crate::app::AppRecord;
-use crate::flow::{EndReason, Flow};
+use crate::flow::{EndReason, Exception, Flow};
 use crate::rules::{Action, Rule};
 use meerkat_wire::checksum;
 use meerkat_wire::decode::{L4, Packet, Tunnel};
@@ -132,7 +133,13 @@ fn packet_event(
     let mut ev = Event {
         event_type: kind as i32,
         timestamp_us: ts_us(meta.ts_ns),
-        pcap_cnt: meta.seq,
+        // A pseudo packet made at flow end was not read from the capture: Suricata
+        // gives it no `pcap_cnt`.
+        pcap_cnt: if src == PacketSrc::FlowTimeout {
+            0
+        } else {
+            meta.seq
+        },
         pkt_src: src.proto() as i32,
         vlan: p.vlans().iter().map(|&v| u32::from(v)).collect(),
         ..Default::default()
@@ -234,22 +241,16 @@ pub fn app_record(
     meta: &PacketMeta,
     flow: &Flow,
     to_server: bool,
+    src: PacketSrc,
     tx_id: u64,
     r: AppRecord,
 ) -> Event {
-    let mut ev = packet_event(
-        EventType::App,
-        p,
-        meta,
-        Some((flow, to_server)),
-        PacketSrc::Wire,
-    );
+    let mut ev = packet_event(EventType::App, p, meta, Some((flow, to_server)), src);
     // App records are written client -> server, whichever packet finished them.
     ev.src_ip = ip_bytes(flow.client.0);
     ev.src_port = u32::from(flow.client.1);
     ev.dest_ip = ip_bytes(flow.server.0);
     ev.dest_port = u32::from(flow.server.1);
-    ev.pkt_src = PacketSource::Unspecified as i32;
     ev.direction = Direction::Unspecified as i32;
     ev.tx_id = Some(tx_id);
     ev.app_proto = flow.app.proto.name().to_string();
@@ -291,16 +292,51 @@ pub fn fileinfo(
     ev
 }
 
+/// The protocols of the flow's directions where they are not the flow's (EVE
+/// `app_proto_ts`, `app_proto_tc`): the protocol a direction's first data was
+/// recognised as, or `failed` when it was probed and recognised as none; empty when
+/// the same as the flow's, or when the direction had no data.
+pub fn dir_protos(flow: &Flow) -> (String, String) {
+    let app = &flow.app;
+    let one = |d: usize| {
+        let p = app.dir_proto[d];
+        if app.proto == AppProto::Unknown || p == app.proto {
+            String::new()
+        } else if p != AppProto::Unknown {
+            p.name().to_string()
+        } else if app.dir_probed[d] && app.proto != AppProto::Failed {
+            AppProto::Failed.name().to_string()
+        } else {
+            String::new()
+        }
+    };
+    (one(0), one(1))
+}
+
 /// A `flow` event for an ended flow.
 pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
     let flags = flow.tcp_flags_ts | flow.tcp_flags_tc;
-    let app = flow.app.proto.name();
-    Event {
-        app_proto: if app == "failed" {
-            String::new()
+    let (app_proto_ts, app_proto_tc) = dir_protos(flow);
+    let mut exception_policy = Vec::new();
+    for e in Exception::ALL {
+        let applied = if e == Exception::AppLayerError {
+            flow.app.parse_error
         } else {
-            app.to_string()
-        },
+            flow.exceptions & e as u8 != 0
+        };
+        if applied {
+            exception_policy.push(ExceptionPolicy {
+                target: e.target().to_string(),
+                policy: "ignore".to_string(),
+            });
+        }
+    }
+    Event {
+        app_proto: flow.app.proto.name().to_string(),
+        app_proto_ts,
+        app_proto_tc,
+        icmp_type: flow.icmp_ts.map(|(t, _)| u32::from(t)),
+        icmp_code: flow.icmp_ts.map(|(_, c)| u32::from(c)),
         event_type: EventType::Flow as i32,
         timestamp_us: ts_us(flow.last_ns),
         flow_id: flow.id,
@@ -320,17 +356,29 @@ pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
             state: flow.state().to_string(),
             reason: reason.as_str().to_string(),
             alerted: flow.alerted,
-            tcp: (flow.proto == 6).then(|| TcpSummary {
-                tcp_flags: u32::from(flags),
-                tcp_flags_ts: u32::from(flow.tcp_flags_ts),
-                tcp_flags_tc: u32::from(flow.tcp_flags_tc),
-                state: flow
-                    .tcp
-                    .as_ref()
-                    .map(|s| s.state.name().to_string())
-                    .unwrap_or_default(),
+            tcp: (flow.proto == 6).then(|| {
+                let side = |d: usize| flow.tcp.as_deref().map(|s| &s.sides[d]);
+                let regions = |d: usize| side(d).map_or(0, |s| u32::from(s.max_regions.max(1)));
+                let gap = |d: usize| side(d).is_some_and(|s| s.gap_bytes > 0);
+                TcpSummary {
+                    tcp_flags: u32::from(flags),
+                    tcp_flags_ts: u32::from(flow.tcp_flags_ts),
+                    tcp_flags_tc: u32::from(flow.tcp_flags_tc),
+                    state: flow
+                        .tcp
+                        .as_ref()
+                        .map(|s| s.state.name().to_string())
+                        .unwrap_or_default(),
+                    ts_gap: gap(0),
+                    tc_gap: gap(1),
+                    ts_max_regions: regions(0),
+                    tc_max_regions: regions(1),
+                }
             }),
-            ..Default::default()
+            tx_cnt: flow.app.tx_cnt,
+            exception_policy,
+            response_icmp_type: flow.icmp_tc.map(|(t, _)| u32::from(t)),
+            response_icmp_code: flow.icmp_tc.map(|(_, c)| u32::from(c)),
         }),
         ..Default::default()
     }

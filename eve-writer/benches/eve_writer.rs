@@ -544,6 +544,9 @@ fn synthetic_event(i: u32) -> Event {
                     tcp_flags_ts: 0x1b,
                     tcp_flags_tc: 0x1b,
                     state: "closed".to_string(),
+                    ts_max_regions: 1,
+                    tc_max_regions: 1,
+                    ..Default::default()
                 }),
                 ..Default::default()
             });

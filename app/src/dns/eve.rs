@@ -2,7 +2,7 @@
 //! checked against Suricata's EVE schema in the eve-writer's tests.
 
 use meerkat_eve::{Obj, array};
-use meerkat_proto::events::{Dns, DnsAnswer};
+use meerkat_proto::events::{Dns, DnsAnswer, DnsSoa, DnsSrv};
 
 use crate::AppRecord;
 
@@ -35,25 +35,77 @@ fn answer(a: &mut Obj<'_>, r: &DnsAnswer) {
         .str("rrtype", &rrtype(r.rrtype))
         .u64("ttl", u64::from(r.ttl));
     if let Some(s) = &r.soa {
-        a.obj("soa", |x| {
-            x.bytes("mname", name(&s.mname))
-                .bytes("rname", name(&s.rname))
-                .u64("serial", u64::from(s.serial))
-                .u64("refresh", u64::from(s.refresh))
-                .u64("retry", u64::from(s.retry))
-                .u64("expire", u64::from(s.expire))
-                .u64("minimum", u64::from(s.minimum));
-        });
+        a.obj("soa", |x| soa(x, s));
     } else if let Some(s) = &r.srv {
-        a.obj("srv", |x| {
-            x.u64("priority", u64::from(s.priority))
-                .u64("weight", u64::from(s.weight))
-                .u64("port", u64::from(s.port))
-                .bytes("name", name(&s.name));
-        });
+        a.obj("srv", |x| srv(x, s));
     } else if !r.rdata.is_empty() {
         a.bytes("rdata", &r.rdata);
     }
+}
+
+/// Whether an answer has data a `grouped` list shows.
+fn has_data(r: &DnsAnswer) -> bool {
+    r.soa.is_some() || r.srv.is_some() || !r.rdata.is_empty()
+}
+
+/// The answers' data grouped by record type (`"grouped":{"A":["1.2.3.4"],...}`, the
+/// `grouped` format Suricata 8 writes beside `detailed` by default), types in the
+/// order they first appear; SOA and SRV data as objects.
+fn grouped(x: &mut Obj<'_>, answers: &[DnsAnswer]) {
+    if !answers.iter().any(has_data) {
+        return;
+    }
+    x.obj("grouped", |g| {
+        for (i, r) in answers.iter().enumerate() {
+            if !has_data(r)
+                || answers[..i]
+                    .iter()
+                    .any(|p| p.rrtype == r.rrtype && has_data(p))
+            {
+                continue;
+            }
+            let same = answers[i..]
+                .iter()
+                .filter(|a| a.rrtype == r.rrtype && has_data(a));
+            g.raw(&rrtype(r.rrtype), |b| {
+                b.push(b'[');
+                for (n, a) in same.enumerate() {
+                    if n > 0 {
+                        b.push(b',');
+                    }
+                    if let Some(s) = &a.soa {
+                        let mut o = Obj::new(b);
+                        soa(&mut o, s);
+                        o.end();
+                    } else if let Some(s) = &a.srv {
+                        let mut o = Obj::new(b);
+                        srv(&mut o, s);
+                        o.end();
+                    } else {
+                        meerkat_eve::bytes_as_string(b, &a.rdata);
+                    }
+                }
+                b.push(b']');
+            });
+        }
+    });
+}
+
+fn soa(x: &mut Obj<'_>, s: &DnsSoa) {
+    x.bytes("mname", name(&s.mname))
+        .bytes("rname", name(&s.rname))
+        .u64("serial", u64::from(s.serial))
+        .u64("refresh", u64::from(s.refresh))
+        .u64("retry", u64::from(s.retry))
+        .u64("expire", u64::from(s.expire))
+        .u64("minimum", u64::from(s.minimum));
+}
+
+fn srv(x: &mut Obj<'_>, s: &DnsSrv) {
+    x.u64("priority", u64::from(s.priority))
+        .u64("weight", u64::from(s.weight))
+        .u64("port", u64::from(s.port))
+        .bytes("name", name(&s.name));
 }
 
 /// The `dns` object, version 3.
@@ -61,6 +113,7 @@ pub fn dns(o: &mut Obj<'_>, d: &Dns) {
     o.obj("dns", |x| {
         x.u64("version", 3)
             .str("type", &d.r#type)
+            .u64("tx_id", d.tx_id)
             .u64("id", u64::from(d.id));
         x.str("flags", &format!("{:x}", d.flags));
         for (k, v) in [
@@ -75,10 +128,8 @@ pub fn dns(o: &mut Obj<'_>, d: &Dns) {
                 x.bool(k, true);
             }
         }
-        x.u64("opcode", u64::from(d.opcode));
-        if d.qr {
-            x.str("rcode", &rcode(d.rcode));
-        }
+        x.u64("opcode", u64::from(d.opcode))
+            .str("rcode", &rcode(d.rcode));
         if !d.queries.is_empty() {
             x.raw("queries", |b| {
                 array(b, &d.queries, |q, it| {
@@ -94,6 +145,9 @@ pub fn dns(o: &mut Obj<'_>, d: &Dns) {
         ] {
             if !list.is_empty() {
                 x.raw(k, |b| array(b, list, answer));
+            }
+            if k == "answers" && d.grouped {
+                grouped(x, list);
             }
         }
     });

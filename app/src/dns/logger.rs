@@ -94,5 +94,8 @@ pub fn record(m: &Message) -> Dns {
             .filter(|r| r.rrtype != 41)
             .map(|r| answer(m, r))
             .collect(),
+        // Set by the transaction, which knows its id.
+        tx_id: 0,
+        grouped: false,
     }
 }

@@ -30,6 +30,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     record: Some(RecordDef {
         event_type: "dns",
         render: eve::render,
+        tx_id: false,
     }),
     fuzz: &[
         FuzzTarget {
@@ -138,6 +139,14 @@ pub fn is_reply(transport: Transport, data: &[u8]) -> bool {
     data.get(flags_at).is_some_and(|f| f & 0x80 != 0)
 }
 
+impl DnsTx {
+    fn message_record(&self, m: &parser::Message) -> AppRecord {
+        let mut r = logger::record(m);
+        r.tx_id = self.id;
+        AppRecord::Dns(r)
+    }
+}
+
 impl Transaction for DnsTx {
     fn id(&self) -> u64 {
         self.id
@@ -163,7 +172,7 @@ impl Transaction for DnsTx {
         self.response
             .as_ref()
             .or(self.request.as_ref())
-            .map(|m| AppRecord::Dns(logger::record(m)))
+            .map(|m| self.message_record(m))
     }
 
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
@@ -171,7 +180,13 @@ impl Transaction for DnsTx {
             Dir::ToServer => self.request.as_ref(),
             Dir::ToClient => self.response.as_ref(),
         };
-        m.map(|m| AppRecord::Dns(logger::record(m)))
+        m.map(|m| {
+            let mut r = self.message_record(m);
+            if let AppRecord::Dns(d) = &mut r {
+                d.grouped = true;
+            }
+            r
+        })
     }
 }
 

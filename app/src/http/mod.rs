@@ -42,6 +42,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     record: Some(RecordDef {
         event_type: "http",
         render: eve::render,
+        tx_id: true,
     }),
     fuzz: &[FuzzTarget {
         name: "http",
@@ -207,6 +208,34 @@ impl Transaction for HttpTx {
             state::Progress::Body => 3,
             state::Progress::Complete => 5,
         }
+    }
+
+    /// libhtp's progress names, as Suricata 8 logs them.
+    fn progress_name(&self, dir: Dir) -> Option<&'static str> {
+        let m = self.message(dir);
+        let names = match dir {
+            Dir::ToServer => [
+                "request_not_started",
+                "request_started",
+                "request_headers",
+                "request_body",
+                "request_complete",
+            ],
+            Dir::ToClient => [
+                "response_not_started",
+                "response_started",
+                "response_headers",
+                "response_body",
+                "response_complete",
+            ],
+        };
+        Some(match m.progress {
+            state::Progress::NotStarted => names[0],
+            state::Progress::Line => names[1],
+            state::Progress::Headers => names[2],
+            state::Progress::Body => names[3],
+            state::Progress::Complete => names[4],
+        })
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {

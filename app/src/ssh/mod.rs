@@ -88,6 +88,18 @@ impl Transaction for SshTx {
         }
     }
 
+    /// Suricata's SSH parser's state names.
+    fn progress_name(&self, dir: Dir) -> Option<&'static str> {
+        Some(match (dir, self.progress(dir)) {
+            (Dir::ToServer, 0) => "request_in_progress",
+            (Dir::ToServer, 1 | 2) => "request_banner_done",
+            (Dir::ToServer, _) => "request_finished",
+            (Dir::ToClient, 0) => "response_in_progress",
+            (Dir::ToClient, 1 | 2) => "response_banner_done",
+            (Dir::ToClient, _) => "response_finished",
+        })
+    }
+
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         if index > 0 {
             return Buf::Absent;

@@ -22,6 +22,11 @@ pub fn tls(o: &mut Obj<'_>, t: &Tls) {
         if !t.issuerdn.is_empty() {
             x.str("issuerdn", &t.issuerdn);
         }
+        if !t.subjectaltname.is_empty() {
+            x.raw("subjectaltname", |b| {
+                meerkat_eve::str_array(b, t.subjectaltname.iter().map(String::as_str))
+            });
+        }
         if !t.serial.is_empty() {
             x.str("serial", &t.serial);
         }
@@ -52,6 +57,16 @@ pub fn tls(o: &mut Obj<'_>, t: &Tls) {
         }
         if !t.ja4.is_empty() {
             x.str("ja4", &t.ja4);
+        }
+        for (k, list) in [
+            ("client_alpns", &t.client_alpns),
+            ("server_alpns", &t.server_alpns),
+        ] {
+            if !list.is_empty() {
+                x.raw(k, |b| {
+                    meerkat_eve::str_array(b, list.iter().map(String::as_str))
+                });
+            }
         }
     });
 }

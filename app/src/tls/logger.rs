@@ -9,6 +9,11 @@ fn s(v: &[u8]) -> String {
     String::from_utf8_lossy(v).into_owned()
 }
 
+fn alpns(h: Option<&parser::Hello>) -> Vec<String> {
+    h.map(|h| h.alpns.iter().map(|a| s(a)).collect())
+        .unwrap_or_default()
+}
+
 pub fn record(tx: &TlsTx) -> Option<Tls> {
     if tx.client_hello.is_none() && tx.server_hello.is_none() {
         return None;
@@ -23,11 +28,14 @@ pub fn record(tx: &TlsTx) -> Option<Tls> {
         version: parser::version_name(u16::from_be_bytes(tx.version)),
         session_resumed: tx.session_resumed,
         ja4: s(&tx.ja4),
+        client_alpns: alpns(tx.client_hello.as_ref()),
+        server_alpns: alpns(tx.server_hello.as_ref()),
         ..Tls::default()
     };
     if let Some(c) = &tx.cert {
         r.subject = c.subject.clone();
         r.issuerdn = c.issuer.clone();
+        r.subjectaltname = c.sans.iter().map(|n| s(n)).collect();
         r.serial = c.serial.clone();
         r.fingerprint = s(&tx.fingerprint);
         r.notbefore = c.not_before.clone();

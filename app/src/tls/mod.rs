@@ -31,6 +31,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     record: Some(RecordDef {
         event_type: "tls",
         render: eve::render,
+        tx_id: false,
     }),
     fuzz: &[FuzzTarget {
         name: "tls",
@@ -120,6 +121,19 @@ impl Transaction for TlsTx {
                 }
             }
         }
+    }
+
+    /// Suricata's TLS parser's state names.
+    fn progress_name(&self, dir: Dir) -> Option<&'static str> {
+        Some(match (dir, self.progress(dir)) {
+            (Dir::ToServer, 0) => "client_in_progress",
+            (Dir::ToServer, 1) => "client_hello_done",
+            (Dir::ToServer, _) => "client_handshake_done",
+            (Dir::ToClient, 0) => "server_in_progress",
+            (Dir::ToClient, 1) => "server_hello",
+            (Dir::ToClient, 2) => "server_cert_done",
+            (Dir::ToClient, _) => "server_handshake_done",
+        })
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {

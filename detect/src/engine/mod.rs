@@ -354,6 +354,19 @@ impl Engine {
         c
     }
 
+    /// Whether a loaded rule inspects a buffer of this family (`ja3`: `ja3.hash`,
+    /// `ja3.string`, `ja3s.hash`, `ja3s.string`): the name up to its first dot or `s.`.
+    pub fn uses_buffer(&self, family: &str) -> bool {
+        self.sigs.iter().any(|sig| {
+            sig.rule.buffers.iter().any(|b| {
+                b.def
+                    .name
+                    .strip_prefix(family)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("s."))
+            })
+        })
+    }
+
     /// Turns the prefilter off (every rule of a group is evaluated): the reference the
     /// prefiltered engine is tested against.
     pub fn set_naive(&mut self, on: bool) {

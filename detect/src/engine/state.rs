@@ -370,6 +370,9 @@ pub struct TxDetect {
     pub inspected: [Option<u8>; 2],
     /// Whether the transaction's EVE record was written.
     pub logged: bool,
+    /// Whether its request's own record was written, for protocols that log the
+    /// request on its own (DNS: [`crate::app::Transaction::event_record`]).
+    pub logged_request: bool,
     /// Per direction: files of the transaction logged (`fileinfo`) so far.
     pub files_logged: [u16; 2],
     /// Per direction: a `filestore` rule (engine index + 1; 0 = none) asked for every

@@ -91,6 +91,11 @@ pub struct AppFlow {
     /// Per direction: a `filestore` rule (engine index + 1; 0 = none) asked for every
     /// file of the flow from then on (scope `ssn`/`flow`).
     pub store: [u32; 2],
+    /// Transactions the parser made: one past the highest id seen (EVE `tx_cnt`).
+    pub tx_cnt: u64,
+    /// The parser failed on the flow's data (the `app_layer_error` exception policy,
+    /// `ignore`: the flow goes on without its parser).
+    pub parse_error: bool,
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.
@@ -121,8 +126,40 @@ pub struct Flow {
     /// TCP packets were seen but the session could not be tracked (no handshake).
     pub tcp_untracked: bool,
     pub app: AppFlow,
+    /// ICMP: (type, code) of the first packet to the server and of the last to the
+    /// client (EVE `icmp_type`, `response_icmp_type`, ...).
+    pub icmp_ts: Option<(u8, u8)>,
+    pub icmp_tc: Option<(u8, u8)>,
+    /// Exception policies applied to the flow ([`Exception`] bits, EVE
+    /// `exception_policy`; the app layer's is [`AppFlow::parse_error`]).
+    pub exceptions: u8,
     /// Whether the client side is `lo` of the key.
     client_is_lo: bool,
+}
+
+/// An exception policy applied to a flow, as a bit of [`Flow::exceptions`], with its EVE
+/// `target` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exception {
+    /// A TCP session picked up without its handshake while `stream.midstream` is off:
+    /// its packets are not tracked (policy `ignore`).
+    StreamMidstream = 1,
+    /// The app-layer parser failed on the flow's data: the flow goes on without it
+    /// (policy `ignore`).
+    AppLayerError = 2,
+}
+
+impl Exception {
+    /// In the order Suricata logs them.
+    pub const ALL: [Exception; 2] = [Exception::StreamMidstream, Exception::AppLayerError];
+
+    pub fn target(self) -> &'static str {
+        match self {
+            Exception::StreamMidstream => "stream_midstream",
+            Exception::AppLayerError => "app_layer_error",
+        }
+    }
 }
 
 impl Flow {
@@ -169,6 +206,7 @@ impl Flow {
         std::mem::swap(&mut self.pkts_toserver, &mut self.pkts_toclient);
         std::mem::swap(&mut self.bytes_toserver, &mut self.bytes_toclient);
         std::mem::swap(&mut self.tcp_flags_ts, &mut self.tcp_flags_tc);
+        std::mem::swap(&mut self.icmp_ts, &mut self.icmp_tc);
         if let Some(s) = self.tcp.as_deref_mut() {
             s.sides.swap(0, 1);
         }
@@ -387,6 +425,9 @@ impl FlowTable {
                 tcp: None,
                 tcp_untracked: false,
                 app: AppFlow::default(),
+                icmp_ts: None,
+                icmp_tc: None,
+                exceptions: 0,
                 client_is_lo,
             }
         });
@@ -401,6 +442,16 @@ impl FlowTable {
             flow.pkts_toclient += 1;
             flow.bytes_toclient += len;
             flow.tcp_flags_tc |= flags;
+        }
+        if let L4::Icmp {
+            icmp_type, code, ..
+        } = p.l4
+        {
+            if !to_server {
+                flow.icmp_tc = Some((icmp_type, code));
+            } else if flow.icmp_ts.is_none() {
+                flow.icmp_ts = Some((icmp_type, code));
+            }
         }
         flow.last_ns = flow.last_ns.max(ts_ns);
         Some((flow, to_server))

@@ -119,7 +119,15 @@ pub struct Side {
     pub pieces_dropped: u64,
     /// The last gap skipped: (stream offset where it ended, its length).
     last_gap: Option<(u64, u64)>,
+    /// Most disjoint regions of data held at once (EVE `ts_max_regions`): the in-order
+    /// data and the out-of-order islands more than [`REGION_GAP`] beyond the region
+    /// before them; 0 until out-of-order data came (then at least 1).
+    pub max_regions: u16,
 }
+
+/// Out-of-order data this far past the end of the data before it starts a region of its
+/// own (Suricata's `stream.reassembly.region-gap` default, 256 KiB).
+pub const REGION_GAP: u64 = 256 * 1024;
 
 /// Suricata's marker of a gap in a logged stream payload: `[N bytes missing]`.
 fn gap_marker(n: u64) -> ([u8; 48], usize) {
@@ -263,6 +271,26 @@ impl Side {
         }
         self.ooo_bytes += payload.len();
         self.ooo.insert(off, payload.to_vec());
+        self.max_regions = self.max_regions.max(1);
+        // Only data that far ahead can start a region (nearer data joins one).
+        if off > self.next.saturating_add(REGION_GAP) {
+            self.count_regions();
+        }
+    }
+
+    /// Updates [`Side::max_regions`] after out-of-order data far ahead was added (a walk
+    /// over at most [`MAX_OOO_SEGMENTS`] held segments, rare: held data is at most
+    /// [`MAX_OOO_BYTES`]).
+    fn count_regions(&mut self) {
+        let mut regions = 1u16;
+        let mut end = self.next;
+        for (&off, seg) in &self.ooo {
+            if off > end.saturating_add(REGION_GAP) {
+                regions = regions.saturating_add(1);
+            }
+            end = end.max(off + seg.len() as u64);
+        }
+        self.max_regions = self.max_regions.max(regions);
     }
 
     fn drain_ooo(&mut self, depth: u64) {

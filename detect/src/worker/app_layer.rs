@@ -103,6 +103,7 @@ impl Inner {
         self.parse_output(&out, app, dir);
         if out.failed {
             app.state = None;
+            app.parse_error = true;
         }
         true
     }
@@ -130,7 +131,9 @@ impl Inner {
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);
-                    if !out.failed {
+                    if out.failed {
+                        app.parse_error = true;
+                    } else {
                         app.state = Some(state);
                     }
                     self.parse_output(&out, app, dir);
@@ -189,6 +192,7 @@ impl Inner {
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
             let id = tx.id();
+            flow.app.tx_cnt = flow.app.tx_cnt.max(id + 1);
             let td = match flow.app.txs.iter().position(|t| t.tx_id == id) {
                 Some(p) => p,
                 None => {
@@ -239,6 +243,9 @@ impl Inner {
                         &mut files,
                     );
                 }
+                let progress = tx
+                    .progress_name(Dir::ToServer)
+                    .zip(tx.progress_name(Dir::ToClient));
                 for h in &hits {
                     self.alert_with_files(
                         c,
@@ -246,6 +253,7 @@ impl Inner {
                         *h,
                         record.clone(),
                         files.clone(),
+                        progress,
                     );
                 }
                 if !hits.is_empty() {
@@ -255,11 +263,18 @@ impl Inner {
                     }
                 }
             }
+            let log_app = self.cfg.log_app[proto as usize % app::APP_PROTOS];
+            // A request logged on its own (DNS) goes out as soon as it is in, with its
+            // packet's time, as Suricata logs each DNS message.
+            if tx.complete(Dir::ToServer) && !flow.app.txs[td].logged_request {
+                flow.app.txs[td].logged_request = true;
+                if log_app && let Some(r) = tx.event_record(Dir::ToServer) {
+                    to_log.push((id, r));
+                }
+            }
             if (complete_both || ending) && !flow.app.txs[td].logged {
                 flow.app.txs[td].logged = true;
-                if self.cfg.log_app[proto as usize % app::APP_PROTOS]
-                    && let Some(r) = tx.record()
-                {
+                if log_app && let Some(r) = tx.event_record(Dir::ToClient) {
                     to_log.push((id, r));
                 }
             }
@@ -295,8 +310,9 @@ impl Inner {
             self.emit(ev);
         }
         self.file_log = file_log;
-        for (id, r) in to_log.drain(..) {
-            let ev = events::app_record(c.pkt, c.meta, flow, to_server, id, r);
+        for (id, mut r) in to_log.drain(..) {
+            self.shape_record(&mut r);
+            let ev = events::app_record(c.pkt, c.meta, flow, to_server, c.src, id, r);
             self.emit(ev);
         }
         self.to_log = to_log;
@@ -456,6 +472,9 @@ impl app::Transaction for WithEvents<'_> {
     }
     fn progress(&self, dir: Dir) -> u8 {
         self.tx.progress(dir)
+    }
+    fn progress_name(&self, dir: Dir) -> Option<&'static str> {
+        self.tx.progress_name(dir)
     }
     fn buffer(&self, id: app::BufferId, index: usize) -> app::Buf<'_> {
         self.tx.buffer(id, index)

@@ -19,11 +19,12 @@ impl Inner {
         h: Hit,
         record: Option<AppRecord>,
     ) {
-        self.alert_with_files(c, flow, h, record, Vec::new());
+        self.alert_with_files(c, flow, h, record, Vec::new(), None);
     }
 
     /// An alert on a transaction, with the files it carries in the inspected direction
-    /// (EVE `files`).
+    /// (EVE `files`) and how far each of its directions had got (EVE `ts_progress`,
+    /// `tc_progress`).
     pub(super) fn alert_with_files(
         &mut self,
         c: Ctx<'_>,
@@ -31,22 +32,29 @@ impl Inner {
         h: Hit,
         record: Option<AppRecord>,
         files: Vec<meerkat_proto::events::FileInfo>,
+        progress: Option<(&'static str, &'static str)>,
     ) {
         let sig = self.engine.sig(h.sig);
         self.stats.alerts += 1;
         let mut ev = events::alert(&sig.rule, c.pkt, c.meta, flow, c.src);
         if let Some(tx) = h.tx {
             ev.tx_id = Some(tx);
+            if let Some((ts, tc)) = progress {
+                ev.ts_progress = ts.to_string();
+                ev.tc_progress = tc.to_string();
+            }
         }
         if let Some((f, _)) = flow {
             ev.app_proto = f.app.proto.name().to_string();
+            (ev.app_proto_ts, ev.app_proto_tc) = events::dir_protos(f);
             ev.flowbits = f
                 .vars
                 .set_bits()
                 .filter_map(|i| self.engine.names.flowbits.get(usize::from(i)).cloned())
                 .collect();
         }
-        if let Some(r) = record {
+        if let Some(mut r) = record {
+            self.shape_record(&mut r);
             events::attach_record(&mut ev, r);
         }
         if self.cfg.alert_payload || self.cfg.alert_packet {
@@ -54,6 +62,17 @@ impl Inner {
         }
         ev.files = files;
         self.emit(ev);
+    }
+
+    /// Leaves out of a record what its parser computed and the config keeps out of EVE:
+    /// JA3 and JA3S unless `ja3-fingerprints` is on (or, by default, a rule uses them).
+    pub(super) fn shape_record(&self, r: &mut AppRecord) {
+        if !self.cfg.ja3
+            && let AppRecord::Tls(t) = r
+        {
+            t.ja3 = None;
+            t.ja3s = None;
+        }
     }
 
     /// What an alert carries for the outputs that log more of it (only when one does:

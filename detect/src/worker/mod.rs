@@ -147,6 +147,9 @@ struct Settings {
     pcap_filename: bool,
     /// Log `fileinfo` records (some output logs `files`).
     log_files: bool,
+    /// Log JA3 and JA3S in `tls` records (`app-layer.protocols.tls.ja3-fingerprints`:
+    /// `yes`; `auto`, the default, when a loaded rule inspects them; `no`).
+    ja3: bool,
     /// What the config asks of the file layer (the rules' needs are added to it).
     files: app::files::FileConfig,
     /// The file store is on (`file-store.enabled`).
@@ -538,6 +541,7 @@ impl Settings {
             want_anomaly: wants("anomaly"),
             want_flow: wants("flow"),
             log_files: wants("files"),
+            ja3: false,
             files: app::files::FileConfig::from_config(config),
             file_store: config.file_store().is_some(),
             tunnel_ports: tunnel_ports(config),
@@ -603,7 +607,11 @@ impl Worker {
         sink: Out,
         files: FileSource,
     ) -> Worker {
-        let cfg = Settings::from_config(config);
+        let mut cfg = Settings::from_config(config);
+        cfg.ja3 = config
+            .app_layer
+            .flag("tls", "ja3-fingerprints")
+            .unwrap_or_else(|| engine.uses_buffer("ja3"));
         let mut registry = registry;
         registry.set_files(file_config(&cfg, &engine));
         let store = open_store(config, index);

@@ -45,6 +45,9 @@ impl Inner {
                         self.stats.tcp_sessions += 1;
                     }
                     None => {
+                        if !self.cfg.midstream && flags & (tcp::SYN | tcp::RST) == 0 {
+                            flow.exceptions |= crate::flow::Exception::StreamMidstream as u8;
+                        }
                         flow.tcp_untracked = true;
                         self.stats.tcp_untracked += 1;
                     }

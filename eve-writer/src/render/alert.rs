@@ -62,11 +62,13 @@ pub fn body(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
             }
         });
     }
+    if !ev.ts_progress.is_empty() {
+        o.str("ts_progress", &ev.ts_progress)
+            .str("tc_progress", &ev.tc_progress);
+    }
     // The app-layer objects of the alert's transaction (`http`, ..., `files`).
     super::app_objects(o, ev);
-    if !ev.app_proto.is_empty() {
-        o.str("app_proto", &ev.app_proto);
-    }
+    flow::app_protos(o, ev);
     match Direction::try_from(ev.direction) {
         Ok(Direction::ToServer) => {
             o.str("direction", "to_server");

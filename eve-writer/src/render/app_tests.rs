@@ -178,7 +178,7 @@ mod tests {
         let l = lines();
         assert!(l[0].contains(r#""event_type":"http""#), "{}", l[0]);
         assert!(l[0].contains(r#""http":{"hostname":"example.com","http_port":8080,"url":"/a?b=\u00ff","http_user_agent":"curl/8","http_content_type":"text/html","http_method":"GET","protocol":"HTTP/1.1","status":200,"length":12,"request_headers":[{"name":"Host","value":"example.com"}]}"#), "{}", l[0]);
-        assert!(l[1].contains(r#""dns":{"version":3,"type":"request","id":4660,"flags":"100","rd":true,"opcode":0,"queries":[{"rrname":"www.example.com","rrtype":"A"}]}"#), "{}", l[1]);
+        assert!(l[1].contains(r#""dns":{"version":3,"type":"request","tx_id":0,"id":4660,"flags":"100","rd":true,"opcode":0,"rcode":"NXDOMAIN","queries":[{"rrname":"www.example.com","rrtype":"A"}]}"#), "{}", l[1]);
         assert!(
             l[2].contains(r#""rcode":"NXDOMAIN""#)
                 && l[2].contains(r#""rrname":"<root>","rrtype":"SOA""#),

@@ -3,7 +3,7 @@
 use meerkat_proto::events::{Event, FlowCounters};
 
 use super::timestamp;
-use crate::json::Obj;
+use crate::json::{self, Obj};
 
 /// The packet and byte counters and start time shared by `flow` records and alerts.
 pub fn counters(o: &mut Obj<'_>, c: &FlowCounters) {
@@ -21,10 +21,22 @@ fn flags_hex(b: &mut Vec<u8>, f: u32) {
     b.extend_from_slice(&[b'"', HEX[f >> 4], HEX[f & 15], b'"']);
 }
 
-pub fn body(o: &mut Obj<'_>, ev: &Event) {
+/// `app_proto`, then `app_proto_ts` and `app_proto_tc` where they differ from it (in
+/// flow records and alerts).
+pub fn app_protos(o: &mut Obj<'_>, ev: &Event) {
     if !ev.app_proto.is_empty() {
         o.str("app_proto", &ev.app_proto);
     }
+    if !ev.app_proto_ts.is_empty() {
+        o.str("app_proto_ts", &ev.app_proto_ts);
+    }
+    if !ev.app_proto_tc.is_empty() {
+        o.str("app_proto_tc", &ev.app_proto_tc);
+    }
+}
+
+pub fn body(o: &mut Obj<'_>, ev: &Event) {
+    app_protos(o, ev);
     let Some(f) = &ev.flow else { return };
     o.obj("flow", |fo| {
         if let Some(c) = &f.counters {
@@ -35,6 +47,16 @@ pub fn body(o: &mut Obj<'_>, ev: &Event) {
             .str("state", &f.state)
             .str("reason", &f.reason)
             .bool("alerted", f.alerted);
+        if !f.exception_policy.is_empty() {
+            fo.raw("exception_policy", |b| {
+                json::array(b, &f.exception_policy, |e, x| {
+                    e.str("target", &x.target).str("policy", &x.policy);
+                })
+            });
+        }
+        if f.tx_cnt > 0 {
+            fo.u64("tx_cnt", f.tx_cnt);
+        }
     });
     if let Some(t) = &f.tcp {
         o.obj("tcp", |to| {
@@ -57,6 +79,16 @@ pub fn body(o: &mut Obj<'_>, ev: &Event) {
             }
             if !t.state.is_empty() {
                 to.str("state", &t.state);
+            }
+            if t.ts_gap {
+                to.bool("ts_gap", true);
+            }
+            if t.tc_gap {
+                to.bool("tc_gap", true);
+            }
+            if t.ts_max_regions > 0 {
+                to.u64("ts_max_regions", u64::from(t.ts_max_regions))
+                    .u64("tc_max_regions", u64::from(t.tc_max_regions));
             }
         });
     }

@@ -303,6 +303,11 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
         if ports {
             o.u64("dest_port", u64::from(ev.dest_port));
         }
+        let ip_v = if ev.src_ip.len() == 16 { 6 } else { 4 };
+        // Suricata's flow records put `ip_v` first (their header is the flow's).
+        if kind == EventType::Flow {
+            o.u64("ip_v", ip_v);
+        }
         match proto_name(ev.ip_proto) {
             Some(n) => o.str("proto", n),
             None => o.raw("proto", |b| {
@@ -311,7 +316,9 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
                 b.push(b'"');
             }),
         };
-        o.u64("ip_v", if ev.src_ip.len() == 16 { 6 } else { 4 });
+        if kind != EventType::Flow {
+            o.u64("ip_v", ip_v);
+        }
     }
     if let Some(s) = pkt_src(ev.pkt_src) {
         o.str("pkt_src", s);
@@ -322,6 +329,14 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     if let Some(c) = ev.icmp_code {
         o.u64("icmp_code", u64::from(c));
     }
+    if let Some(f) = &ev.flow {
+        if let Some(t) = f.response_icmp_type {
+            o.u64("response_icmp_type", u64::from(t));
+        }
+        if let Some(c) = f.response_icmp_code {
+            o.u64("response_icmp_code", u64::from(c));
+        }
+    }
     if !ev.flowbits.is_empty() {
         o.obj("metadata", |m| {
             m.raw("flowbits", |b| {
@@ -329,7 +344,13 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
             });
         });
     }
-    if let Some(tx) = ev.tx_id {
+    let top_tx_id = kind != EventType::App
+        || ev
+            .app
+            .as_ref()
+            .and_then(|r| record_descriptor(r)?.record)
+            .is_none_or(|d| d.tx_id);
+    if let Some(tx) = ev.tx_id.filter(|_| top_tx_id) {
         o.u64("tx_id", tx);
     }
     match kind {
@@ -443,6 +464,9 @@ pub(crate) mod tests {
                     tcp_flags_ts: 0x1b,
                     tcp_flags_tc: 0x1a,
                     state: "closed".to_string(),
+                    ts_max_regions: 1,
+                    tc_max_regions: 1,
+                    ..Default::default()
                 }),
                 ..Default::default()
             }),
