@@ -281,9 +281,12 @@ Content-Disposition: form-data; name=\"up2\"; filename=\"titi.txt\"\r\n\r\n\
 Titi a vu un gros minet.\n\r\n\
 --XyZ--\r\n";
 
-    fn walk(chunks: &[&[u8]]) -> (Vec<(Vec<u8>, Vec<u8>)>, Multipart) {
+    /// Files seen: (name, content).
+    type Seen = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn walk(chunks: &[&[u8]]) -> (Seen, Multipart) {
         let mut m = Multipart::new(b"XyZ");
-        let mut files: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut files: Seen = Vec::new();
         let mut open = false;
         for c in chunks {
             m.feed(c, |e| match e {

@@ -647,6 +647,10 @@ impl Worker {
     fn drain(&mut self) {
         let x = &mut self.x;
         self.flows.drain(|f, r| x.end_flow(f, r));
+        // The stored files are on disk before the run is over.
+        if let Some(s) = self.x.store.as_mut() {
+            s.finish();
+        }
     }
 
     /// Ends the flows that timed out by packet time, and stale fragments.

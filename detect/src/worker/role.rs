@@ -235,9 +235,9 @@ impl Published {
             s.files_truncated,
             s.files_hashed,
             s.files_magic,
-            w.x.store.as_ref().map_or(0, |st| st.stats.stored),
-            w.x.store.as_ref().map_or(0, |st| st.stats.fs_errors),
-            w.x.store.as_ref().map_or(0, |st| st.open_files() as u64),
+            w.x.store.as_ref().map_or(0, |st| st.stats().stored),
+            w.x.store.as_ref().map_or(0, |st| st.stats().fs_errors),
+            w.x.store.as_ref().map_or(0, |st| st.stats().open_files),
         ];
         for (r, v) in self.per_batch.iter().zip(values) {
             r.set(v);
