@@ -4,13 +4,14 @@
 # were: packet-path CPU (every role's CPU minus rule loading), medians of several runs.
 #
 # usage: bench/pipeline.sh [--size MB] [--runs N] [--workers "1 2"] [--rules FILE|none]
-#        [--binary PATH] [--set KEY=VAL]...
+#        [--binary PATH] [--config FILE] [--set KEY=VAL]...
 # The pcap is made once with ../shared/tools/trafficgen.py --seed 1 --size MB
 # --attack-rate 0.02 and cached in $MEERKAT_BENCH_DATA (default target/bench-data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=300 runs=3 workers="1 2" rules=none bin=target/release/meerkat
 sets=()
+config=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --size) size=$2; shift 2 ;;
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
         --rules) rules=$2; shift 2 ;;
         --binary) bin=$2; shift 2 ;;
         --set) sets+=(--set "$2"); shift 2 ;;
+        --config) config=(-c "$2"); shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -44,7 +46,7 @@ printf '%-8s %10s %12s %10s %10s %9s %9s %8s %8s\n' workers packets "Mbit/cpu-s"
 for w in $workers; do
     for i in $(seq "$runs"); do
         rm -rf "$tmp/logs"; mkdir -p "$tmp/logs"
-        "$bin" -q run -r "$pcap" -S "$rules_file" -l "$tmp/logs" -k none --workers "$w" \
+        "$bin" -q run "${config[@]}" -r "$pcap" -S "$rules_file" -l "$tmp/logs" -k none --workers "$w" \
             --summary-json "$tmp/s-$w-$i.json" "${sets[@]}" >/dev/null 2>"$tmp/err" \
             || { cat "$tmp/err" >&2; exit 1; }
     done

@@ -56,13 +56,20 @@ impl Builder<'_> {
 
     pub(super) fn switch_buffer(&mut self, def: &'static BufferDef) -> Result<(), Fail> {
         self.require_app(def.name, def.proto)?;
-        let i = match self
-            .rule
-            .buffers
-            .iter()
-            .enumerate()
-            .position(|(i, b)| std::ptr::eq(b.def, def) && !self.legacy_lists.contains(&i))
-        {
+        // A multi-buffer keyword named again starts a list of its own, matched against
+        // any instance on its own (Suricata 7+: `file.data; content:"a"; file.data;
+        // content:"b";` matches when one file has "a" and another "b"); any other
+        // buffer named again continues its list.
+        let reuse = if def.multi {
+            None
+        } else {
+            self.rule
+                .buffers
+                .iter()
+                .enumerate()
+                .position(|(i, b)| std::ptr::eq(b.def, def) && !self.legacy_lists.contains(&i))
+        };
+        let i = match reuse {
             Some(i) => i,
             None => {
                 self.rule.buffers.push(BufferList {
