@@ -212,6 +212,18 @@ pub fn alert(
     ev
 }
 
+/// The EVE action of an alert whose action a threshold.config `rate_filter` changed to
+/// `new_action`: as Suricata 8 in IDS mode, `blocked` when the new action or the rule's
+/// own is `drop` or `reject`, else `allowed`.
+pub fn rate_filtered_action(rule: Action, new_action: Action) -> AlertAction {
+    let drops = |a| matches!(a, Action::Drop | Action::Reject);
+    if drops(rule) || drops(new_action) {
+        AlertAction::Blocked
+    } else {
+        AlertAction::Allowed
+    }
+}
+
 /// An `anomaly` event for a decoder event.
 pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta, src: PacketSrc) -> Event {
     let mut ev = packet_event(EventType::Anomaly, p, meta, None, src);

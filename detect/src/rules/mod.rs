@@ -12,6 +12,7 @@ pub mod keywords;
 pub mod parse;
 pub mod reference;
 pub mod suricata;
+pub mod thresholds;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,9 @@ pub struct RuleContext {
     pub port_vars: BTreeMap<String, VarValue>,
     pub classification: Classification,
     pub references: References,
+    /// threshold.config, read again each time rules load (start and reload); None in
+    /// tests that load rules alone.
+    pub threshold_file: Option<thresholds::ThresholdFile>,
 }
 
 impl RuleContext {
@@ -97,6 +101,9 @@ impl RuleContext {
             port_vars: config.vars.port_groups.clone(),
             classification,
             references,
+            threshold_file: Some(thresholds::ThresholdFile::of(
+                config.threshold_file.as_deref(),
+            )),
         };
         Ok((ctx, problems))
     }
@@ -131,6 +138,11 @@ pub struct Loaded {
     pub problems: Vec<RuleProblem>,
     /// Flowbit, flowint and xbit names used by the rules.
     pub names: Names,
+    /// threshold.config lines that were skipped (bad, or for a rule not loaded), and a
+    /// file that could not be read (line 0); the other entries are applied.
+    pub threshold_problems: Vec<ConfigFileProblem>,
+    /// threshold.config entries applied.
+    pub threshold_entries: usize,
 }
 
 use keywords::Fail;
@@ -298,6 +310,8 @@ fn build(
         tx_checks: Vec::new(),
         threshold: None,
         detection_filter: None,
+        rate_filter: None,
+        suppress: Vec::new(),
         noalert: false,
         target: None,
         fast: None,
@@ -466,7 +480,35 @@ pub fn load_files_with_names(
             .map_err(|e| format!("cannot read rule file {}: {e}", path.display()))?;
         load_text(&text, path, ctx, &mut loaded, &mut by_id);
     }
+    if let Some(tf) = &ctx.threshold_file {
+        apply_threshold_file(tf, ctx, &mut loaded);
+    }
     Ok(loaded)
+}
+
+/// Reads threshold.config and applies it to the loaded rules. A file that cannot be read
+/// (at an explicit path) is reported and the rules load without it, as Suricata warns
+/// and goes on.
+pub fn apply_threshold_file(
+    tf: &thresholds::ThresholdFile,
+    ctx: &RuleContext,
+    loaded: &mut Loaded,
+) {
+    match tf.read(ctx) {
+        Ok(None) => {}
+        Ok(Some((entries, mut problems))) => {
+            let mut applied = thresholds::apply(&entries, &mut loaded.rules, &tf.path);
+            loaded.threshold_entries = entries.len();
+            problems.append(&mut applied);
+            problems.sort_by_key(|p| p.line);
+            loaded.threshold_problems = problems;
+        }
+        Err(reason) => loaded.threshold_problems.push(ConfigFileProblem {
+            file: tf.path.clone(),
+            line: 0,
+            reason,
+        }),
+    }
 }
 
 /// SHA-256 of a ruleset: each file's length and bytes, in order (hex). Two processes

@@ -19,6 +19,7 @@ mod payload;
 mod tests;
 
 pub use header::parse_flags;
+pub(crate) use flow::backoff_checked;
 
 use super::ast::*;
 use super::{RuleContext, parse};
