@@ -590,7 +590,9 @@ pub enum ThresholdKind {
     Both,
     /// Alerts on the `count`-th match, then each time the count reaches `multiplier`
     /// times the previous alerting count (`track by_flow` only, no window).
-    Backoff { multiplier: u32 },
+    Backoff {
+        multiplier: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

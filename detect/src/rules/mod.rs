@@ -138,11 +138,35 @@ pub struct Loaded {
     pub problems: Vec<RuleProblem>,
     /// Flowbit, flowint and xbit names used by the rules.
     pub names: Names,
-    /// threshold.config lines that were skipped (bad, or for a rule not loaded), and a
-    /// file that could not be read (line 0); the other entries are applied.
+    /// threshold.config lines that are not Suricata's syntax (skipped; the other
+    /// entries are applied). `-T` fails on them, as Suricata's.
     pub threshold_problems: Vec<ConfigFileProblem>,
+    /// threshold.config entries that did nothing (for a rule not loaded, or a
+    /// `rate_filter` the rule's own threshold takes precedence over), and a file that
+    /// could not be read (line 0): warnings, as Suricata's.
+    pub threshold_warnings: Vec<ConfigFileProblem>,
     /// threshold.config entries applied.
     pub threshold_entries: usize,
+}
+
+impl Loaded {
+    /// Logs the threshold.config lines that were skipped and the entries that did
+    /// nothing (as Suricata, one warning each; the other entries apply).
+    pub fn log_threshold_problems(&self) {
+        for p in &self.threshold_problems {
+            tracing::warn!("threshold-file: {p} (line skipped)");
+        }
+        for p in &self.threshold_warnings {
+            tracing::warn!("threshold-file: {p}");
+        }
+        if self.threshold_entries > 0 {
+            tracing::info!(
+                entries = self.threshold_entries,
+                skipped = self.threshold_problems.len(),
+                "threshold-file loaded"
+            );
+        }
+    }
 }
 
 use keywords::Fail;
@@ -496,14 +520,12 @@ pub fn apply_threshold_file(
 ) {
     match tf.read(ctx) {
         Ok(None) => {}
-        Ok(Some((entries, mut problems))) => {
-            let mut applied = thresholds::apply(&entries, &mut loaded.rules, &tf.path);
+        Ok(Some((entries, problems))) => {
+            loaded.threshold_warnings = thresholds::apply(&entries, &mut loaded.rules, &tf.path);
             loaded.threshold_entries = entries.len();
-            problems.append(&mut applied);
-            problems.sort_by_key(|p| p.line);
             loaded.threshold_problems = problems;
         }
-        Err(reason) => loaded.threshold_problems.push(ConfigFileProblem {
+        Err(reason) => loaded.threshold_warnings.push(ConfigFileProblem {
             file: tf.path.clone(),
             line: 0,
             reason,

@@ -33,8 +33,7 @@ use super::addr;
 use super::classification::ConfigFileProblem;
 use super::keywords::backoff_checked;
 use super::{
-    Action, RateFilter, Rule, RuleContext, Suppress, SuppressTrack, Threshold, ThresholdKind,
-    Track,
+    Action, RateFilter, Rule, RuleContext, Suppress, SuppressTrack, Threshold, ThresholdKind, Track,
 };
 
 /// Where threshold.config is found without `threshold-file` (Suricata's is
@@ -72,10 +71,7 @@ impl ThresholdFile {
     /// Reads and parses the file: `Ok(None)` when it is absent at the default path; a
     /// file that cannot be read at an explicit path is an error (the caller warns and
     /// goes on without entries, as Suricata does).
-    pub fn read(
-        &self,
-        ctx: &RuleContext,
-    ) -> Result<Option<(Vec<Entry>, Vec<ConfigFileProblem>)>, String> {
+    pub fn read(&self, ctx: &RuleContext) -> Result<Option<Parsed>, String> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => Ok(Some(parse(&text, &self.path, ctx))),
             Err(e) if !self.explicit && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -86,6 +82,9 @@ impl ThresholdFile {
         }
     }
 }
+
+/// A parsed file: its entries, and the lines that are not entries.
+pub type Parsed = (Vec<Entry>, Vec<ConfigFileProblem>);
 
 /// What an entry does.
 #[derive(Debug, Clone)]
@@ -109,7 +108,7 @@ pub struct Entry {
 
 /// Parses threshold.config text: the entries, and a problem for each line that is not
 /// one (those lines are skipped; the others load).
-pub fn parse(text: &str, file: &Path, ctx: &RuleContext) -> (Vec<Entry>, Vec<ConfigFileProblem>) {
+pub fn parse(text: &str, file: &Path, ctx: &RuleContext) -> Parsed {
     let mut entries = Vec::new();
     let mut problems = Vec::new();
     let mut pending = String::new();
@@ -255,7 +254,10 @@ fn track(v: &str, allowed: &[&str]) -> Result<Track, String> {
 fn parse_line(line: &str, ctx: &RuleContext) -> Result<(u32, u64, What), String> {
     let mut c = Cur(line);
     let kind = c.word();
-    if !matches!(kind, "suppress" | "threshold" | "event_filter" | "rate_filter") {
+    if !matches!(
+        kind,
+        "suppress" | "threshold" | "event_filter" | "rate_filter"
+    ) {
         return Err(format!(
             "unknown entry `{}` (expected suppress, threshold, event_filter or rate_filter)",
             if kind.is_empty() { line } else { kind }
@@ -265,7 +267,9 @@ fn parse_line(line: &str, ctx: &RuleContext) -> Result<(u32, u64, What), String>
     c.comma()?;
     let sid = c.number("sig_id")?;
     if gid == 0 && sid != 0 {
-        return Err(format!("gen_id 0 with sig_id {sid}: use gen_id 1 (or sig_id 0 for every rule)"));
+        return Err(format!(
+            "gen_id 0 with sig_id {sid}: use gen_id 1 (or sig_id 0 for every rule)"
+        ));
     }
     let sid = u64::from(sid);
     let what = match kind {
@@ -382,7 +386,7 @@ fn has_filter(r: &Rule) -> bool {
 
 /// Applies entries to rules in file order (see the module docs for precedence). An entry
 /// for one sid that no loaded rule has, or a `rate_filter` that a rule's own threshold
-/// takes precedence over, is reported (as Suricata warns) and does nothing.
+/// takes precedence over, does nothing and is returned as a warning (as Suricata warns).
 pub fn apply(entries: &[Entry], rules: &mut [Rule], file: &Path) -> Vec<ConfigFileProblem> {
     let mut problems = Vec::new();
     let index: std::collections::HashMap<(u32, u64), usize> = rules
@@ -496,12 +500,31 @@ mod tests {
         assert!(matches!(
             one("event_filter gen_id 1,sig_id 5,type both,track by_flow,count 3,seconds 5")
                 .unwrap(),
-            (1, 5, What::Threshold(Threshold { kind: ThresholdKind::Both, track: Track::ByFlow, count: 3, seconds: 5 }))
+            (
+                1,
+                5,
+                What::Threshold(Threshold {
+                    kind: ThresholdKind::Both,
+                    track: Track::ByFlow,
+                    count: 3,
+                    seconds: 5
+                })
+            )
         ));
         assert!(matches!(
-            one("threshold gen_id 1, sig_id 5, type backoff, track by_flow, count 1, multiplier 10")
-                .unwrap(),
-            (1, 5, What::Threshold(Threshold { kind: ThresholdKind::Backoff { multiplier: 10 }, count: 1, .. }))
+            one(
+                "threshold gen_id 1, sig_id 5, type backoff, track by_flow, count 1, multiplier 10"
+            )
+            .unwrap(),
+            (
+                1,
+                5,
+                What::Threshold(Threshold {
+                    kind: ThresholdKind::Backoff { multiplier: 10 },
+                    count: 1,
+                    ..
+                })
+            )
         ));
         assert!(matches!(
             one("rate_filter gen_id 1, sig_id 1000, track by_rule, count 100, seconds 60, \\\n  new_action drop, timeout 30").unwrap(),
@@ -542,9 +565,16 @@ mod tests {
         let (entries, problems) = parse(text, Path::new("/etc/t.config"), &ctx());
         let lines: Vec<usize> = entries.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![3, 19]);
-        let got: Vec<(usize, &str)> = problems.iter().map(|p| (p.line, p.reason.as_str())).collect();
+        let got: Vec<(usize, &str)> = problems
+            .iter()
+            .map(|p| (p.line, p.reason.as_str()))
+            .collect();
         let want_lines: Vec<usize> = (4..=18).collect();
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), want_lines, "{got:#?}");
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            want_lines,
+            "{got:#?}"
+        );
         for (line, needle) in [
             (4, "unknown entry `bogus`"),
             (5, "expected `type`, found `track`"),
@@ -564,13 +594,19 @@ mod tests {
         ] {
             let p = problems.iter().find(|p| p.line == line).unwrap();
             assert!(p.reason.contains(needle), "line {line}: {}", p.reason);
-            assert!(p.to_string().starts_with(&format!("/etc/t.config:{line}: ")));
+            assert!(
+                p.to_string()
+                    .starts_with(&format!("/etc/t.config:{line}: "))
+            );
         }
     }
 
     #[test]
     fn over_long_lines_are_refused() {
-        let long = format!("suppress gen_id 1, sig_id 1, track by_src, ip [{}]\n", "10.0.0.1,".repeat(1000));
+        let long = format!(
+            "suppress gen_id 1, sig_id 1, track by_src, ip [{}]\n",
+            "10.0.0.1,".repeat(1000)
+        );
         let (e, p) = parse(&long, Path::new("t"), &ctx());
         assert!(e.is_empty());
         assert!(p[0].reason.contains("longer than"), "{p:?}");
@@ -608,13 +644,32 @@ mod tests {
         assert!(p.is_empty(), "{p:?}");
         let p = apply(&entries, &mut rs, Path::new("t"));
         // The rate_filter of sid 4 loses to its own threshold; sid 77 is not loaded.
-        assert_eq!(p.iter().map(|p| p.line).collect::<Vec<_>>(), vec![3, 5, 9], "{p:?}");
+        assert_eq!(
+            p.iter().map(|p| p.line).collect::<Vec<_>>(),
+            vec![3, 5, 9],
+            "{p:?}"
+        );
         let t = |i: usize| rs[i].threshold.map(|t| (t.kind, t.track, t.count));
-        assert_eq!(t(0), Some((ThresholdKind::Limit, Track::BySrc, 7)), "global");
-        assert_eq!(t(1), Some((ThresholdKind::Limit, Track::ByDst, 1)), "replaced");
+        assert_eq!(
+            t(0),
+            Some((ThresholdKind::Limit, Track::BySrc, 7)),
+            "global"
+        );
+        assert_eq!(
+            t(1),
+            Some((ThresholdKind::Limit, Track::ByDst, 1)),
+            "replaced"
+        );
         assert_eq!(t(2), Some((ThresholdKind::Both, Track::BySrc, 1)));
-        assert!(rs[2].detection_filter.is_none(), "detection_filter replaced");
-        assert_eq!(t(3), Some((ThresholdKind::Limit, Track::BySrc, 5)), "own kept");
+        assert!(
+            rs[2].detection_filter.is_none(),
+            "detection_filter replaced"
+        );
+        assert_eq!(
+            t(3),
+            Some((ThresholdKind::Limit, Track::BySrc, 5)),
+            "own kept"
+        );
         assert!(rs[3].rate_filter.is_none());
         // sid 5: the global threshold came first, so the rate_filter is not applied; the
         // sid's own threshold line then replaces the global one.

@@ -18,8 +18,8 @@ mod payload;
 #[cfg(test)]
 mod tests;
 
-pub use header::parse_flags;
 pub(crate) use flow::backoff_checked;
+pub use header::parse_flags;
 
 use super::ast::*;
 use super::{RuleContext, parse};
