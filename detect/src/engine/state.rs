@@ -131,22 +131,18 @@ impl DetectState {
         let window = u64::from(t.seconds) * 1_000_000_000;
         if let Some(table) = &self.shared {
             return table.update([1 << 40 | u64::from(gid), sid, fold(key)], |e| {
-                let backoff = matches!(t.kind, ThresholdKind::Backoff { .. });
                 let mut local = ThresholdEntry {
                     window_start_ns: e.t0,
                     count: e.count,
-                    alerted: !backoff && e.flags & 1 != 0,
-                    aux: if backoff { e.flags } else { 0 },
+                    alerted: e.flags & 1 != 0,
+                    aux: table_aux(e),
                     ports: Vec::new(),
                 };
                 let r = threshold_step(&mut local, t, now, window);
                 e.t0 = local.window_start_ns;
                 e.count = local.count;
-                e.flags = if backoff {
-                    local.aux
-                } else {
-                    u32::from(local.alerted)
-                };
+                e.flags = u32::from(local.alerted);
+                set_table_aux(e, local.aux);
                 r
             });
         }
@@ -198,6 +194,19 @@ fn threshold_step(e: &mut ThresholdEntry, t: &Threshold, now: u64, window: u64) 
     }
 }
 
+/// The 32-bit `aux` of a threshold or rate_filter entry in the shared table: its first
+/// two port slots (the table keeps 16 bits of `flags`; only detection_filter entries,
+/// which have no `aux`, use the ports).
+fn table_aux(e: &meerkat_shm::table::Entry) -> u32 {
+    u32::from(e.ports[0]) | u32::from(e.ports[1]) << 16
+}
+
+fn set_table_aux(e: &mut meerkat_shm::table::Entry, aux: u32) {
+    e.ports[0] = aux as u16;
+    e.ports[1] = (aux >> 16) as u16;
+    e.nports = 2;
+}
+
 /// `rate_filter`: whether the new action is in effect for this match. As Suricata: a
 /// match while the action is in effect keeps it until `timeout` whole seconds have
 /// passed since it took effect (that match itself is back to the rule's action); out
@@ -247,13 +256,13 @@ impl DetectState {
                     window_start_ns: e.t0,
                     count: e.count,
                     alerted: false,
-                    aux: e.flags,
+                    aux: table_aux(e),
                     ports: Vec::new(),
                 };
                 let r = rate_step(&mut local, f, now);
                 e.t0 = local.window_start_ns;
                 e.count = local.count;
-                e.flags = local.aux;
+                set_table_aux(e, local.aux);
                 r
             });
         }

@@ -173,7 +173,8 @@ fn backoff_rate_filter_and_suppress_local_and_shared() {
         let mut alerts: Vec<(u64, usize, Option<Action>)> = Vec::new();
         for i in 0..20u64 {
             let v = PacketView {
-                ts_ns: 1_000_000_000 * (i + 1),
+                // Packet times of today: second counts past 16 bits.
+                ts_ns: 1_700_000_000_000_000_000 + 1_000_000_000 * (i + 1),
                 ..view(&p, Some(true))
             };
             let mut hits = Vec::new();
