@@ -196,8 +196,10 @@ pub fn alert(
     }
     ev.alert = Some(Alert {
         action: match rule.action {
-            // IDS mode: drop and reject rules alert.
-            Action::Alert | Action::Drop | Action::Reject | Action::Pass => AlertAction::Allowed,
+            // IDS mode: drop rules alert as allowed; reject rules (which Suricata answers
+            // with a reset or unreachable in IDS mode too) as blocked, as Suricata 8.
+            Action::Alert | Action::Drop | Action::Pass => AlertAction::Allowed,
+            Action::Reject => AlertAction::Blocked,
         } as i32,
         gid: rule.gid,
         signature_id: rule.sid,

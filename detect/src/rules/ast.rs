@@ -250,6 +250,12 @@ pub enum Transform {
     ToSha1,
     HeaderLowercase,
     StripPseudoHeaders,
+    /// `domain`: the registrable domain of a host name (by the Public Suffix List:
+    /// `www.example.co.uk` -> `example.co.uk`); empty when it has none.
+    Domain,
+    /// `tld`: the public suffix of a host name's registrable domain (`co.uk`); empty
+    /// when it has none.
+    Tld,
     Xor(Vec<u8>),
     /// `from_base64`: decodes `bytes` bytes (0: all) from `offset`.
     FromBase64 {
