@@ -635,7 +635,8 @@ pub enum SuppressTrack {
 #[derive(Debug, Clone)]
 pub struct Suppress {
     pub track: SuppressTrack,
-    pub ips: IpSet,
+    /// Shared by the rules a global (`sig_id 0`) entry applies to.
+    pub ips: Arc<IpSet>,
 }
 
 /// `detection_filter`.

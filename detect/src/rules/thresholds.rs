@@ -41,6 +41,10 @@ use super::{
 pub const DEFAULT_THRESHOLD_FILE: &str = "/etc/meerkat/threshold.config";
 /// Lines read at most.
 pub const MAX_LINES: usize = 1_000_000;
+/// Largest file read, in bytes.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Entries kept at most; the lines after are reported and skipped.
+pub const MAX_ENTRIES: usize = 100_000;
 /// Longest logical line (continuations joined), in bytes (Suricata's line buffer).
 pub const MAX_LINE: usize = 8192;
 
@@ -72,7 +76,16 @@ impl ThresholdFile {
     /// file that cannot be read at an explicit path is an error (the caller warns and
     /// goes on without entries, as Suricata does).
     pub fn read(&self, ctx: &RuleContext) -> Result<Option<Parsed>, String> {
-        match std::fs::read_to_string(&self.path) {
+        let read = std::fs::metadata(&self.path).and_then(|m| {
+            if m.len() > MAX_FILE_BYTES {
+                return Err(std::io::Error::other(format!(
+                    "{} bytes, more than the {MAX_FILE_BYTES} read",
+                    m.len()
+                )));
+            }
+            std::fs::read_to_string(&self.path)
+        });
+        match read {
             Ok(text) => Ok(Some(parse(&text, &self.path, ctx))),
             Err(e) if !self.explicit && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!(
@@ -113,15 +126,23 @@ pub fn parse(text: &str, file: &Path, ctx: &RuleContext) -> Parsed {
     let mut problems = Vec::new();
     let mut pending = String::new();
     let mut first = 0;
-    for (i, raw) in text.lines().enumerate().take(MAX_LINES) {
+    // Inside the continuation lines of an over-long line (skipped with it).
+    let mut skipping = false;
+    // A blank line after the last ends a continuation the file ends in.
+    let lines = text.lines().take(MAX_LINES).chain(std::iter::once(""));
+    for (i, raw) in lines.enumerate() {
         let line = raw.trim_end_matches('\r');
-        if pending.is_empty() {
-            first = i + 1;
-        }
         let (part, more) = match line.trim_end().strip_suffix('\\') {
             Some(p) => (p, true),
             None => (line, false),
         };
+        if skipping {
+            skipping = more;
+            continue;
+        }
+        if pending.is_empty() {
+            first = i + 1;
+        }
         if pending.len() + part.len() > MAX_LINE {
             problems.push(ConfigFileProblem {
                 file: file.to_path_buf(),
@@ -129,10 +150,7 @@ pub fn parse(text: &str, file: &Path, ctx: &RuleContext) -> Parsed {
                 reason: format!("line longer than {MAX_LINE} bytes"),
             });
             pending.clear();
-            // The rest of an over-long continued line is skipped with it.
-            if more {
-                pending.push(' ');
-            }
+            skipping = more;
             continue;
         }
         pending.push_str(part);
@@ -143,6 +161,14 @@ pub fn parse(text: &str, file: &Path, ctx: &RuleContext) -> Parsed {
         let t = logical.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
+        }
+        if entries.len() >= MAX_ENTRIES {
+            problems.push(ConfigFileProblem {
+                file: file.to_path_buf(),
+                line: first,
+                reason: format!("more than {MAX_ENTRIES} entries: the rest are skipped"),
+            });
+            break;
         }
         match parse_line(t, ctx) {
             Ok((gid, sid, what)) => entries.push(Entry {
@@ -300,7 +326,7 @@ fn parse_line(line: &str, ctx: &RuleContext) -> Result<(u32, u64, What), String>
                     .map_err(|e| format!("bad ip `{list}`: {e}"))?;
                 What::Suppress(Suppress {
                     track: t,
-                    ips: addr::IpSet::from_expr(&expr),
+                    ips: std::sync::Arc::new(addr::IpSet::from_expr(&expr)),
                 })
             }
         }
@@ -610,6 +636,29 @@ mod tests {
         let (e, p) = parse(&long, Path::new("t"), &ctx());
         assert!(e.is_empty());
         assert!(p[0].reason.contains("longer than"), "{p:?}");
+        // An over-long continued line is skipped whole; the next line loads.
+        let cont = format!(
+            "{}\\\n more, more\nsuppress gen_id 1, sig_id 2\n",
+            "x".repeat(MAX_LINE + 1)
+        );
+        let (e, p) = parse(&cont, Path::new("t"), &ctx());
+        assert_eq!((e.len(), e[0].line, p.len()), (1, 3, 1), "{p:?}");
+        // A file that ends in a continued line: the line still counts.
+        let (e, p) = parse(
+            "suppress gen_id 1, \\\n sig_id 2 \\",
+            Path::new("t"),
+            &ctx(),
+        );
+        assert_eq!((e.len(), e[0].sid, p.len()), (1, 2, 0), "{p:?}");
+    }
+
+    #[test]
+    fn entries_are_bounded() {
+        let many = "suppress gen_id 1, sig_id 1\n".repeat(MAX_ENTRIES + 5);
+        let (e, p) = parse(&many, Path::new("t"), &ctx());
+        assert_eq!(e.len(), MAX_ENTRIES);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].line, MAX_ENTRIES + 1);
     }
 
     fn rules(text: &str) -> Vec<Rule> {
