@@ -561,12 +561,16 @@ fn threshold_file_reloads_with_the_rules_and_is_shared_by_workers() {
             &format!("threshold-file={}", th.display()),
         ],
     );
+    let inspected = || -> u64 {
+        (0..2)
+            .map(|w| r.counter(&format!("detect-{w}"), &format!("detect.{w}.packets")))
+            .sum()
+    };
     let read = |pcap: &Path| {
-        let before = r.counter("capture", "capture.packets");
+        let want = inspected() + 2_000;
         r.ctl_json(&["add-pcap", pcap.to_str().unwrap()]);
-        wait_until("the input to be read", 60, || {
-            r.ctl_json(&["status"])["state"] == "idle"
-                && r.counter("capture", "capture.packets") == before + 2_000
+        wait_until("the input to be inspected", 60, || {
+            r.ctl_json(&["status"])["state"] == "idle" && inspected() == want
         });
         assert_eq!(r.ctl_json(&["flush"])["complete"], true);
         alert_sids(&eve(&r.logs.join("eve.json")))
