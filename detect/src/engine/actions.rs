@@ -153,7 +153,11 @@ impl Engine {
             crate::rules::Track::BySrc => ip_key(src),
             crate::rules::Track::ByDst => ip_key(dst),
             crate::rules::Track::ByRule => 0,
-            crate::rules::Track::ByBoth => ip_key(src) ^ ip_key(dst).rotate_left(64),
+            // The address pair, the same in both directions (Suricata's ippair).
+            crate::rules::Track::ByBoth => {
+                let (a, b) = (ip_key(src), ip_key(dst));
+                a.min(b) ^ a.max(b).rotate_left(64)
+            }
             crate::rules::Track::ByFlow => u128::from(v.flow_id),
         };
         let allow = |ok: bool| if ok { Verdict::Alert } else { Verdict::Quiet };

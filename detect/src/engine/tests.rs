@@ -204,6 +204,25 @@ fn backoff_rate_filter_and_suppress_local_and_shared() {
     }
 }
 
+/// `track by_both` counts an address pair in both directions as one (Suricata's ippair).
+#[test]
+fn by_both_is_the_pair_in_either_direction() {
+    let e = engine(
+        "alert icmp any any -> any any (dsize:>0; threshold:type limit, track by_both, count 2, seconds 60; sid:1;)\n",
+    );
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    let a = [10, 0, 0, 1];
+    let b = [10, 0, 0, 2];
+    let ping = |s, d, t| packet::ipv4(s, d, 1, 64, 1, &packet::icmpv4(t, 0, 1, 1, b"ping"));
+    let mut n = 0;
+    for i in 0..4 {
+        n += run(&e, &mut st, &mut fv, &ping(a, b, 8), i * 2).len();
+        n += run(&e, &mut st, &mut fv, &ping(b, a, 0), i * 2 + 1).len();
+    }
+    assert_eq!(n, 2);
+}
+
 #[test]
 fn header_keywords() {
     let rules = "alert icmp any any -> any any (itype:8; sid:1;)\n\
