@@ -535,6 +535,64 @@ fn ctl_drives_a_running_stack() {
     assert_eq!(gone.status.code(), Some(3), "{}", stderr(&gone));
 }
 
+/// threshold.config is read again on a reload, and its state is shared by the workers:
+/// a suppression of the marker rule's source, then (reloaded) a `limit` of 5 by_rule,
+/// which two workers together honour.
+#[test]
+fn threshold_file_reloads_with_the_rules_and_is_shared_by_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = write_pcap(&d.join("first.pcap"), 2_000, "MARKER");
+    let second = write_pcap(&d.join("second.pcap"), 2_000, "MARKER");
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let th = d.join("threshold.config");
+    std::fs::write(
+        &th,
+        "suppress gen_id 1, sig_id 7, track by_src, ip [10.1.0.0/24, 192.0.2.1]\n",
+    )
+    .unwrap();
+    let r = Running::serving(
+        d,
+        &rules,
+        &[
+            "--workers",
+            "2",
+            "--set",
+            &format!("threshold-file={}", th.display()),
+        ],
+    );
+    let inspected = || -> u64 {
+        (0..2)
+            .map(|w| r.counter(&format!("detect-{w}"), &format!("detect.{w}.packets")))
+            .sum()
+    };
+    let read = |pcap: &Path| {
+        let want = inspected() + 2_000;
+        r.ctl_json(&["add-pcap", pcap.to_str().unwrap()]);
+        wait_until("the input to be inspected", 60, || {
+            r.ctl_json(&["status"])["state"] == "idle" && inspected() == want
+        });
+        assert_eq!(r.ctl_json(&["flush"])["complete"], true);
+        alert_sids(&eve(&r.logs.join("eve.json")))
+            .iter()
+            .filter(|s| **s == 7)
+            .count()
+    };
+    assert_eq!(read(&first), 0, "suppressed by source");
+    std::fs::write(
+        &th,
+        "threshold gen_id 1, sig_id 7, type limit, track by_rule, count 5, seconds 3600\n",
+    )
+    .unwrap();
+    let v = r.ctl_json(&["reload-rules", rules.to_str().unwrap()]);
+    assert_eq!(v["applied"], true);
+    // 200 markers over 400 flows on two workers: 5 alerts in all.
+    assert_eq!(read(&second), 5, "limit 5 by_rule across the workers");
+    r.ctl_json(&["shutdown"]);
+    let (out, _) = r.wait(60);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[test]
 fn reloading_20_times_under_traffic_drops_nothing() {
     let dir = tempfile::tempdir().unwrap();

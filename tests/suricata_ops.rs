@@ -539,6 +539,46 @@ fn suricata_test(d: &Path, args: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), stderr(&out) + &stdout(&out))
 }
 
+/// threshold.config under -T, as Suricata 8: a line that is not its syntax fails the
+/// test (naming file and line); an entry for a rule not loaded and a missing file are
+/// warnings.
+#[test]
+fn dash_t_checks_the_threshold_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let th = d.join("threshold.config");
+    let set = format!("threshold-file={}", th.display());
+    let args = ["-S", rules.to_str().unwrap(), "--set", set.as_str()];
+    std::fs::write(
+        &th,
+        "suppress gen_id 1, sig_id 7, track by_src, ip 10.0.0.0/8\n\
+         suppress gen_id 1, sig_id 99\n",
+    )
+    .unwrap();
+    let (code, log) = suricata_test(d, &args);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("threshold.config:2: no rule with gen_id 1 sig_id 99"),
+        "{log}"
+    );
+    std::fs::write(
+        &th,
+        "suppress gen_id 1, sig_id 7\nthreshold gen_id 1, sig_id 7, type sometimes\n",
+    )
+    .unwrap();
+    let (code, log) = suricata_test(d, &args);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(
+        log.contains("threshold.config:2: unknown type `sometimes`"),
+        "{log}"
+    );
+    std::fs::remove_file(&th).unwrap();
+    let (code, log) = suricata_test(d, &args);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("cannot read threshold file"), "{log}");
+}
+
 #[test]
 fn dash_t_passes_good_rulesets_and_fails_bad_ones_with_the_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -28,6 +28,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "rule-files",
     "classification-file",
     "reference-config-file",
+    "threshold-file",
     "unix-command.enabled",
     "unix-command.filename",
     "runtime-dir",

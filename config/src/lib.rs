@@ -128,6 +128,11 @@ pub struct Config {
     /// default reference.config).
     #[serde(default)]
     pub reference_config_file: Option<PathBuf>,
+    /// Suricata's threshold.config (`suppress`, `threshold`/`event_filter`,
+    /// `rate_filter` lines), read with the rules at start and on each reload. Absent:
+    /// `/etc/meerkat/threshold.config` when it exists, else no entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_file: Option<PathBuf>,
     /// Directory for the shared-memory rings, counter pages and sockets between the
     /// processes. Absent: `meerkat run` makes a private one under /dev/shm; a role started
     /// alone needs it set (all roles of one sensor share it).
@@ -196,6 +201,7 @@ impl Default for Config {
             rule_files: default_rule_files(),
             classification_file: None,
             reference_config_file: None,
+            threshold_file: None,
             runtime_dir: None,
             detect: Detect::default(),
             capture: Capture::default(),

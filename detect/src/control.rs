@@ -118,15 +118,26 @@ impl WorkerControl for Service {
         let ctx = self.setup.ctx.clone();
         let algo = self.setup.algo;
         let names = lock(&self.state).names.clone();
+        let index = self.setup.index;
         let started = Instant::now();
         let built = tokio::task::spawn_blocking(move || {
             let digest = rules::ruleset_digest(&paths)?;
+            // threshold.config is read again with the rules (the context names it).
             let loaded = rules::load_files_with_names(&paths, &ctx, names)?;
+            if index == 0 {
+                loaded.log_threshold_problems();
+            }
             let errors: Vec<String> = loaded
                 .problems
                 .iter()
-                .take(MAX_REPORTED_ERRORS)
                 .map(|p| p.to_string())
+                .chain(
+                    loaded
+                        .threshold_problems
+                        .iter()
+                        .map(|p| format!("threshold-file: {p}")),
+                )
+                .take(MAX_REPORTED_ERRORS)
                 .collect();
             let (n, failed) = (loaded.rules.len(), loaded.problems.len());
             let engine = Engine::with_algo(loaded.rules, loaded.names, algo);

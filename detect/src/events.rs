@@ -203,8 +203,10 @@ pub fn alert(
     }
     ev.alert = Some(Alert {
         action: match rule.action {
-            // IDS mode: drop and reject rules alert.
-            Action::Alert | Action::Drop | Action::Reject | Action::Pass => AlertAction::Allowed,
+            // IDS mode: drop rules alert as allowed; reject rules (which Suricata answers
+            // with a reset or unreachable in IDS mode too) as blocked, as Suricata 8.
+            Action::Alert | Action::Drop | Action::Pass => AlertAction::Allowed,
+            Action::Reject => AlertAction::Blocked,
         } as i32,
         gid: rule.gid,
         signature_id: rule.sid,
@@ -217,6 +219,18 @@ pub fn alert(
         flow: flow.map(|(f, _)| counters(f)),
     });
     ev
+}
+
+/// The EVE action of an alert whose action a threshold.config `rate_filter` changed to
+/// `new_action`: as Suricata 8 in IDS mode, `blocked` when the new action or the rule's
+/// own is `drop` or `reject`, else `allowed`.
+pub fn rate_filtered_action(rule: Action, new_action: Action) -> AlertAction {
+    let drops = |a| matches!(a, Action::Drop | Action::Reject);
+    if drops(rule) || drops(new_action) {
+        AlertAction::Blocked
+    } else {
+        AlertAction::Allowed
+    }
 }
 
 /// An `anomaly` event for a decoder event.

@@ -158,6 +158,19 @@ pub fn apply(t: &Transform, input: &[u8], out: &mut Vec<u8>) {
                 }
             }
         }
+        // As Suricata 8 (which uses the same list through the same crate): the
+        // registrable domain, or its suffix; nothing when the name has no registrable
+        // domain (a bare suffix, an unknown suffix's single label, an IP address).
+        Transform::Domain => {
+            if let Some(d) = psl::domain(input) {
+                out.extend_from_slice(d.as_bytes());
+            }
+        }
+        Transform::Tld => {
+            if let Some(d) = psl::domain(input) {
+                out.extend_from_slice(d.suffix().as_bytes());
+            }
+        }
         Transform::Xor(key) => {
             out.extend(input.iter().zip(key.iter().cycle()).map(|(b, k)| b ^ k));
         }
@@ -236,6 +249,21 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, b".ab");
+    }
+
+    #[test]
+    fn domain_and_tld_by_the_public_suffix_list() {
+        let d = |x: &[u8]| t(Transform::Domain, x);
+        let tld = |x: &[u8]| t(Transform::Tld, x);
+        assert_eq!(d(b"www.example.com"), b"example.com");
+        assert_eq!(tld(b"www.example.com"), b"com");
+        assert_eq!(d(b"a.b.example.co.uk"), b"example.co.uk");
+        assert_eq!(tld(b"a.b.example.co.uk"), b"co.uk");
+        assert_eq!(d(b"example.com"), b"example.com");
+        // A public suffix alone has no registrable domain.
+        assert_eq!(d(b"co.uk"), b"");
+        assert_eq!(tld(b"co.uk"), b"");
+        assert_eq!(d(b""), b"");
     }
 
     #[test]

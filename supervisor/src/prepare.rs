@@ -105,6 +105,12 @@ pub(crate) fn check_rule_context(config: &mut Config) -> Result<(), SupervisorEr
             check_readable(c, what)?;
         }
     }
+    // threshold.config: made absolute for the roles; its problems (a missing file
+    // included, as Suricata warns and runs without it) are the workers' to report, as
+    // they read it with the rules.
+    if let Some(t) = &mut config.threshold_file {
+        *t = absolute(t);
+    }
     match meerkat_detect::rules::RuleContext::load(config) {
         Ok((_, problems)) => {
             for p in problems {

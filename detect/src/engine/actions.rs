@@ -114,16 +114,35 @@ impl Engine {
         }
     }
 
-    /// Threshold / detection_filter: whether this match alerts.
-    pub(super) fn threshold_allows(
+    /// What the rule's suppressions, threshold, detection_filter or rate_filter make of
+    /// this match. Only called for rules that have one (`Sig::filtered`).
+    pub(super) fn filter(
         rule: &Rule,
         st: &mut DetectState,
         v: &PacketView<'_>,
         reversed: bool,
-    ) -> bool {
+    ) -> Verdict {
         let Some(ip) = v.pkt.ip else {
-            return rule.threshold.is_none() && rule.detection_filter.is_none();
+            return if rule.threshold.is_none()
+                && rule.detection_filter.is_none()
+                && rule.rate_filter.is_none()
+            {
+                Verdict::Alert
+            } else {
+                Verdict::Quiet
+            };
         };
+        // Suppressions first, on the packet's own addresses (as Suricata).
+        for s in &rule.suppress {
+            let hit = match s.track {
+                SuppressTrack::BySrc => s.ips.matches(&ip.src),
+                SuppressTrack::ByDst => s.ips.matches(&ip.dst),
+                SuppressTrack::ByEither => s.ips.matches(&ip.src) || s.ips.matches(&ip.dst),
+            };
+            if hit {
+                return Verdict::Quiet;
+            }
+        }
         let (src, dst) = if reversed {
             (ip.dst, ip.src)
         } else {
@@ -134,18 +153,52 @@ impl Engine {
             crate::rules::Track::BySrc => ip_key(src),
             crate::rules::Track::ByDst => ip_key(dst),
             crate::rules::Track::ByRule => 0,
-            crate::rules::Track::ByBoth => ip_key(src) ^ ip_key(dst).rotate_left(64),
+            // The address pair, the same in both directions (Suricata's ippair).
+            crate::rules::Track::ByBoth => {
+                let (a, b) = (ip_key(src), ip_key(dst));
+                a.min(b) ^ a.max(b).rotate_left(64)
+            }
             crate::rules::Track::ByFlow => u128::from(v.flow_id),
         };
+        let allow = |ok: bool| if ok { Verdict::Alert } else { Verdict::Quiet };
         if let Some(t) = &rule.threshold {
-            return st.threshold(rule.gid, rule.sid, key(t.track), t, v.ts_ns);
+            return allow(st.threshold(rule.gid, rule.sid, key(t.track), t, v.ts_ns));
         }
         if let Some(d) = &rule.detection_filter {
             let unique = d
                 .unique_on_src_port
                 .map(|src_port| if src_port { sp } else { dp });
-            return st.detection_filter(rule.gid, rule.sid, key(d.track), d, v.ts_ns, unique);
+            return allow(st.detection_filter(
+                rule.gid,
+                rule.sid,
+                key(d.track),
+                d,
+                v.ts_ns,
+                unique,
+            ));
         }
-        true
+        if let Some(f) = &rule.rate_filter
+            && st.rate_filter(rule.gid, rule.sid, key(f.track), f, v.ts_ns)
+        {
+            return match f.new_action {
+                Some(Action::Pass) => Verdict::Pass,
+                Some(a) => Verdict::As(a),
+                None => Verdict::Alert,
+            };
+        }
+        Verdict::Alert
     }
+}
+
+/// What a match of a rule with a threshold-like entry does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Alert,
+    /// A `rate_filter` in effect: the alert takes this action.
+    As(Action),
+    /// No alert (suppressed, or below/over the threshold).
+    Quiet,
+    /// A `rate_filter` with `new_action pass` in effect: no alert, and the rules after
+    /// this one are not evaluated on this packet (Suricata passes the packet).
+    Pass,
 }

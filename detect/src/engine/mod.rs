@@ -43,8 +43,8 @@ use std::net::IpAddr;
 use crate::app::{AppProto, Buf, BufferId, Dir, Transaction};
 use crate::rules::{
     Absent, Action, Direction, FlagMod, FlowbitCmd, FlowintCmd, HdrBuffer, HeaderMatch, IntOperand,
-    ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, Transform, VlanLayer,
-    XbitOp,
+    ListRef, Names, NumCmp, NumCmpOp, PayloadSource, Proto, ProtoMode, Rule, SuppressTrack,
+    Transform, VlanLayer, XbitOp,
 };
 use matcher::List;
 use meerkat_wire::decode::{L4, Packet};
@@ -89,6 +89,9 @@ pub struct Sig {
     /// Index of the rule's header (protocol, addresses, ports, direction) among the
     /// distinct headers of the set: rules sharing a header share its result per packet.
     hdr: u32,
+    /// The rule has a suppression, threshold, detection_filter or rate_filter: the only
+    /// rules whose matches go through [`Engine::filter`] (the others pay this flag).
+    filtered: bool,
 }
 
 static EMPTY_GROUP: PktGroup = PktGroup {
@@ -136,6 +139,9 @@ pub struct Hit {
     /// The payload matched on the reassembled stream chunk (not the packet's payload):
     /// what the alert's `payload` shows (Suricata's stream match).
     pub stream: bool,
+    /// The action a threshold.config `rate_filter` in effect gave the alert (None: the
+    /// rule's own).
+    pub action: Option<Action>,
 }
 
 /// What a packet brings to inspection.
@@ -290,6 +296,10 @@ impl Engine {
                 }
             }
             e.sigs.push(Sig {
+                filtered: rule.threshold.is_some()
+                    || rule.detection_filter.is_some()
+                    || rule.rate_filter.is_some()
+                    || !rule.suppress.is_empty(),
                 ip_only: is_ip_only(&rule),
                 pd_only: is_pd_only(&rule),
                 decode_event: rule

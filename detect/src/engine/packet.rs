@@ -110,14 +110,27 @@ impl Engine {
                 }
                 break;
             }
-            if rule.noalert || !Self::threshold_allows(rule, st, v, reversed) {
+            if rule.noalert {
                 continue;
             }
+            // Rules without suppressions or thresholds pay one flag test here.
+            let verdict = if sig.filtered {
+                Self::filter(rule, st, v, reversed)
+            } else {
+                actions::Verdict::Alert
+            };
+            let action = match verdict {
+                actions::Verdict::Alert => None,
+                actions::Verdict::As(a) => Some(a),
+                actions::Verdict::Quiet => continue,
+                actions::Verdict::Pass => break,
+            };
             hits.push(Hit {
                 sig: id,
                 tx: None,
                 reversed,
                 stream: on_stream,
+                action,
             });
         }
         st.cands = cands;

@@ -9,7 +9,9 @@ use super::PacketView;
 use super::matcher::Scratch;
 use super::mpm::MpmScratch;
 use crate::app::Dir;
-use crate::rules::{DetectionFilter, IntOperand, Threshold, ThresholdKind, XbitCmd, XbitTrack};
+use crate::rules::{
+    DetectionFilter, IntOperand, RateFilter, Threshold, ThresholdKind, XbitCmd, XbitTrack,
+};
 
 /// Threshold entries kept at most; beyond, the oldest windows are forgotten.
 const MAX_THRESHOLD_ENTRIES: usize = 65536;
@@ -24,6 +26,9 @@ struct ThresholdEntry {
     count: u32,
     /// `type both`: alerted in this window.
     alerted: bool,
+    /// `type backoff`: the count the next alert comes at; `rate_filter`: the second
+    /// (of packet time) the new action took effect (0: not in effect).
+    aux: u32,
     ports: Vec<u16>,
 }
 
@@ -130,12 +135,14 @@ impl DetectState {
                     window_start_ns: e.t0,
                     count: e.count,
                     alerted: e.flags & 1 != 0,
+                    aux: table_aux(e),
                     ports: Vec::new(),
                 };
                 let r = threshold_step(&mut local, t, now, window);
                 e.t0 = local.window_start_ns;
                 e.count = local.count;
                 e.flags = u32::from(local.alerted);
+                set_table_aux(e, local.aux);
                 r
             });
         }
@@ -145,6 +152,19 @@ impl DetectState {
 }
 
 fn threshold_step(e: &mut ThresholdEntry, t: &Threshold, now: u64, window: u64) -> bool {
+    if let ThresholdKind::Backoff { multiplier } = t.kind {
+        // No window: alerts at count, count * m, count * m^2, ... (Suricata's backoff).
+        if e.count == 0 {
+            e.window_start_ns = now;
+            e.aux = t.count;
+        }
+        e.count = e.count.saturating_add(1);
+        if e.count == e.aux {
+            e.aux = e.aux.saturating_mul(multiplier);
+            return true;
+        }
+        return false;
+    }
     if e.count == 0 || now.saturating_sub(e.window_start_ns) >= window {
         e.window_start_ns = now;
         e.count = 0;
@@ -170,6 +190,87 @@ fn threshold_step(e: &mut ThresholdEntry, t: &Threshold, now: u64, window: u64) 
                 false
             }
         }
+        ThresholdKind::Backoff { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The 32-bit `aux` of a threshold or rate_filter entry in the shared table: its first
+/// two port slots (the table keeps 16 bits of `flags`; only detection_filter entries,
+/// which have no `aux`, use the ports).
+fn table_aux(e: &meerkat_shm::table::Entry) -> u32 {
+    u32::from(e.ports[0]) | u32::from(e.ports[1]) << 16
+}
+
+fn set_table_aux(e: &mut meerkat_shm::table::Entry, aux: u32) {
+    e.ports[0] = aux as u16;
+    e.ports[1] = (aux >> 16) as u16;
+    e.nports = 2;
+}
+
+/// `rate_filter`: whether the new action is in effect for this match. As Suricata: a
+/// match while the action is in effect keeps it until `timeout` whole seconds have
+/// passed since it took effect (that match itself is back to the rule's action); out
+/// of it, matches are counted in windows of `seconds`, and the one past `count` puts
+/// the action in effect.
+fn rate_step(e: &mut ThresholdEntry, f: &RateFilter, now: u64) -> bool {
+    let now_s = (now / 1_000_000_000).max(1) as u32;
+    if e.count == 0 {
+        e.window_start_ns = now;
+        e.count = 1;
+        e.aux = 0;
+        return false;
+    }
+    if e.aux != 0 {
+        if now_s.saturating_sub(e.aux) > f.timeout {
+            e.aux = 0;
+            return false;
+        }
+        return true;
+    }
+    if now.saturating_sub(e.window_start_ns) < u64::from(f.seconds) * 1_000_000_000 {
+        e.count = e.count.saturating_add(1);
+        if e.count > f.count {
+            e.aux = now_s;
+            return true;
+        }
+    } else {
+        e.window_start_ns = now;
+        e.count = 1;
+    }
+    false
+}
+
+impl DetectState {
+    /// `rate_filter`: whether the match takes the filter's new action.
+    pub(super) fn rate_filter(
+        &mut self,
+        gid: u32,
+        sid: u64,
+        key: u128,
+        f: &RateFilter,
+        now: u64,
+    ) -> bool {
+        if let Some(table) = &self.shared {
+            return table.update([4 << 40 | u64::from(gid), sid, fold(key)], |e| {
+                let mut local = ThresholdEntry {
+                    window_start_ns: e.t0,
+                    count: e.count,
+                    alerted: false,
+                    aux: table_aux(e),
+                    ports: Vec::new(),
+                };
+                let r = rate_step(&mut local, f, now);
+                e.t0 = local.window_start_ns;
+                e.count = local.count;
+                set_table_aux(e, local.aux);
+                r
+            });
+        }
+        // A rule has one of threshold, detection_filter and rate_filter: they share
+        // its keys. Entries in effect or in a window are kept when the map is full.
+        let keep = f.seconds.max(f.timeout);
+        let e = self.entry(gid, sid, key, now, keep);
+        rate_step(e, f, now)
     }
 }
 
@@ -218,6 +319,7 @@ impl DetectState {
                     window_start_ns: e.t0,
                     count: e.count,
                     alerted: false,
+                    aux: 0,
                     ports: e.ports[..e.nports].to_vec(),
                 };
                 let r = detection_filter_step(&mut local, d, now, window, unique);

@@ -143,6 +143,86 @@ fn thresholds_and_detection_filters() {
     assert_eq!(got, vec![(1, 8), (2, 7), (5, 1), (13, 2), (14, 1), (15, 2)]);
 }
 
+/// Backoff (in a rule), and threshold.config's rate_filter and suppress, the same with
+/// per-worker maps and with the host table all workers share.
+#[test]
+fn backoff_rate_filter_and_suppress_local_and_shared() {
+    let rules = "alert icmp any any -> any any (itype:8; threshold:type backoff, track by_flow, count 1, multiplier 2; sid:1;)\n\
+                 alert icmp any any -> any any (itype:8; threshold:type backoff, track by_flow, count 3, multiplier 3; sid:2;)\n\
+                 alert icmp any any -> any any (itype:8; sid:3;)\n\
+                 alert icmp any any -> any any (itype:8; sid:4;)\n\
+                 alert icmp any any -> any any (itype:8; sid:5;)\n";
+    let ctx = tests_ctx();
+    let mut l = load_str(rules, &ctx);
+    assert!(l.problems.is_empty(), "{:?}", l.problems);
+    let conf = "rate_filter gen_id 1, sig_id 3, track by_src, count 2, seconds 10, new_action reject, timeout 3\n\
+                suppress gen_id 1, sig_id 4, track by_dst, ip 10.0.0.2\n\
+                suppress gen_id 1, sig_id 5, track by_src, ip 10.0.0.0/24\n\
+                suppress gen_id 1, sig_id 5, track by_src, ip 10.0.1.0/24\n";
+    let p = std::path::Path::new("t");
+    let (entries, bad) = crate::rules::thresholds::parse(conf, p, &ctx);
+    assert!(bad.is_empty(), "{bad:?}");
+    assert!(crate::rules::thresholds::apply(&entries, &mut l.rules, p).is_empty());
+    let e = Engine::new(l.rules, l.names);
+    let dir = tempfile::tempdir().unwrap();
+    let table = meerkat_shm::SharedTable::open_or_create(&dir.path().join("hosts"), 4096).unwrap();
+    for mut st in [DetectState::default(), DetectState::with_shared(table)] {
+        let mut fv = FlowVars::default();
+        let frame = icmp(8);
+        let (p, _) = decode(LINKTYPE_RAW, &frame);
+        let mut alerts: Vec<(u64, usize, Option<Action>)> = Vec::new();
+        for i in 0..20u64 {
+            let v = PacketView {
+                // Packet times of today: second counts past 16 bits.
+                ts_ns: 1_700_000_000_000_000_000 + 1_000_000_000 * (i + 1),
+                ..view(&p, Some(true))
+            };
+            let mut hits = Vec::new();
+            e.inspect_packet(&mut st, &v, Some(&mut fv), &mut hits);
+            for h in hits {
+                alerts.push((e.sig(h.sig).rule.sid, i as usize + 1, h.action));
+            }
+        }
+        let at = |sid: u64| -> Vec<usize> {
+            alerts.iter().filter(|a| a.0 == sid).map(|a| a.1).collect()
+        };
+        assert_eq!(at(1), vec![1, 2, 4, 8, 16], "backoff 1 x2");
+        assert_eq!(at(2), vec![3, 9], "backoff 3 x3");
+        // Every match alerts. Match 3 is past count 2: the action is in effect for it
+        // and 3 s more (4-6); 7 finds the timeout over (the rule's action); 8 is still
+        // over count in the 10 s window (from 1) and puts it in effect again (8-11);
+        // 12 finds it over; 13 starts a new window (counts 1, 2 at 13, 14), 15 is past
+        // count (15-18), 19 finds it over, 20 is over count in the window from 13.
+        assert_eq!(at(3).len(), 20);
+        let rejected: Vec<usize> = alerts
+            .iter()
+            .filter(|a| a.0 == 3 && a.2 == Some(Action::Reject))
+            .map(|a| a.1)
+            .collect();
+        assert_eq!(rejected, vec![3, 4, 5, 6, 8, 9, 10, 11, 15, 16, 17, 18, 20]);
+        assert!(at(4).is_empty() && at(5).is_empty(), "suppressed");
+    }
+}
+
+/// `track by_both` counts an address pair in both directions as one (Suricata's ippair).
+#[test]
+fn by_both_is_the_pair_in_either_direction() {
+    let e = engine(
+        "alert icmp any any -> any any (dsize:>0; threshold:type limit, track by_both, count 2, seconds 60; sid:1;)\n",
+    );
+    let mut st = DetectState::default();
+    let mut fv = FlowVars::default();
+    let a = [10, 0, 0, 1];
+    let b = [10, 0, 0, 2];
+    let ping = |s, d, t| packet::ipv4(s, d, 1, 64, 1, &packet::icmpv4(t, 0, 1, 1, b"ping"));
+    let mut n = 0;
+    for i in 0..4 {
+        n += run(&e, &mut st, &mut fv, &ping(a, b, 8), i * 2).len();
+        n += run(&e, &mut st, &mut fv, &ping(b, a, 0), i * 2 + 1).len();
+    }
+    assert_eq!(n, 2);
+}
+
 #[test]
 fn header_keywords() {
     let rules = "alert icmp any any -> any any (itype:8; sid:1;)\n\

@@ -250,6 +250,12 @@ pub enum Transform {
     ToSha1,
     HeaderLowercase,
     StripPseudoHeaders,
+    /// `domain`: the registrable domain of a host name (by the Public Suffix List:
+    /// `www.example.co.uk` -> `example.co.uk`); empty when it has none.
+    Domain,
+    /// `tld`: the public suffix of a host name's registrable domain (`co.uk`); empty
+    /// when it has none.
+    Tld,
     Xor(Vec<u8>),
     /// `from_base64`: decodes `bytes` bytes (0: all) from `offset`.
     FromBase64 {
@@ -588,6 +594,11 @@ pub enum ThresholdKind {
     Limit,
     Threshold,
     Both,
+    /// Alerts on the `count`-th match, then each time the count reaches `multiplier`
+    /// times the previous alerting count (`track by_flow` only, no window).
+    Backoff {
+        multiplier: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -595,7 +606,37 @@ pub struct Threshold {
     pub kind: ThresholdKind,
     pub track: Track,
     pub count: u32,
+    /// The window; 0 for `backoff`.
     pub seconds: u32,
+}
+
+/// A `rate_filter` of threshold.config: once a rule matched more than `count` times in
+/// `seconds`, its alerts take `new_action` for `timeout` seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateFilter {
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+    /// None: `log`/`sdrop`, accepted and without effect (as in Suricata).
+    pub new_action: Option<Action>,
+    pub timeout: u32,
+}
+
+/// Which address a threshold.config `suppress` entry compares with its list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuppressTrack {
+    BySrc,
+    ByDst,
+    ByEither,
+}
+
+/// A `suppress` entry of threshold.config with an address list: no alert when the
+/// packet's source (destination, either) is in `ips`; the rule's actions still happen.
+#[derive(Debug, Clone)]
+pub struct Suppress {
+    pub track: SuppressTrack,
+    /// Shared by the rules a global (`sig_id 0`) entry applies to.
+    pub ips: Arc<IpSet>,
 }
 
 /// `detection_filter`.
@@ -882,10 +923,16 @@ pub struct Rule {
     pub xbits: Vec<XbitCmd>,
     /// Transaction checks other than buffer matches.
     pub tx_checks: Vec<TxCheck>,
+    /// At most one of `threshold`, `detection_filter` and `rate_filter` is set (the
+    /// rule's own, or one threshold.config put in its place, as Suricata keeps one
+    /// entry in a rule's threshold list).
     pub threshold: Option<Threshold>,
     pub detection_filter: Option<DetectionFilter>,
     /// `filestore[:direction[,scope]]`: a match asks for files to be stored.
     pub filestore: Option<FileStoreOpt>,
+    pub rate_filter: Option<RateFilter>,
+    /// threshold.config `suppress` entries with addresses.
+    pub suppress: Vec<Suppress>,
     pub noalert: bool,
     pub target: Option<Target>,
     pub fast: Option<FastPattern>,

@@ -144,6 +144,10 @@ pub struct ConfigFileProblem {
 
 impl std::fmt::Display for ConfigFileProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Line 0: about the whole file (its reason names it).
+        if self.line == 0 {
+            return write!(f, "{}", self.reason);
+        }
         write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
     }
 }

@@ -12,6 +12,7 @@ pub mod keywords;
 pub mod parse;
 pub mod reference;
 pub mod suricata;
+pub mod thresholds;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,9 @@ pub struct RuleContext {
     pub port_vars: BTreeMap<String, VarValue>,
     pub classification: Classification,
     pub references: References,
+    /// threshold.config, read again each time rules load (start and reload); None in
+    /// tests that load rules alone.
+    pub threshold_file: Option<thresholds::ThresholdFile>,
 }
 
 impl RuleContext {
@@ -97,6 +101,9 @@ impl RuleContext {
             port_vars: config.vars.port_groups.clone(),
             classification,
             references,
+            threshold_file: Some(thresholds::ThresholdFile::of(
+                config.threshold_file.as_deref(),
+            )),
         };
         Ok((ctx, problems))
     }
@@ -131,6 +138,35 @@ pub struct Loaded {
     pub problems: Vec<RuleProblem>,
     /// Flowbit, flowint and xbit names used by the rules.
     pub names: Names,
+    /// threshold.config lines that are not Suricata's syntax (skipped; the other
+    /// entries are applied). `-T` fails on them, as Suricata's.
+    pub threshold_problems: Vec<ConfigFileProblem>,
+    /// threshold.config entries that did nothing (for a rule not loaded, or a
+    /// `rate_filter` the rule's own threshold takes precedence over), and a file that
+    /// could not be read (line 0): warnings, as Suricata's.
+    pub threshold_warnings: Vec<ConfigFileProblem>,
+    /// threshold.config entries applied.
+    pub threshold_entries: usize,
+}
+
+impl Loaded {
+    /// Logs the threshold.config lines that were skipped and the entries that did
+    /// nothing (as Suricata, one warning each; the other entries apply).
+    pub fn log_threshold_problems(&self) {
+        for p in &self.threshold_problems {
+            tracing::warn!("threshold-file: {p} (line skipped)");
+        }
+        for p in &self.threshold_warnings {
+            tracing::warn!("threshold-file: {p}");
+        }
+        if self.threshold_entries > 0 {
+            tracing::info!(
+                entries = self.threshold_entries,
+                skipped = self.threshold_problems.len(),
+                "threshold-file loaded"
+            );
+        }
+    }
 }
 
 use keywords::Fail;
@@ -299,6 +335,8 @@ fn build(
         threshold: None,
         detection_filter: None,
         filestore: None,
+        rate_filter: None,
+        suppress: Vec::new(),
         noalert: false,
         target: None,
         fast: None,
@@ -467,7 +505,33 @@ pub fn load_files_with_names(
             .map_err(|e| format!("cannot read rule file {}: {e}", path.display()))?;
         load_text(&text, path, ctx, &mut loaded, &mut by_id);
     }
+    if let Some(tf) = &ctx.threshold_file {
+        apply_threshold_file(tf, ctx, &mut loaded);
+    }
     Ok(loaded)
+}
+
+/// Reads threshold.config and applies it to the loaded rules. A file that cannot be read
+/// (at an explicit path) is reported and the rules load without it, as Suricata warns
+/// and goes on.
+pub fn apply_threshold_file(
+    tf: &thresholds::ThresholdFile,
+    ctx: &RuleContext,
+    loaded: &mut Loaded,
+) {
+    match tf.read(ctx) {
+        Ok(None) => {}
+        Ok(Some((entries, problems))) => {
+            loaded.threshold_warnings = thresholds::apply(&entries, &mut loaded.rules, &tf.path);
+            loaded.threshold_entries = entries.len();
+            loaded.threshold_problems = problems;
+        }
+        Err(reason) => loaded.threshold_warnings.push(ConfigFileProblem {
+            file: tf.path.clone(),
+            line: 0,
+            reason,
+        }),
+    }
 }
 
 /// SHA-256 of a ruleset: each file's length and bytes, in order (hex). Two processes

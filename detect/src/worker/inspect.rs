@@ -6,10 +6,14 @@ impl Inner {
     /// Whether an alert of rule `sig` ends detection on its flow: a `drop` (or
     /// `reject`) rule about an app-layer protocol drops the whole flow, as Suricata
     /// marks the flow dropped (no packet of it is inspected after), in IDS mode too.
-    pub(super) fn drops_flow(&self, sig: u32) -> bool {
-        let rule = &self.engine.sig(sig).rule;
-        matches!(rule.action, rules::Action::Drop | rules::Action::Reject)
-            && rule.app_proto.is_some()
+    /// A `rate_filter` in effect with `new_action drop`/`reject` counts as the rule's
+    /// action.
+    pub(super) fn drops_flow(&self, h: &Hit) -> bool {
+        let rule = &self.engine.sig(h.sig).rule;
+        matches!(
+            h.action.unwrap_or(rule.action),
+            rules::Action::Drop | rules::Action::Reject
+        ) && rule.app_proto.is_some()
     }
 
     pub(super) fn alert(
@@ -43,6 +47,9 @@ impl Inner {
                 ev.ts_progress = ts.to_string();
                 ev.tc_progress = tc.to_string();
             }
+        }
+        if let (Some(a), Some(alert)) = (h.action, ev.alert.as_mut()) {
+            alert.action = events::rate_filtered_action(sig.rule.action, a) as i32;
         }
         if let Some((f, _)) = flow {
             ev.app_proto = f.app.proto.name().to_string();

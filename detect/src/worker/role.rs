@@ -126,6 +126,7 @@ fn load_ruleset(config: &Config, index: usize) -> Result<Loaded, DetectError> {
         for p in &loaded.problems {
             tracing::warn!("rule not loaded: {p}");
         }
+        loaded.log_threshold_problems();
     }
     let summary = WorkerSummary {
         rules_loaded: loaded.rules.len(),

@@ -157,7 +157,7 @@ impl Inner {
             }
             if !hits.is_empty() {
                 flow.alerted = true;
-                if hits.iter().any(|h| self.drops_flow(h.sig)) {
+                if hits.iter().any(|h| self.drops_flow(h)) {
                     flow.vars.pass = true;
                 }
             }

@@ -595,3 +595,108 @@ fn filestore_without_the_store_only_alerts() {
     let f = r.events.iter().find_map(|e| e.fileinfo.as_ref()).unwrap();
     assert!(!f.stored && f.file_id.is_none());
 }
+
+/// threshold.config over generated traffic: three hosts ping 10.0.0.100 ten times each,
+/// a second apart. The counts and actions are the reference's (Suricata 8.0.6, single
+/// runmode) on the same packets.
+#[test]
+fn threshold_config_changes_alerts_as_suricata() {
+    use meerkat_proto::events::AlertAction;
+    let dir = tempfile::tempdir().unwrap();
+    let rules_path = dir.path().join("t.rules");
+    let mut text = String::new();
+    for sid in 1..=6 {
+        text.push_str(&format!(
+            "alert icmp any any -> any any (msg:\"s{sid}\"; itype:8; sid:{sid};)\n"
+        ));
+    }
+    std::fs::write(&rules_path, text).unwrap();
+    let th = dir.path().join("threshold.config");
+    std::fs::write(
+        &th,
+        "# tuning\n\
+         suppress gen_id 1, sig_id 1, track by_src, ip [10.0.0.1, 192.168.1.0/24]\n\
+         threshold gen_id 1, sig_id 2, type limit, track by_src, count 2, seconds 60\n\
+         rate_filter gen_id 1, sig_id 3, track by_rule, count 4, seconds 60, \\\n\
+         \x20 new_action drop, timeout 5\n\
+         this line is bad\n\
+         rate_filter gen_id 1, sig_id 4, track by_src, count 2, seconds 60, new_action pass, timeout 100\n",
+    )
+    .unwrap();
+    let config = Config {
+        threshold_file: Some(th.clone()),
+        ..Default::default()
+    };
+    let ctx = RuleContext::from_config(&config).unwrap();
+    let loaded = rules::load_files(&[rules_path], &ctx).unwrap();
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    assert_eq!(loaded.threshold_entries, 4);
+    let bad: Vec<String> = loaded
+        .threshold_problems
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(bad.len(), 1);
+    assert!(
+        bad[0].starts_with(&format!("{}:6: unknown entry `this`", th.display())),
+        "{bad:?}"
+    );
+    let engine = Engine::new(loaded.rules, loaded.names);
+    let server: std::net::IpAddr = "10.0.0.100".parse().unwrap();
+    let mut frames = Vec::new();
+    for i in 0..10u64 {
+        for (n, src) in ["10.0.0.1", "10.0.0.2", "192.168.1.5"].iter().enumerate() {
+            let t = 1_700_000_000_000_000_000 + i * 1_000_000_000 + n as u64 * 1_000_000;
+            let mut p = session::ping(src.parse().unwrap(), server, t, n as u16 + 1, b"abcd");
+            p.truncate(1); // the echo request only
+            frames.extend(p);
+        }
+    }
+    let r = InProcess::run_frames(
+        &config,
+        engine,
+        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+    );
+    let of = |sid: u64| -> Vec<(String, i32)> {
+        r.events
+            .iter()
+            .filter_map(|e| {
+                let a = e.alert.as_ref()?;
+                let ip = <[u8; 4]>::try_from(&e.src_ip[..]).ok()?;
+                (a.signature_id == sid)
+                    .then(|| (std::net::Ipv4Addr::from(ip).to_string(), a.action))
+            })
+            .collect()
+    };
+    let allowed = AlertAction::Allowed as i32;
+    let blocked = AlertAction::Blocked as i32;
+    // suppress by_src with a list: only 10.0.0.2 alerts.
+    let s1 = of(1);
+    assert_eq!(s1.len(), 10, "{s1:?}");
+    assert!(s1.iter().all(|(ip, _)| ip == "10.0.0.2"), "{s1:?}");
+    // limit 2 by_src: two per host.
+    let s2 = of(2);
+    assert_eq!(s2.len(), 6, "{s2:?}");
+    for h in ["10.0.0.1", "10.0.0.2", "192.168.1.5"] {
+        assert_eq!(s2.iter().filter(|(ip, _)| ip == h).count(), 2);
+    }
+    // rate_filter by_rule: the fifth match (t=1 s) puts `drop` in effect; at t=7 s its
+    // 5 s timeout is over (one match alerts as the rule), then the count (still over 4)
+    // puts it in effect again.
+    let s3 = of(3);
+    assert_eq!(s3.len(), 30);
+    let allowed_at: Vec<usize> = s3
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, a))| *a == allowed)
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(allowed_at, vec![1, 2, 3, 4, 22]);
+    assert!(s3.iter().all(|(_, a)| *a == allowed || *a == blocked));
+    // rate_filter with new_action pass: from each host's third ping, no alert of sid 4
+    // and none of the rules after it on that packet (sid 5, 6); sids 1-3 go on.
+    for sid in 4..=6 {
+        let s = of(sid);
+        assert_eq!(s.len(), 6, "sid {sid}: {s:?}");
+    }
+}

@@ -71,6 +71,15 @@ pub fn test(opts: &RunOptions) -> Result<TestReport, SupervisorError> {
             }
         }
     }
+    // threshold.config: a line that is not its syntax fails the test, as Suricata's -T;
+    // entries that do nothing and a missing file are warnings.
+    for p in &loaded.threshold_problems {
+        report.file_errors += 1;
+        tracing::error!("threshold-file: {p}");
+    }
+    for p in &loaded.threshold_warnings {
+        tracing::warn!("threshold-file: {p}");
+    }
     for (file, line, sid, system) in ctx.unknown_references(&loaded.rules) {
         tracing::warn!(
             "{}:{line} sid {sid}: unknown reference key \"{system}\"",

@@ -225,8 +225,22 @@ pub(super) fn parse_track(s: &str) -> Option<Track> {
 pub(super) fn parse_rate_args(
     kw: &str,
     v: &str,
-    mut own: impl FnMut(&str, &str) -> Result<bool, Fail>,
+    own: impl FnMut(&str, &str) -> Result<bool, Fail>,
 ) -> Result<(Track, u32, u32), Fail> {
+    let (track, count, seconds) = parse_rate_opts(kw, v, own)?;
+    Ok((
+        track,
+        count,
+        seconds.ok_or_else(|| fail(kw, "needs seconds"))?,
+    ))
+}
+
+/// [`parse_rate_args`] with `seconds` optional.
+fn parse_rate_opts(
+    kw: &str,
+    v: &str,
+    mut own: impl FnMut(&str, &str) -> Result<bool, Fail>,
+) -> Result<(Track, u32, Option<u32>), Fail> {
     let mut track = None;
     let mut count = None;
     let mut seconds = None;
@@ -250,30 +264,84 @@ pub(super) fn parse_rate_args(
     Ok((
         track.ok_or_else(|| fail(kw, "needs track"))?,
         count.ok_or_else(|| fail(kw, "needs count"))?,
-        seconds.ok_or_else(|| fail(kw, "needs seconds"))?,
+        seconds,
     ))
 }
 
+/// Largest `backoff` multiplier (Suricata's limit).
+const MAX_BACKOFF_MULTIPLIER: u32 = 999_999;
+
 pub(super) fn parse_threshold(kw: &str, v: &str) -> Result<Threshold, Fail> {
     let mut kind = None;
-    let (track, count, seconds) = parse_rate_args(kw, v, |n, val| {
-        if n != "type" {
-            return Ok(false);
+    let mut multiplier = None;
+    let (track, count, seconds) = parse_rate_opts(kw, v, |n, val| {
+        match n {
+            "type" => {
+                kind = Some(match val {
+                    "limit" => ThresholdKind::Limit,
+                    "threshold" => ThresholdKind::Threshold,
+                    "both" => ThresholdKind::Both,
+                    "backoff" => ThresholdKind::Backoff { multiplier: 0 },
+                    other => return Err(fail(kw, format!("unknown type `{other}`"))),
+                })
+            }
+            "multiplier" => {
+                multiplier = Some(
+                    val.parse::<u32>()
+                        .ok()
+                        .filter(|m| (1..=MAX_BACKOFF_MULTIPLIER).contains(m))
+                        .ok_or_else(|| fail(kw, format!("bad multiplier `{val}`")))?,
+                )
+            }
+            _ => return Ok(false),
         }
-        kind = Some(match val {
-            "limit" => ThresholdKind::Limit,
-            "threshold" => ThresholdKind::Threshold,
-            "both" => ThresholdKind::Both,
-            other => return Err(fail(kw, format!("unknown type `{other}`"))),
-        });
         Ok(true)
     })?;
-    Ok(Threshold {
-        kind: kind.ok_or_else(|| fail(kw, "needs type"))?,
-        track,
-        count,
-        seconds,
-    })
+    let kind = kind.ok_or_else(|| fail(kw, "needs type"))?;
+    backoff_checked(kind, track, count, seconds, multiplier).map_err(|m| fail(kw, m))
+}
+
+/// The threshold of `type kind` with its options checked: `backoff` takes `multiplier`
+/// and `track by_flow` and no `seconds`; the other types need `seconds` and take no
+/// `multiplier`.
+pub(crate) fn backoff_checked(
+    kind: ThresholdKind,
+    track: Track,
+    count: u32,
+    seconds: Option<u32>,
+    multiplier: Option<u32>,
+) -> Result<Threshold, String> {
+    match kind {
+        ThresholdKind::Backoff { .. } => {
+            let multiplier = multiplier.ok_or("type backoff needs multiplier")?;
+            if track != Track::ByFlow {
+                return Err("type backoff only supported for track by_flow".to_string());
+            }
+            if seconds.is_some() {
+                return Err("type backoff takes no seconds".to_string());
+            }
+            if count == 0 {
+                return Err("type backoff needs a count of at least 1".to_string());
+            }
+            Ok(Threshold {
+                kind: ThresholdKind::Backoff { multiplier },
+                track,
+                count,
+                seconds: 0,
+            })
+        }
+        _ => {
+            if multiplier.is_some() {
+                return Err("multiplier is only for type backoff".to_string());
+            }
+            Ok(Threshold {
+                kind,
+                track,
+                count,
+                seconds: seconds.ok_or("needs seconds")?,
+            })
+        }
+    }
 }
 
 pub(super) fn parse_detection_filter(kw: &str, v: &str) -> Result<DetectionFilter, Fail> {

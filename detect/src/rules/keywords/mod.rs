@@ -18,6 +18,7 @@ mod payload;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use flow::backoff_checked;
 pub use header::parse_flags;
 
 use super::ast::*;

@@ -149,6 +149,8 @@ impl Builder<'_> {
             | "from_base64"
             | "zlib_deflate"
             | "pcrexform"
+            | "domain"
+            | "tld"
             | "xor" => self.transform(kw, v)?,
             _ => return Ok(false),
         }
@@ -201,6 +203,16 @@ impl Builder<'_> {
             "to_sha1" => Transform::ToSha1,
             "header_lowercase" => Transform::HeaderLowercase,
             "strip_pseudo_headers" => Transform::StripPseudoHeaders,
+            "domain" | "tld" => {
+                if v.is_some_and(|x| !x.trim().is_empty()) {
+                    return Err(fail(kw, "takes no value"));
+                }
+                if kw == "domain" {
+                    Transform::Domain
+                } else {
+                    Transform::Tld
+                }
+            }
             "from_base64" => {
                 let (mut offset, mut bytes, mut mode) = (0u32, 0u32, Base64Mode::Rfc4648);
                 for opt in split_args(v.unwrap_or("")) {
