@@ -20,64 +20,55 @@ pub fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// `bool` from a YAML bool, `yes`/`no`/`true`/`false`/`on`/`off`/`1`/`0`.
 /// A boolean, or `auto` (Suricata's "on when running inline"): Meerkat runs as an IDS,
 /// so `auto` is off.
 pub fn flex_bool_or_auto<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a boolean (yes/no, true/false, on/off, 1/0) or auto")
-        }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
-            Ok(v)
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<bool, E> {
-            match v {
-                0 => Ok(false),
-                1 => Ok(true),
-                _ => Err(E::custom(format!("{v} is not a boolean"))),
-            }
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<bool, E> {
-            self.visit_u64(v.max(2) as u64)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
-            if v.eq_ignore_ascii_case("auto") {
-                return Ok(false);
-            }
-            parse_bool(v).ok_or_else(|| E::custom(format!("`{v}` is not a boolean or auto")))
-        }
-    }
-    d.deserialize_any(V)
+    d.deserialize_any(BoolVisitor { auto: true })
 }
 
+/// `bool` from a YAML bool, `yes`/`no`/`true`/`false`/`on`/`off`/`1`/`0`.
 pub fn flex_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a boolean (yes/no, true/false, on/off, 1/0)")
+    d.deserialize_any(BoolVisitor { auto: false })
+}
+
+/// The visitor of [`flex_bool`] (and, taking `auto` as off, [`flex_bool_or_auto`]).
+struct BoolVisitor {
+    auto: bool,
+}
+
+impl Visitor<'_> for BoolVisitor {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a boolean (yes/no, true/false, on/off, 1/0)")?;
+        if self.auto {
+            f.write_str(" or auto")?;
         }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
-            Ok(v)
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<bool, E> {
-            match v {
-                0 => Ok(false),
-                1 => Ok(true),
-                _ => Err(E::custom(format!("{v} is not a boolean"))),
-            }
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<bool, E> {
-            self.visit_u64(v.max(2) as u64)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
-            parse_bool(v).ok_or_else(|| E::custom(format!("`{v}` is not a boolean")))
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
+        Ok(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<bool, E> {
+        match v {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(E::custom(format!("{v} is not a boolean"))),
         }
     }
-    d.deserialize_any(V)
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<bool, E> {
+        self.visit_u64(v.max(2) as u64)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        if self.auto && v.eq_ignore_ascii_case("auto") {
+            return Ok(false);
+        }
+        let what = if self.auto {
+            "a boolean or auto"
+        } else {
+            "a boolean"
+        };
+        parse_bool(v).ok_or_else(|| E::custom(format!("`{v}` is not {what}")))
+    }
 }
 
 fn number_from_str<T: std::str::FromStr>(s: &str) -> Option<T> {

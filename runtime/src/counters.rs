@@ -193,6 +193,8 @@ counter_list! {
         FileStoreErrors => "file_store.fs_errors",
         /// Temporary files of the file store open now (Suricata's name).
         FileStoreOpen => "file_store.open_files",
+        /// Files the file store gave up because its queue was full (a slow disk).
+        FileStoreDropped => "file_store_dropped",
     }
 }
 

@@ -89,7 +89,7 @@ pub fn counter_names(index: usize) -> Vec<String> {
 
 /// The counters refreshed after each batch, in the order of the values the worker loop
 /// publishes (the per-protocol flow counters are refreshed apart).
-const PER_BATCH: [DetectCounter; 23] = [
+const PER_BATCH: [DetectCounter; 24] = [
     DetectCounter::Packets,
     DetectCounter::Bytes,
     DetectCounter::Alerts,
@@ -113,6 +113,7 @@ const PER_BATCH: [DetectCounter; 23] = [
     DetectCounter::FilesStored,
     DetectCounter::FileStoreErrors,
     DetectCounter::FileStoreOpen,
+    DetectCounter::FileStoreDropped,
 ];
 
 #[derive(Debug, Clone, Copy)]

@@ -239,6 +239,7 @@ impl Published {
             w.x.store.as_ref().map_or(0, |st| st.stats().stored),
             w.x.store.as_ref().map_or(0, |st| st.stats().fs_errors),
             w.x.store.as_ref().map_or(0, |st| st.stats().open_files),
+            w.x.store.as_ref().map_or(0, |st| st.stats().dropped),
         ];
         for (r, v) in self.per_batch.iter().zip(values) {
             r.set(v);
