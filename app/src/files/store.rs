@@ -166,7 +166,7 @@ impl Store {
         if !f.store || !f.keep {
             return;
         }
-        let Some(tx) = self.tx.clone() else { return };
+        let Some(tx) = self.tx.as_ref() else { return };
         let ended = !f.is_open();
         if f.pending.len() >= FLUSH_BYTES || (ended && !f.pending.is_empty()) {
             let w = f.writer.get_or_insert_with(|| {

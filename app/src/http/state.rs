@@ -1014,9 +1014,14 @@ impl HttpState {
                 let room = limit.saturating_sub(m.body.len());
                 let before = m.body.len();
                 dec.finish(&mut m.body, room);
-                if let Some(tail) = m.body.get(before..) {
-                    let tail = tail.to_vec();
-                    feed_files(m, &tail, &cfg);
+                if m.body.len() > before {
+                    let Message {
+                        body,
+                        files,
+                        multipart,
+                        ..
+                    } = m;
+                    feed_parts(files, multipart, &body[before..], &cfg);
                 }
             }
             // A file part without its closing delimiter ended with the body.
