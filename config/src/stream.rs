@@ -10,6 +10,10 @@ fn default_depth() -> ByteSize {
     ByteSize::mib(1)
 }
 
+fn default_chunk() -> ByteSize {
+    ByteSize(2560)
+}
+
 /// `stream.reassembly`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -18,12 +22,31 @@ pub struct Reassembly {
     /// 0 = unlimited. Suricata's default: 1mb.
     #[serde(default = "default_depth")]
     pub depth: ByteSize,
+    /// Stream rules inspect the client's acknowledged data in chunks of at least this
+    /// many bytes; sooner when a transaction of that direction completes, the side
+    /// closes, or the depth is reached. Suricata's default: 2560.
+    #[serde(default = "default_chunk")]
+    pub toserver_chunk_size: ByteSize,
+    /// The same for the server's data. Suricata's default: 2560.
+    #[serde(default = "default_chunk")]
+    pub toclient_chunk_size: ByteSize,
+    /// Suricata varies each chunk size at random by up to `randomize-chunk-range`
+    /// percent (its default: yes, 10). Meerkat keeps the configured sizes exact, so a
+    /// run's alerts are reproducible: `yes` is accepted and has no effect.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub randomize_chunk_size: bool,
+    #[serde(default)]
+    pub randomize_chunk_range: Option<u32>,
 }
 
 impl Default for Reassembly {
     fn default() -> Self {
         Reassembly {
             depth: default_depth(),
+            toserver_chunk_size: default_chunk(),
+            toclient_chunk_size: default_chunk(),
+            randomize_chunk_size: false,
+            randomize_chunk_range: None,
         }
     }
 }

@@ -244,6 +244,24 @@ pub fn decode_anomaly(name: &str, p: &Packet<'_>, meta: &PacketMeta, src: Packet
     ev
 }
 
+/// A stream `anomaly` (`stream.<name>`) raised by packet `p` of flow `flow_id`.
+pub fn stream_anomaly(
+    name: &str,
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow_id: u64,
+    src: PacketSrc,
+) -> Event {
+    let mut ev = packet_event(EventType::Anomaly, p, meta, None, src);
+    ev.flow_id = flow_id;
+    ev.anomaly = Some(Anomaly {
+        r#type: "stream".to_string(),
+        event: format!("stream.{name}"),
+        ..Default::default()
+    });
+    ev
+}
+
 /// Puts a transaction's record into an event (`http{...}` inside an alert).
 pub fn attach_record(ev: &mut Event, r: AppRecord) {
     ev.app = Some(r);

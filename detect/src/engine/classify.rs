@@ -51,6 +51,18 @@ pub(super) fn is_pd_only(rule: &Rule) -> bool {
 /// payloads are left out of the prefilter (see `Engine::pkt_only_tcp_big`).
 pub(super) const BIG_SEGMENT: usize = 256;
 
+/// A stream-or-packet TCP rule with a content anchored by `offset`, `depth` or
+/// `startswith`: as in Suricata, such a rule is inspected against the segment's payload
+/// too when the stream does not match (the position a content is anchored at differs
+/// between a packet and the stream), so it can alert once on the packet and again on
+/// the stream chunk that later holds the same bytes.
+pub(super) fn anchored_payload(rule: &Rule) -> bool {
+    rule.payload_source == PayloadSource::Any
+        && rule.payload.items.iter().any(|m| {
+            matches!(m, crate::rules::Match::Content(c) if c.offset.is_some() || c.depth.is_some() || c.startswith)
+        })
+}
+
 /// The largest payload size (`dsize`) a rule admits; None when unbounded.
 pub(super) fn max_dsize(rule: &Rule) -> Option<u64> {
     rule.header

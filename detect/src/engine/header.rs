@@ -203,6 +203,7 @@ impl Engine {
             }
             HeaderMatch::DecodeEvent(bit) => p.events & bit != 0,
             HeaderMatch::AppLayerEvent(bit) => v.app_events & bit != 0,
+            HeaderMatch::StreamEvent(bit) => v.stream_events & bit != 0,
             HeaderMatch::VlanId { cmp, layer } => vlan_id_matches(p.vlans(), cmp, layer),
         })
     }

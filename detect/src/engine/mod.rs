@@ -86,6 +86,9 @@ pub struct Sig {
     /// The rule checks a decoder event (`decode-event`): the only kind of rule a packet
     /// that failed to decode is inspected with (as Suricata's decoder-event group).
     decode_event: bool,
+    /// See [`classify::anchored_payload`]: the packet's payload is inspected even when
+    /// its segment went into the stream.
+    anchored: bool,
     /// Index of the rule's header (protocol, addresses, ports, direction) among the
     /// distinct headers of the set: rules sharing a header share its result per packet.
     hdr: u32,
@@ -106,8 +109,9 @@ pub struct Engine {
     sigs: Vec<Sig>,
     /// Packet rules by transport class, flow direction and port.
     pkt: [DirGroups; 4],
-    /// TCP rules that inspect packets only (`tcp-pkt`, `flow:no_stream`, `dsize`) and
-    /// have payload keywords, grouped again so the payload of a segment that went into
+    /// TCP rules that inspect packets only (`tcp-pkt`, `flow:no_stream`, `dsize`) or
+    /// packets too (anchored contents, see `Sig::anchored`) and have payload keywords,
+    /// grouped again so the payload of a segment that went into
     /// the stream (which the groups above do not scan) still finds them, as Suricata
     /// inspects a segment's payload for rules that require the packet.
     pkt_only_tcp: DirGroups,
@@ -179,6 +183,8 @@ pub struct PacketView<'a> {
     /// Protocol-detection events raised on this packet (bits of
     /// [`crate::app::events::PACKET_EVENTS`]).
     pub app_events: u8,
+    /// Stream events the packet raised (bits of [`crate::flow::tcp::STREAM_EVENTS`]).
+    pub stream_events: u8,
 }
 
 fn ip_key(ip: IpAddr) -> u128 {
@@ -281,8 +287,9 @@ impl Engine {
                     .as_ref()
                     .filter(|fp| fp.list == ListRef::Payload)
                     .map(|fp| (fp.bytes.clone(), fp.nocase));
+                let anchored = anchored_payload(&rule);
                 if classes.contains(&TCP)
-                    && rule.payload_source == PayloadSource::Packet
+                    && (rule.payload_source == PayloadSource::Packet || anchored)
                     && !rule.payload.is_empty()
                 {
                     pkt_only_tcp_rules.add(id, &rule, &fp);
@@ -301,6 +308,7 @@ impl Engine {
                     || rule.rate_filter.is_some()
                     || !rule.suppress.is_empty(),
                 ip_only: is_ip_only(&rule),
+                anchored: !app && anchored_payload(&rule),
                 pd_only: is_pd_only(&rule),
                 decode_event: rule
                     .header

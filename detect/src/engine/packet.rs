@@ -91,6 +91,7 @@ impl Engine {
                     && v.stream.is_some_and(|s| self.payload_matches(sig, s, st));
                 let pkt_payload = match rule.payload_source {
                     PayloadSource::Packet => v.payload.or(v.segment),
+                    PayloadSource::Any if sig.anchored => v.payload.or(v.segment),
                     _ => v.payload,
                 };
                 let packet_ok = !stream_ok

@@ -42,6 +42,7 @@ fn view<'a>(p: &'a Packet<'a>, to_server: Option<bool>) -> PacketView<'a> {
         app_proto_dir: [AppProto::Unknown; 2],
         proto_detect_done: false,
         app_events: 0,
+        stream_events: 0,
     }
 }
 
@@ -494,6 +495,45 @@ fn big_segments_skip_rules_for_short_payloads() {
             e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
             let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
             assert_eq!(sids, want, "{} bytes, naive {naive}", payload.len());
+        }
+    }
+}
+
+/// A segment that went into the stream is inspected, as Suricata does, with the rules
+/// whose content is anchored (`offset`, `depth`, `startswith`) when the stream chunk
+/// does not match (here: there is none yet), and not with unanchored stream rules;
+/// with a matching stream chunk the anchored rule alerts once, on the stream.
+#[test]
+fn anchored_contents_inspect_the_segment_too() {
+    let rules = "alert tcp any any -> any any (content:\"GET \"; depth:4; sid:1;)\n\
+                 alert tcp any any -> any any (content:\"ET \"; offset:1; sid:2;)\n\
+                 alert tcp any any -> any any (content:\"GET \"; startswith; sid:3;)\n\
+                 alert tcp any any -> any any (content:\"GET \"; sid:4;)\n\
+                 alert tcp any any -> any any (pcre:\"/^GET /\"; sid:5;)\n\
+                 alert tcp any any -> any any (content:\"x\"; content:\"GET \"; distance:0; sid:6;)\n\
+                 alert tcp-stream any any -> any any (content:\"GET \"; depth:4; sid:7;)\n";
+    let frame = tcp(40000, 80, b"GET / HTTP/1.0\r\n");
+    let (p, _) = decode(LINKTYPE_RAW, &frame);
+    for naive in [false, true] {
+        let mut e = engine(rules);
+        e.set_naive(naive);
+        for (stream, want) in [
+            (None, vec![1, 2, 3]),
+            (Some(p.payload), vec![1, 2, 3, 4, 5, 7]),
+        ] {
+            let v = PacketView {
+                payload: None,
+                segment: Some(p.payload),
+                stream,
+                ..view(&p, Some(true))
+            };
+            let mut hits = Vec::new();
+            let mut fv = FlowVars::default();
+            e.inspect_packet(&mut DetectState::default(), &v, Some(&mut fv), &mut hits);
+            let sids: Vec<u64> = hits.iter().map(|h| e.sig(h.sig).rule.sid).collect();
+            assert_eq!(sids, want, "stream {}, naive {naive}", stream.is_some());
+            let on_stream = hits.iter().filter(|h| h.stream).count();
+            assert_eq!(on_stream, if stream.is_some() { want.len() } else { 0 });
         }
     }
 }

@@ -103,6 +103,9 @@ pub struct Side {
     ooo_bytes: usize,
     pub fin: bool,
     pub depth_reached: bool,
+    /// A transaction of this side completed: raw inspection takes the acknowledged data
+    /// at the next packet of the side, however short of a chunk it is.
+    pub trigger_raw: bool,
     /// Bytes skipped because they were never captured.
     pub gap_bytes: u64,
     /// A gap the app-layer has not been told about yet: its length.
@@ -402,6 +405,23 @@ impl Side {
     }
 }
 
+/// Suricata's stream events that Meerkat's tracker raises, by bit of
+/// [`Update::events`] (`stream-event:<name>`, EVE `anomaly` of type `stream` named
+/// `stream.<name>`). Suricata's others load in rules and never match.
+pub const STREAM_EVENTS: &[&str] = &["reassembly_depth_reached"];
+
+/// [`STREAM_EVENTS`]: the segment went beyond `stream.reassembly.depth`, the first
+/// time for its side.
+pub const EV_DEPTH_REACHED: u8 = 1 << 0;
+
+/// The bit of the stream event named `name` (without `stream.`), if Meerkat raises it.
+pub fn stream_event_bit(name: &str) -> Option<u8> {
+    STREAM_EVENTS
+        .iter()
+        .position(|&n| n == name)
+        .map(|i| 1 << i)
+}
+
 /// What a packet did to its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Update {
@@ -412,6 +432,8 @@ pub struct Update {
     pub added: bool,
     /// The session just became established.
     pub established_now: bool,
+    /// Stream events the packet raised (bits of [`STREAM_EVENTS`]).
+    pub events: u8,
 }
 
 /// A tracked TCP session. Side 0 is the client's (to_server), side 1 the server's.
@@ -537,7 +559,11 @@ impl Session {
                 seq
             };
             let off = self.sides[d].offset_of(data_seq);
+            let was_at_depth = self.sides[d].depth_reached;
             self.sides[d].add(off, payload, depth);
+            if !was_at_depth && self.sides[d].depth_reached {
+                up.events |= EV_DEPTH_REACHED;
+            }
             // The payload belongs to the stream now (even a retransmission): it is
             // inspected as stream, not as a packet.
             up.added = !payload.is_empty();

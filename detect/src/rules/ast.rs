@@ -418,6 +418,9 @@ pub enum HeaderMatch {
     /// `decode-event`: the packet carries this decoder event (a bit of
     /// [`meerkat_wire::decode::DecodeEvent::bit`]).
     DecodeEvent(meerkat_wire::EventSet),
+    /// `stream-event`: the TCP tracker raised this event on the packet (a bit of
+    /// [`crate::flow::tcp::STREAM_EVENTS`]; 0 for an event Meerkat does not raise).
+    StreamEvent(u8),
     /// `app-layer-event:applayer_*`: protocol detection raised this event on the packet
     /// (a bit of [`crate::app::events::PACKET_EVENTS`]).
     AppLayerEvent(u8),

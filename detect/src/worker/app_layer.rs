@@ -184,6 +184,7 @@ impl Inner {
             app_proto_dir: flow.app.dir_proto,
             proto_detect_done: false,
             app_events: 0,
+            stream_events: 0,
         };
         let mut hits = std::mem::take(&mut self.hits);
         // Reused between calls: records are large, and most calls log nothing.
@@ -202,6 +203,14 @@ impl Inner {
             };
             let progress = tx.progress(dir);
             let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
+            // A transaction part that just completed lets stream rules see its bytes
+            // without waiting for a full chunk (Suricata triggers raw reassembly).
+            if flow.app.txs[td].inspected[dir.index()] != Some(progress)
+                && tx.complete(dir)
+                && let Some(s) = flow.tcp.as_deref_mut()
+            {
+                s.sides[dir.index()].trigger_raw = true;
+            }
             if flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending {
                 flow.app.txs[td].inspected[dir.index()] = Some(progress);
                 hits.clear();

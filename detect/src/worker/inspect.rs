@@ -176,6 +176,7 @@ impl Inner {
                     app_proto_dir: f.app.dir_proto,
                     proto_detect_done: false,
                     app_events: 0,
+                    stream_events: 0,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, Some(&mut f.vars), &mut hits);
@@ -203,6 +204,7 @@ impl Inner {
                     app_proto_dir: [AppProto::Unknown; 2],
                     proto_detect_done: false,
                     app_events: 0,
+                    stream_events: 0,
                 };
                 self.engine
                     .inspect_packet(&mut self.st, &view, None, &mut hits);

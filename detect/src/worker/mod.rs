@@ -130,7 +130,12 @@ struct Settings {
     midstream: bool,
     inline: bool,
     depth: u64,
+    /// `stream.reassembly.toserver-chunk-size`, `toclient-chunk-size`: raw inspection
+    /// waits for this many acknowledged bytes of a side (see `Worker::stream_packet`).
+    chunk: [u64; 2],
     want_anomaly: bool,
+    /// Some eve-log's `anomaly` logs `types: {stream: yes}` (Suricata's default: no).
+    want_stream_anomaly: bool,
     want_flow: bool,
     /// The UDP ports VXLAN, Geneve and Teredo are looked for on.
     tunnel_ports: decode::TunnelPorts,
@@ -539,7 +544,17 @@ impl Settings {
             midstream: config.stream.midstream,
             inline: config.stream.inline,
             depth: config.stream.reassembly.depth.bytes(),
+            chunk: [
+                config.stream.reassembly.toserver_chunk_size.bytes(),
+                config.stream.reassembly.toclient_chunk_size.bytes(),
+            ],
             want_anomaly: wants("anomaly"),
+            want_stream_anomaly: config.eve_logs().any(|e| {
+                e.type_entry("anomaly")
+                    .and_then(|t| t.options())
+                    .and_then(|o| o.types.get("stream"))
+                    .is_some_and(|v| meerkat_config::de::flex_bool(v.clone()).unwrap_or(false))
+            }),
             want_flow: wants("flow"),
             log_files: wants("files"),
             ja3: false,

@@ -26,6 +26,7 @@ impl Inner {
         // TCP session.
         let mut stream_added = false;
         let mut closing = false;
+        let mut stream_events = 0u8;
         if let L4::Tcp {
             flags, seq, ack, ..
         } = pkt.l4
@@ -57,6 +58,7 @@ impl Inner {
                 let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
                 let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
                 stream_added = up.added;
+                stream_events = up.events;
                 closing = flags & (tcp::FIN | tcp::RST) != 0;
                 if s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes > gaps_before {
                     self.stats.tcp_gaps += 1;
@@ -102,13 +104,26 @@ impl Inner {
         }
 
         // Raw stream chunk of this packet's direction.
+        // As in Suricata (IDS mode), acknowledged data waits until a chunk's worth
+        // (`toserver-chunk-size`) has come, a transaction of the side completed, the side
+        // closes or the depth is reached; inline mode inspects what arrived at once.
+        let chunk = self.cfg.chunk[d];
         let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
             let side = &mut s.sides[d];
-            let limit = if self.cfg.inline || closing || side.fin {
+            let flush = self.cfg.inline || closing || side.fin;
+            let limit = if flush {
                 side.next()
             } else {
                 side.acked.min(side.next())
             };
+            if !flush
+                && !side.trigger_raw
+                && !side.depth_reached
+                && limit.saturating_sub(side.raw_done) < chunk
+            {
+                return None;
+            }
+            side.trigger_raw = false;
             (limit > side.raw_done).then(|| {
                 let r = (side.raw_done, limit);
                 side.raw_done = limit;
@@ -147,6 +162,7 @@ impl Inner {
                 app_proto_dir: flow.app.dir_proto,
                 proto_detect_done: self.pkt_proto_done,
                 app_events: self.pkt_app_events,
+                stream_events,
             };
             self.hits.clear();
             let mut hits = std::mem::take(&mut self.hits);
@@ -162,6 +178,16 @@ impl Inner {
                 }
             }
             self.hits = hits;
+        }
+        // Stream anomalies come after the packet's alerts, as in Suricata's EVE.
+        if stream_events != 0 && self.cfg.want_stream_anomaly {
+            for (i, name) in tcp::STREAM_EVENTS.iter().enumerate() {
+                if stream_events & (1 << i) != 0 {
+                    self.stats.anomalies += 1;
+                    let ev = events::stream_anomaly(name, pkt, c.meta, flow.id, c.src);
+                    self.emit(ev);
+                }
+            }
         }
         // Transactions.
         for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {

@@ -700,3 +700,80 @@ fn threshold_config_changes_alerts_as_suricata() {
         assert_eq!(s.len(), 6, "sid {sid}: {s:?}");
     }
 }
+
+/// Stream rules see a side's acknowledged data in chunks of `toserver-chunk-size`
+/// bytes (Suricata's default: 2560), or all of it when the side closes: ten small
+/// segments make one inspection at the default size and one each at a chunk size of
+/// their length.
+#[test]
+fn stream_rules_inspect_chunks_not_segments() {
+    let rules = "alert tcp any any -> any any (flow:to_server; content:\"ping\"; sid:1;)";
+    let mut t = handshaken(9999);
+    for _ in 0..10 {
+        t.client_sends(b"ping!");
+    }
+    t.close();
+    let frames = t.into_frames();
+    let default = Config::default();
+    assert_eq!(default.stream.reassembly.toserver_chunk_size.bytes(), 2560);
+    assert_eq!(alerts(&default, rules, &frames), want(&[(1, None, "")]));
+    let mut small = Config::default();
+    small.stream.reassembly.toserver_chunk_size = meerkat_config::de::ByteSize(5);
+    assert_eq!(alerts(&small, rules, &frames), want(&[(1, None, ""); 10]));
+}
+
+/// A transaction that completes lets stream rules see its side's data at once, short
+/// of a chunk (Suricata triggers raw reassembly): two HTTP requests, two alerts.
+#[test]
+fn a_completed_transaction_triggers_stream_inspection() {
+    let rules = "alert tcp any any -> any any (flow:to_server; content:\"GET /\"; sid:1;)";
+    let mut t = handshaken(80);
+    for _ in 0..2 {
+        t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        t.server_sends(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    }
+    t.close();
+    let got = alerts(&Config::default(), rules, &t.into_frames());
+    assert_eq!(got, want(&[(1, None, "http"), (1, None, "http")]));
+}
+
+/// `stream.reassembly.depth` reached: `stream.reassembly_depth_reached` once per
+/// side, on the packet that crossed it, for `stream-event` rules and as an EVE anomaly
+/// of type `stream` when `anomaly.types.stream` is on (its default is off).
+#[test]
+fn reaching_the_depth_raises_a_stream_event_per_side() {
+    let rules = "alert tcp any any -> any any (stream-event:reassembly_depth_reached; sid:1;)\n\
+                 alert tcp any any -> any any (stream-event:pkt_retransmission; sid:2;)";
+    let mut t = handshaken(9999);
+    t.client_sends(&[b'a'; 40]);
+    t.client_sends(&[b'b'; 40]);
+    t.client_sends(&[b'c'; 40]);
+    t.server_sends(&[b'd'; 80]);
+    t.close();
+    let frames = t.into_frames();
+    let sets = |extra: &[&str]| {
+        let mut v = vec!["stream.reassembly.depth=50".to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        meerkat_config::load::resolve(None, &v).unwrap().config
+    };
+    let anomalies = |config: &Config| -> Vec<String> {
+        run(config, rules, &frames)
+            .events
+            .iter()
+            .filter_map(|e| e.anomaly.as_ref())
+            .filter(|a| a.r#type == "stream")
+            .map(|a| a.event.clone())
+            .collect()
+    };
+    let quiet = sets(&[]);
+    assert_eq!(
+        alerts(&quiet, rules, &frames),
+        want(&[(1, None, "failed"); 2])
+    );
+    assert!(anomalies(&quiet).is_empty());
+    let logged = sets(&["outputs.1.eve-log.types.2.anomaly.types.stream=yes"]);
+    assert_eq!(
+        anomalies(&logged),
+        vec!["stream.reassembly_depth_reached"; 2]
+    );
+}

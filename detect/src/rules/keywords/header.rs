@@ -130,10 +130,10 @@ impl Builder<'_> {
                 if !SURICATA_STREAM_EVENTS.contains(&short) {
                     return Err(fail(kw, format!("unknown stream event `{name}`")));
                 }
-                // Meerkat's TCP tracker raises none of Suricata's stream events yet:
-                // the rule loads (Suricata's stream-events.rules do) and matches
-                // nothing.
-                self.rule.header.push(HeaderMatch::DecodeEvent(0));
+                // An event Meerkat's tracker does not raise: the rule loads (as
+                // Suricata's stream-events.rules must) and matches nothing.
+                let bit = crate::flow::tcp::stream_event_bit(short).unwrap_or(0);
+                self.rule.header.push(HeaderMatch::StreamEvent(bit));
             }
             _ => return Ok(false),
         }
