@@ -511,15 +511,17 @@ fn anchored_contents_inspect_the_segment_too() {
                  alert tcp any any -> any any (content:\"GET \"; sid:4;)\n\
                  alert tcp any any -> any any (pcre:\"/^GET /\"; sid:5;)\n\
                  alert tcp any any -> any any (content:\"x\"; content:\"GET \"; distance:0; sid:6;)\n\
-                 alert tcp-stream any any -> any any (content:\"GET \"; depth:4; sid:7;)\n";
+                 alert tcp-stream any any -> any any (content:\"GET \"; depth:4; sid:7;)\n\
+                 alert tcp any any -> any any (content:\"HTTP\"; depth:300; sid:8;)\n\
+                 alert tcp any any -> any any (content:\"GET\"; offset:0; depth:3; content:\"1.0\"; sid:9;)\n";
     let frame = tcp(40000, 80, b"GET / HTTP/1.0\r\n");
     let (p, _) = decode(LINKTYPE_RAW, &frame);
     for naive in [false, true] {
         let mut e = engine(rules);
         e.set_naive(naive);
         for (stream, want) in [
-            (None, vec![1, 2, 3]),
-            (Some(p.payload), vec![1, 2, 3, 4, 5, 7]),
+            (None, vec![1, 2, 3, 8, 9]),
+            (Some(p.payload), vec![1, 2, 3, 4, 5, 7, 8, 9]),
         ] {
             let v = PacketView {
                 payload: None,

@@ -558,15 +558,19 @@ impl Session {
             } else {
                 seq
             };
-            let off = self.sides[d].offset_of(data_seq);
-            let was_at_depth = self.sides[d].depth_reached;
-            self.sides[d].add(off, payload, depth);
-            if !was_at_depth && self.sides[d].depth_reached {
-                up.events |= EV_DEPTH_REACHED;
+            // A reset's payload (a last message some stacks send) is not part of the
+            // stream, as in Suricata: it is inspected as the packet's own.
+            if flags & RST == 0 {
+                let off = self.sides[d].offset_of(data_seq);
+                let was_at_depth = self.sides[d].depth_reached;
+                self.sides[d].add(off, payload, depth);
+                if !was_at_depth && self.sides[d].depth_reached {
+                    up.events |= EV_DEPTH_REACHED;
+                }
+                // The payload belongs to the stream now (even a retransmission): it
+                // is inspected as stream, not as a packet.
+                up.added = !payload.is_empty();
             }
-            // The payload belongs to the stream now (even a retransmission): it is
-            // inspected as stream, not as a packet.
-            up.added = !payload.is_empty();
             if flags & FIN != 0 && !self.sides[d].fin {
                 self.sides[d].fin = true;
                 self.state = if self.sides[o].fin {
@@ -613,6 +617,19 @@ mod tests {
         s.packet(true, ACK, 1001, 5001, b"", 0);
         assert_eq!(s.state, State::Established);
         s
+    }
+
+    #[test]
+    fn a_reset_carries_data_outside_the_stream() {
+        let mut s = handshake();
+        s.packet(false, ACK, 5001, 1001, b"hello", 0);
+        let up = s.packet(true, RST | ACK, 1001, 5006, b"Access Denied", 0);
+        assert!(!up.added, "inspected as the packet's own payload");
+        assert_eq!(s.state, State::Closed);
+        assert_eq!(s.sides[0].next(), 0);
+        let up = s.packet(false, RST, 5006, 0, b"bye", 0);
+        assert!(!up.added);
+        assert_eq!(s.sides[1].bytes(0, 100), b"hello");
     }
 
     #[test]
