@@ -55,7 +55,7 @@ impl Builder<'_> {
                 self.rule.header.push(HeaderMatch::IpOpt(o));
             }
             "sameip" => self.rule.header.push(HeaderMatch::SameIp),
-            "flags" => {
+            "flags" | "tcp.flags" => {
                 let f = parse_flags(value_of(kw, v)?).map_err(|e| fail(kw, e))?;
                 self.rule.header.push(HeaderMatch::Flags(f));
                 // Like `dsize`, TCP flags are about packets: Suricata makes such rules
