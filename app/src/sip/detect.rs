@@ -28,6 +28,18 @@ pub const RESPONSE_LINE: BufferId = id(6);
 pub const PROTOCOL_REQ: BufferId = id(7);
 pub const PROTOCOL_RESP: BufferId = id(8);
 
+/// Frames (Suricata's SIP frame types): the whole message, its start line (with its
+/// CRLF), its header fields (with the last one's CRLF, without the empty line) and
+/// its body.
+pub const FRAME_PDU_REQ: BufferId = id(100);
+pub const FRAME_PDU_RESP: BufferId = id(101);
+pub const FRAME_REQUEST_LINE: BufferId = id(102);
+pub const FRAME_REQUEST_HEADERS: BufferId = id(103);
+pub const FRAME_REQUEST_BODY: BufferId = id(104);
+pub const FRAME_RESPONSE_LINE: BufferId = id(105);
+pub const FRAME_RESPONSE_HEADERS: BufferId = id(106);
+pub const FRAME_RESPONSE_BODY: BufferId = id(107);
+
 /// What a buffer reads from a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
@@ -40,6 +52,15 @@ enum Field {
     Protocol,
     Header(HeaderKind),
     Sdp(SdpField),
+    Frame(FrameField),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameField {
+    Pdu,
+    Line,
+    Headers,
+    Body,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +228,21 @@ pub static BUFFERS: &[BufferDef] = &[
     pair("sdp.media.encryption_key", &[], 22, true),
 ];
 
+const fn frame(name: &'static str, ts: Option<BufferId>, tc: Option<BufferId>) -> BufferDef {
+    def(name, &[], None, AppProto::Sip, ts, tc, false)
+}
+
+/// The frames of SIP (`frame:pdu`, `frame:sip.request.line`, ...).
+pub static FRAMES: &[BufferDef] = &[
+    frame("pdu", Some(FRAME_PDU_REQ), Some(FRAME_PDU_RESP)),
+    frame("request.line", Some(FRAME_REQUEST_LINE), None),
+    frame("request.headers", Some(FRAME_REQUEST_HEADERS), None),
+    frame("request.body", Some(FRAME_REQUEST_BODY), None),
+    frame("response.line", None, Some(FRAME_RESPONSE_LINE)),
+    frame("response.headers", None, Some(FRAME_RESPONSE_HEADERS)),
+    frame("response.body", None, Some(FRAME_RESPONSE_BODY)),
+];
+
 /// The field and the message direction of buffer `id`.
 fn field(id: BufferId) -> Option<(Field, Dir)> {
     Some(match id {
@@ -218,6 +254,14 @@ fn field(id: BufferId) -> Option<(Field, Dir)> {
         RESPONSE_LINE => (Field::ResponseLine, Dir::ToClient),
         PROTOCOL_REQ => (Field::Protocol, Dir::ToServer),
         PROTOCOL_RESP => (Field::Protocol, Dir::ToClient),
+        FRAME_PDU_REQ => (Field::Frame(FrameField::Pdu), Dir::ToServer),
+        FRAME_PDU_RESP => (Field::Frame(FrameField::Pdu), Dir::ToClient),
+        FRAME_REQUEST_LINE => (Field::Frame(FrameField::Line), Dir::ToServer),
+        FRAME_REQUEST_HEADERS => (Field::Frame(FrameField::Headers), Dir::ToServer),
+        FRAME_REQUEST_BODY => (Field::Frame(FrameField::Body), Dir::ToServer),
+        FRAME_RESPONSE_LINE => (Field::Frame(FrameField::Line), Dir::ToClient),
+        FRAME_RESPONSE_HEADERS => (Field::Frame(FrameField::Headers), Dir::ToClient),
+        FRAME_RESPONSE_BODY => (Field::Frame(FrameField::Body), Dir::ToClient),
         BufferId(n) => {
             if id.proto_index() != AppProto::Sip as usize {
                 return None;
@@ -294,6 +338,17 @@ pub fn buffer(tx: &SipTx, id: BufferId, index: usize) -> Buf<'_> {
             .filter(|h| h.kind == k)
             .nth(index)
             .map_or(Buf::Absent, |h| Buf::Ready(m.text(&h.value))),
+        (Field::Frame(f), _) => {
+            let r = match f {
+                FrameField::Pdu => 0..m.raw.len() as u32,
+                FrameField::Line => m.line.start..m.line.end + 2,
+                FrameField::Headers => m.header_section.clone(),
+                // No body, no body frame.
+                FrameField::Body if m.body.is_empty() => return Buf::Absent,
+                FrameField::Body => m.body.clone(),
+            };
+            one(m, Some(&r), index)
+        }
         (Field::Sdp(f), _) => match &m.sdp {
             Some(s) => sdp_field(m, s, f, index),
             None => Buf::Absent,
@@ -397,5 +452,31 @@ mod tests {
         assert!(items(&t, "sip.method", Dir::ToServer).is_empty());
         assert!(items(&t, "sdp.origin", c).is_empty());
         assert_eq!(buffer(&t, BufferId::of(AppProto::Dns, 1), 0), Buf::Absent);
+    }
+
+    #[test]
+    fn frames() {
+        let t = tx(INVITE, Dir::ToServer);
+        assert_eq!(buffer(&t, FRAME_PDU_REQ, 0), Buf::Ready(INVITE));
+        assert_eq!(buffer(&t, FRAME_PDU_RESP, 0), Buf::Absent);
+        assert_eq!(
+            buffer(&t, FRAME_REQUEST_LINE, 0),
+            Buf::Ready(&b"INVITE sip:bob@example.com SIP/2.0\r\n"[..])
+        );
+        let Buf::Ready(h) = buffer(&t, FRAME_REQUEST_HEADERS, 0) else {
+            panic!()
+        };
+        assert!(h.starts_with(b"v: SIP/2.0/UDP") && h.ends_with(b"l: 137\r\n"));
+        let Buf::Ready(b) = buffer(&t, FRAME_REQUEST_BODY, 0) else {
+            panic!()
+        };
+        assert!(b.starts_with(b"v=0\r\n") && b.len() == 137);
+        let r = tx(OK, Dir::ToClient);
+        assert_eq!(
+            buffer(&r, FRAME_RESPONSE_LINE, 0),
+            Buf::Ready(&b"SIP/2.0 200 OK\r\n"[..])
+        );
+        assert_eq!(buffer(&r, FRAME_RESPONSE_BODY, 0), Buf::Absent);
+        assert_eq!(buffer(&r, FRAME_REQUEST_LINE, 0), Buf::Absent);
     }
 }

@@ -25,12 +25,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply,
     build: Build::Plain(|t| Box::new(SipState::new(t))),
     buffers: detect::BUFFERS,
+    frames: detect::FRAMES,
     keywords: &[],
     events: EVENTS,
     record: Some(RecordDef {
         event_type: "sip",
         render: eve::render,
         tx_id: false,
+        packet_dir: true,
     }),
     fuzz: &[
         FuzzTarget {

@@ -271,8 +271,7 @@ fn line_end(data: &[u8], from: usize) -> Result<usize, Error> {
 
 /// Parses one message at the start of `data`. Over a stream (`stream`), the body is
 /// `Content-Length` bytes (none without the header); in a datagram it is the rest of
-/// the datagram (cut at `Content-Length` when that is shorter). Returns the message
-/// and the bytes it took.
+/// the datagram. Returns the message and the bytes it took.
 pub fn parse(data: &[u8], stream: bool) -> Result<(Message, usize), Error> {
     let first = line_end(data, 0)?;
     let start = start_line(&data[..first])?;
@@ -350,18 +349,14 @@ pub fn parse(data: &[u8], stream: bool) -> Result<(Message, usize), Error> {
         }
         body_start + len
     } else {
+        // The body is the rest of the datagram, whatever `Content-Length` says (as
+        // Suricata takes it: senders get it wrong).
         let rest = data.len().saturating_sub(body_start);
         if rest > MAX_BODY_LEN {
             return Err(Error::Invalid);
         }
-        match content_length {
-            Some(len) if len <= rest => body_start + len,
-            Some(_) => {
-                short_body = true;
-                data.len()
-            }
-            None => data.len(),
-        }
+        short_body = content_length.is_some_and(|len| len > rest);
+        data.len()
     };
     let raw = data[..body_end].to_vec();
     let sdp = sdp(&raw, body_start, body_end);
