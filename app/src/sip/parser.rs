@@ -470,10 +470,11 @@ pub fn sdp(raw: &[u8], a: usize, b: usize) -> Option<Sdp> {
                         s.truncated = true;
                     }
                 }
-                b'r' => match s.times.last_mut() {
-                    Some(t) => push(&mut t.repeat_times, &mut s.truncated, v),
-                    None => {}
-                },
+                b'r' => {
+                    if let Some(t) = s.times.last_mut() {
+                        push(&mut t.repeat_times, &mut s.truncated, v);
+                    }
+                }
                 b'z' => set(&mut s.timezone, v),
                 b'k' => set(&mut s.key, v),
                 b'a' => push(&mut s.attributes, &mut s.truncated, v),
