@@ -54,7 +54,8 @@ pub enum Error {
 }
 
 /// The header fields the detection keywords and the logger know, by their full and
-/// compact names (RFC 3261 §7.3.3).
+/// compact names (RFC 3261 §7.3.3). As in Suricata, names are matched as written: the
+/// full name in its usual case (`From`) or the compact form in lower case (`f`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderKind {
     From,
@@ -67,24 +68,24 @@ pub enum HeaderKind {
 }
 
 impl HeaderKind {
-    /// The kind of a header named `name` (case-insensitive).
+    /// The kind of a header named `name`.
     pub fn of(name: &[u8]) -> HeaderKind {
-        const NAMES: &[(&[u8], &[u8], HeaderKind)] = &[
-            (b"from", b"f", HeaderKind::From),
-            (b"to", b"t", HeaderKind::To),
-            (b"via", b"v", HeaderKind::Via),
-            (b"user-agent", b"", HeaderKind::UserAgent),
-            (b"content-type", b"c", HeaderKind::ContentType),
-            (b"content-length", b"l", HeaderKind::ContentLength),
-        ];
-        NAMES
-            .iter()
-            .find(|(full, short, _)| {
-                name.eq_ignore_ascii_case(full)
-                    || (!short.is_empty() && name.eq_ignore_ascii_case(short))
-            })
-            .map_or(HeaderKind::Other, |n| n.2)
+        match name {
+            b"From" | b"f" => HeaderKind::From,
+            b"To" | b"t" => HeaderKind::To,
+            b"Via" | b"v" => HeaderKind::Via,
+            b"User-Agent" => HeaderKind::UserAgent,
+            b"Content-Type" | b"c" => HeaderKind::ContentType,
+            b"Content-Length" | b"l" => HeaderKind::ContentLength,
+            _ => HeaderKind::Other,
+        }
     }
+}
+
+/// Whether `name` is `Content-Length` in any case, or its compact form: what frames a
+/// message's body in a stream.
+fn is_content_length(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"l")
 }
 
 /// One header field: ranges of the message's bytes.
@@ -319,12 +320,16 @@ pub fn parse(data: &[u8], stream: bool) -> Result<(Message, usize), Error> {
         }
         let (va, vb) = trim_ws(data, at + colon + 1, end);
         let kind = HeaderKind::of(&data[na..nb]);
-        if kind == HeaderKind::ContentLength && content_length.is_none() {
+        if is_content_length(&data[na..nb]) && content_length.is_none() {
             let v = &data[va..vb];
             if v.is_empty() || v.len() > 9 || !v.iter().all(u8::is_ascii_digit) {
-                return Err(Error::Invalid);
+                // Over UDP the datagram frames the body: a bad length is only text.
+                if stream {
+                    return Err(Error::Invalid);
+                }
+            } else {
+                content_length = Some(v.iter().fold(0usize, |n, d| n * 10 + usize::from(d - b'0')));
             }
-            content_length = Some(v.iter().fold(0usize, |n, d| n * 10 + usize::from(d - b'0')));
         }
         if headers.len() < MAX_HEADERS {
             headers.push(Header {
@@ -635,11 +640,22 @@ Content-Length: 0\r\n\
 
     #[test]
     fn compact_names() {
-        assert_eq!(HeaderKind::of(b"F"), HeaderKind::From);
-        assert_eq!(HeaderKind::of(b"content-LENGTH"), HeaderKind::ContentLength);
+        // As Suricata 8.0.6 matches them (checked with the reference on a pcap of each
+        // spelling): the usual case of the full name, the compact form in lower case.
+        assert_eq!(HeaderKind::of(b"From"), HeaderKind::From);
+        assert_eq!(HeaderKind::of(b"f"), HeaderKind::From);
+        assert_eq!(HeaderKind::of(b"F"), HeaderKind::Other);
+        assert_eq!(HeaderKind::of(b"from"), HeaderKind::Other);
         assert_eq!(HeaderKind::of(b"l"), HeaderKind::ContentLength);
+        assert_eq!(HeaderKind::of(b"content-length"), HeaderKind::Other);
         assert_eq!(HeaderKind::of(b"User-Agent"), HeaderKind::UserAgent);
-        assert_eq!(HeaderKind::of(b"u"), HeaderKind::Other);
         assert_eq!(HeaderKind::of(b"Call-ID"), HeaderKind::Other);
+        // Stream framing takes Content-Length in any case.
+        assert!(is_content_length(b"content-LENGTH") && is_content_length(b"L"));
+        let (m, used) = parse(b"SIP/2.0 200 OK\r\ncontent-length: 2\r\n\r\nhiSIP", true).unwrap();
+        assert_eq!((used, m.text(&m.body)), (39, &b"hi"[..]));
+        // A datagram's bad Content-Length is only text.
+        let (m, _) = parse(b"SIP/2.0 200 OK\r\nContent-Length: x\r\n\r\nhi", false).unwrap();
+        assert_eq!(m.values(HeaderKind::ContentLength).next(), Some(&b"x"[..]));
     }
 }
