@@ -446,14 +446,16 @@ pub fn sdp(raw: &[u8], a: usize, b: usize) -> Option<Sdp> {
                 }
             }
             (Part::Media, k) => {
-                let m = s.media.last_mut().expect("a media part has a media line");
-                match k {
-                    b'i' => set(&mut m.info, v),
-                    b'c' => set(&mut m.connection, v),
-                    b'b' => push(&mut m.bandwidths, &mut s.truncated, v),
-                    b'k' => set(&mut m.key, v),
-                    b'a' => push(&mut m.attributes, &mut s.truncated, v),
-                    _ => {}
+                // A media part starts with its media line: there is one.
+                if let Some(m) = s.media.last_mut() {
+                    match k {
+                        b'i' => set(&mut m.info, v),
+                        b'c' => set(&mut m.connection, v),
+                        b'b' => push(&mut m.bandwidths, &mut s.truncated, v),
+                        b'k' => set(&mut m.key, v),
+                        b'a' => push(&mut m.attributes, &mut s.truncated, v),
+                        _ => {}
+                    }
                 }
             }
             (Part::Session, k) => match k {
@@ -636,6 +638,72 @@ Content-Length: 0\r\n\
         let (msg, _) = parse(&m, true).unwrap();
         assert_eq!(msg.headers.len(), MAX_HEADERS);
         assert!(msg.too_many_headers);
+    }
+
+    #[test]
+    fn every_sdp_field() {
+        let body = b"v=0\r\no=o\r\ns=s\r\ni=i\r\nu=u\r\ne=e\r\np=p\r\nc=c\r\nb=b1\r\nb=b2\r\n\
+t=t1\r\nr=r1\r\nr=r2\r\nt=t2\r\nz=z\r\nk=k\r\na=a1\r\nx=unknown\r\nbad line\r\n\
+m=m1\r\ni=mi\r\nc=mc\r\nb=mb\r\nk=mk\r\na=ma\r\nm=m2\na=ma2";
+        let s = sdp(body, 0, body.len()).unwrap();
+        let t =
+            |r: &Range<u32>| std::str::from_utf8(&body[r.start as usize..r.end as usize]).unwrap();
+        let o = |r: &Option<Range<u32>>| t(r.as_ref().unwrap());
+        assert_eq!(
+            [
+                &s.origin,
+                &s.session_name,
+                &s.session_info,
+                &s.uri,
+                &s.email,
+                &s.phone,
+                &s.connection,
+                &s.timezone,
+                &s.key
+            ]
+            .map(o),
+            ["o", "s", "i", "u", "e", "p", "c", "z", "k"]
+        );
+        assert_eq!(s.bandwidths.iter().map(t).collect::<Vec<_>>(), ["b1", "b2"]);
+        assert_eq!(s.times.len(), 2);
+        assert_eq!(
+            s.times[0].repeat_times.iter().map(t).collect::<Vec<_>>(),
+            ["r1", "r2"]
+        );
+        assert_eq!(s.attributes.iter().map(t).collect::<Vec<_>>(), ["a1"]);
+        assert_eq!(s.media.len(), 2);
+        let m = &s.media[0];
+        assert_eq!(
+            [
+                t(&m.media),
+                o(&m.info),
+                o(&m.connection),
+                t(&m.bandwidths[0]),
+                o(&m.key),
+                t(&m.attributes[0])
+            ],
+            ["m1", "mi", "mc", "mb", "mk", "ma"]
+        );
+        // LF line ends and a last line without one.
+        assert_eq!(t(&s.media[1].attributes[0]), "ma2");
+        assert!(!s.truncated);
+        assert!(sdp(b"o=x\r\n", 0, 5).is_none(), "not SDP without v=");
+    }
+
+    #[test]
+    fn sdp_lists_are_bounded() {
+        let mut body = b"v=0\r\n".to_vec();
+        for _ in 0..MAX_SDP_ITEMS + 3 {
+            body.extend_from_slice(b"a=x\r\n");
+        }
+        let s = sdp(&body, 0, body.len()).unwrap();
+        assert_eq!(s.attributes.len(), MAX_SDP_ITEMS);
+        assert!(s.truncated);
+        let mut body = b"v=0\r\n".to_vec();
+        for _ in 0..MAX_SDP_LINES + 3 {
+            body.extend_from_slice(b"x=\r\n");
+        }
+        assert!(sdp(&body, 0, body.len()).unwrap().truncated);
     }
 
     #[test]
