@@ -381,6 +381,30 @@ pub fn parse(data: &[u8], stream: bool) -> Result<(Message, usize), Error> {
     ))
 }
 
+/// The length a stream message at the start of `data` will have, once its header
+/// section is there (its `Content-Length` read); `None` before. A stream parser waits
+/// for that many bytes rather than parsing an incomplete message again on each
+/// segment.
+pub fn wanted(data: &[u8]) -> Option<usize> {
+    let end = memmem::find(data, b"\r\n\r\n")?;
+    let len = data[..end]
+        .split(|&b| b == b'\n')
+        .filter_map(|line| {
+            let colon = memchr::memchr(b':', line)?;
+            let (a, b) = trim_ws(line, 0, colon);
+            if !is_content_length(&line[a..b]) {
+                return None;
+            }
+            let (a, b) = trim_ws(line, colon + 1, line.len());
+            let v = line[a..b].strip_suffix(b"\r").unwrap_or(&line[a..b]);
+            (!v.is_empty() && v.len() <= 9 && v.iter().all(u8::is_ascii_digit))
+                .then(|| v.iter().fold(0usize, |n, d| n * 10 + usize::from(d - b'0')))
+        })
+        .next()
+        .unwrap_or(0);
+    Some(end + 4 + len)
+}
+
 /// Where an SDP parse is in the description.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -626,6 +650,15 @@ Content-Length: 0\r\n\
         let mut long = b"OPTIONS sip:".to_vec();
         long.resize(MAX_LINE_LEN + 20, b'a');
         assert_eq!(parse(&long, true).err(), Some(Error::Invalid));
+    }
+
+    #[test]
+    fn wanted_length() {
+        assert_eq!(wanted(&INVITE[..40]), None);
+        assert_eq!(wanted(&INVITE[..INVITE.len() - 50]), Some(INVITE.len()));
+        assert_eq!(wanted(OK), Some(OK.len()));
+        assert_eq!(wanted(b"SIP/2.0 200 OK\r\n\r\n"), Some(18));
+        assert_eq!(wanted(b"SIP/2.0 200 OK\r\nl: 3\r\n\r\n"), Some(27));
     }
 
     #[test]

@@ -23,13 +23,48 @@ pub struct SipTx {
     pub msg: Message,
 }
 
+/// TCP: the bytes of an incomplete message of one direction.
+#[derive(Debug, Default)]
+struct Pending {
+    buf: Vec<u8>,
+    /// The message's length once its header section is in (0 before): no parse is
+    /// tried before the buffer holds that much.
+    want: usize,
+    /// The end of the header section is not in `buf[..scan + 3]`: searched from here
+    /// on the next segment, so a message dripping in byte by byte is scanned once.
+    scan: usize,
+}
+
+impl Pending {
+    /// Whether the buffered message may be complete now.
+    fn ready(&mut self) -> bool {
+        if self.want > 0 {
+            return self.buf.len() >= self.want;
+        }
+        if memchr::memmem::find(&self.buf[self.scan..], b"\r\n\r\n").is_some() {
+            // The header section is in: read its length, once per message.
+            self.want = parser::wanted(&self.buf).unwrap_or(self.buf.len());
+            // A length past the bound is for the parser to refuse now.
+            return self.buf.len() >= self.want || self.want > MAX_PENDING;
+        }
+        self.scan = self.buf.len().saturating_sub(3);
+        false
+    }
+
+    /// A new incomplete message starts the buffer.
+    fn restart(&mut self) {
+        self.want = 0;
+        self.scan = 0;
+    }
+}
+
 #[derive(Debug)]
 pub struct SipState {
     transport: Transport,
     txs: VecDeque<SipTx>,
     next_id: u64,
-    /// TCP: bytes of an incomplete message per direction.
-    pending: [Vec<u8>; 2],
+    /// TCP: an incomplete message per direction.
+    pending: [Pending; 2],
     /// TCP: framing was lost in that direction (a gap, or bytes that are not SIP).
     lost: [bool; 2],
 }
@@ -40,7 +75,7 @@ impl SipState {
             transport,
             txs: VecDeque::new(),
             next_id: 0,
-            pending: [Vec::new(), Vec::new()],
+            pending: [Pending::default(), Pending::default()],
             lost: [false; 2],
         }
     }
@@ -105,30 +140,34 @@ impl SipState {
         if self.lost[d] {
             return;
         }
-        let used = if self.pending[d].is_empty() {
+        let used = if self.pending[d].buf.is_empty() {
             // The common case: whole messages in the segment, no copy.
-            match self.messages(dir, data, out) {
-                Some(n) => {
-                    self.pending[d].extend_from_slice(&data[n..]);
-                    Some(())
-                }
-                None => None,
-            }
+            self.messages(dir, data, out).map(|n| {
+                let p = &mut self.pending[d];
+                p.buf.extend_from_slice(&data[n..]);
+                p.restart();
+            })
         } else {
-            let mut buf = std::mem::take(&mut self.pending[d]);
-            buf.extend_from_slice(data);
-            let r = self.messages(dir, &buf, out).map(|n| {
-                buf.drain(..n);
-            });
-            self.pending[d] = buf;
-            r
+            self.pending[d].buf.extend_from_slice(data);
+            if self.pending[d].ready() {
+                let mut buf = std::mem::take(&mut self.pending[d].buf);
+                let r = self.messages(dir, &buf, out).map(|n| {
+                    buf.drain(..n);
+                });
+                let p = &mut self.pending[d];
+                p.buf = buf;
+                p.restart();
+                r
+            } else {
+                Some(())
+            }
         };
-        if used.is_none() || self.pending[d].len() > MAX_PENDING {
+        if used.is_none() || self.pending[d].buf.len() > MAX_PENDING {
             if used.is_some() {
                 out.anomaly("sip.invalid_data");
             }
             self.lost[d] = true;
-            self.pending[d] = Vec::new();
+            self.pending[d] = Pending::default();
         }
     }
 }
@@ -149,17 +188,17 @@ impl AppState for SipState {
         if self.transport == Transport::Tcp {
             // Message boundaries cannot be found again reliably.
             self.lost[dir.index()] = true;
-            self.pending[dir.index()] = Vec::new();
+            self.pending[dir.index()] = Pending::default();
         }
     }
 
     fn eof(&mut self, dir: Dir, out: &mut ParseOutput) {
         let p = &mut self.pending[dir.index()];
-        if !p.is_empty() {
-            if p.iter().any(|b| !b.is_ascii_whitespace()) {
+        if !p.buf.is_empty() {
+            if p.buf.iter().any(|b| !b.is_ascii_whitespace()) {
                 out.anomaly("sip.incomplete_data");
             }
-            *p = Vec::new();
+            *p = Pending::default();
         }
     }
 
@@ -213,7 +252,7 @@ mod tests {
             s.eof(Dir::ToServer, &mut out);
             assert!(out.anomalies.is_empty(), "{step}: {:?}", out.anomalies);
             assert_eq!(s.tx_count(), 2, "{step}");
-            assert!(s.pending[0].is_empty());
+            assert!(s.pending[0].buf.is_empty());
         }
     }
 
@@ -258,7 +297,32 @@ mod tests {
             u.parse(Dir::ToClient, &[b'a'; 1000], &mut out);
         }
         assert_eq!(out.anomalies, vec!["sip.invalid_data"]);
-        assert!(u.pending[1].is_empty());
+        assert!(u.pending[1].buf.is_empty());
+    }
+
+    /// A message dripping in byte by byte is parsed once, when it is complete: the
+    /// buffer's hints say when to try.
+    #[test]
+    fn a_dripping_message_waits_for_its_length() {
+        let mut s = SipState::new(Transport::Tcp);
+        let mut out = ParseOutput::default();
+        let head = INVITE.len() - 137;
+        for (i, b) in INVITE.iter().enumerate() {
+            s.parse(Dir::ToServer, std::slice::from_ref(b), &mut out);
+            if i + 1 < INVITE.len() {
+                assert_eq!(s.tx_count(), 0);
+                let p = &s.pending[0];
+                if i + 1 >= head {
+                    assert_eq!(p.want, INVITE.len(), "{i}");
+                } else {
+                    assert_eq!(p.want, 0);
+                    assert!(p.scan + 3 >= p.buf.len(), "{i}");
+                }
+            }
+        }
+        assert_eq!(s.tx_count(), 1);
+        assert!(s.pending[0].buf.is_empty() && s.pending[0].want == 0);
+        assert!(out.anomalies.is_empty());
     }
 
     #[test]
