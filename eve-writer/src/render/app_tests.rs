@@ -173,7 +173,7 @@ a=rtpmap:0 PCMU/8000\r\n";
         evs.push(t);
         // SIP: a request with an SDP body and a response, as events and in an alert.
         for m in [
-            &SIP_INVITE[..],
+            SIP_INVITE,
             b"SIP/2.0 486 Busy Here\r\nContent-Length: 0\r\n\r\n",
         ] {
             let (msg, _) = meerkat_app::sip::parser::parse(m, false).expect("sip");
