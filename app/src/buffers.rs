@@ -128,6 +128,20 @@ pub fn keyword(kw: &str) -> Option<(&'static Descriptor, &'static KeywordDef)> {
     }
 }
 
+/// The frame a `frame:` value names: `<proto>.<frame>` (`sip.pdu`), or `<frame>` of
+/// the rule's protocol `proto`.
+pub fn frame(proto: Option<AppProto>, name: &str) -> Option<&'static BufferDef> {
+    let qualified = name.split_once('.').and_then(|(p, f)| {
+        let d = PROTOCOLS.iter().find(|d| d.is_named(p))?;
+        d.frames.iter().find(|b| b.name == f)
+    });
+    qualified.or_else(|| {
+        proto
+            .and_then(AppProto::descriptor)
+            .and_then(|d| d.frames.iter().find(|b| b.name == name))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +161,18 @@ mod tests {
         assert!(sticky("http.nope").is_none());
         assert_eq!(keyword("ssl_state").map(|(d, _)| d.name), Some("tls"));
         assert!(keyword("http.uri").is_none());
+        let pdu = frame(None, "sip.pdu").unwrap();
+        assert_eq!(pdu.proto, AppProto::Sip);
+        assert!(std::ptr::eq(
+            frame(Some(AppProto::Sip), "pdu").unwrap(),
+            pdu
+        ));
+        assert_eq!(
+            frame(Some(AppProto::Sip), "request.line").map(|b| b.name),
+            Some("request.line")
+        );
+        assert!(frame(None, "pdu").is_none());
+        assert!(frame(Some(AppProto::Http), "pdu").is_none());
     }
 
     /// Keyword spellings are unique across protocols, buffers and keywords; every
@@ -165,6 +191,10 @@ mod tests {
             for k in d.keywords {
                 names.push(k.name);
                 names.extend(k.aliases);
+            }
+            for f in d.frames {
+                assert_eq!(f.proto, d.proto, "{}", f.name);
+                ids.extend(f.to_server.iter().chain(&f.to_client).copied());
             }
         }
         let n = names.len();

@@ -98,6 +98,10 @@ pub struct RecordDef {
     /// `tx_id` (Suricata's `http` events do; its `dns` events have it inside the `dns`
     /// object and its `tls` events have none). Alerts on a transaction always do.
     pub tx_id: bool,
+    /// Whether the protocol's own events are written in the direction of the packet
+    /// that logged them (Suricata's packet-direction loggers: `sip`); otherwise they
+    /// are written client -> server, whichever packet finished the transaction.
+    pub packet_dir: bool,
 }
 
 /// How a protocol is made from its config section.
@@ -152,6 +156,9 @@ pub struct Descriptor {
     pub build: Build,
     /// Its sticky buffers.
     pub buffers: &'static [BufferDef],
+    /// Its frames (`frame:<name>` or `frame:<proto>.<name>`: `pdu`, `request.line`, ...),
+    /// inspected as buffers of the transaction the frame's bytes belong to.
+    pub frames: &'static [BufferDef],
     /// Its other keywords.
     pub keywords: &'static [KeywordDef],
     /// The anomalies its parser raises (`<name>.<event>`), for `app-layer-event` and

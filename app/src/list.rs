@@ -50,6 +50,7 @@ protocols! {
     Tls => tls, record Tls;
     Ssh => ssh;
     Llmnr => llmnr;
+    Sip => sip, record Sip;
 }
 
 impl AppProto {

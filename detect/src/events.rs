@@ -278,11 +278,20 @@ pub fn app_record(
     r: AppRecord,
 ) -> Event {
     let mut ev = packet_event(EventType::App, p, meta, Some((flow, to_server)), src);
-    // App records are written client -> server, whichever packet finished them.
-    ev.src_ip = ip_bytes(flow.client.0);
-    ev.src_port = u32::from(flow.client.1);
-    ev.dest_ip = ip_bytes(flow.server.0);
-    ev.dest_port = u32::from(flow.server.1);
+    // App records are written client -> server, whichever packet finished them, but
+    // for the protocols whose records take the packet's direction (SIP).
+    let packet_dir = flow
+        .app
+        .proto
+        .descriptor()
+        .and_then(|d| d.record)
+        .is_some_and(|r| r.packet_dir);
+    if !packet_dir || p.ip.is_none() {
+        ev.src_ip = ip_bytes(flow.client.0);
+        ev.src_port = u32::from(flow.client.1);
+        ev.dest_ip = ip_bytes(flow.server.0);
+        ev.dest_port = u32::from(flow.server.1);
+    }
     ev.direction = Direction::Unspecified as i32;
     ev.tx_id = Some(tx_id);
     ev.app_proto = flow.app.proto.name().to_string();

@@ -25,12 +25,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
     buffers: detect::BUFFERS,
+    frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
     record: Some(RecordDef {
         event_type: "dns",
         render: eve::render,
         tx_id: false,
+        packet_dir: false,
     }),
     fuzz: &[
         FuzzTarget {

@@ -37,12 +37,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
         build: config::build,
     },
     buffers: detect::BUFFERS,
+    frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
     record: Some(RecordDef {
         event_type: "http",
         render: eve::render,
         tx_id: true,
+        packet_dir: false,
     }),
     fuzz: &[FuzzTarget {
         name: "http",

@@ -25,6 +25,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply: dns::is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
     buffers: detect::BUFFERS,
+    frames: &[],
     keywords: &[],
     // The DNS parser's anomalies are DNS's (`dns.<event>`).
     events: &[],

@@ -26,6 +26,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(SshState::new())),
     buffers: detect::BUFFERS,
+    frames: &[],
     keywords: &[],
     events: EVENTS,
     record: None,

@@ -26,12 +26,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(TlsState::new())),
     buffers: detect::BUFFERS,
+    frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
     record: Some(RecordDef {
         event_type: "tls",
         render: eve::render,
         tx_id: false,
+        packet_dir: false,
     }),
     fuzz: &[FuzzTarget {
         name: "tls",

@@ -131,6 +131,13 @@ mod tests {
         }
     }
 
+    const SIP_INVITE: &[u8] = b"INVITE sip:bob@example.com SIP/2.0\r\n\
+Via: SIP/2.0/UDP 192.0.2.1\r\nContent-Type: application/sdp\r\n\r\n\
+v=0\r\no=alice 1 1 IN IP4 192.0.2.1\r\ns=Call\r\ne=a@example.com\r\nc=IN IP4 192.0.2.1\r\n\
+b=AS:64\r\nt=0 0\r\nr=7d 1h 0 25h\r\nz=0 -1h\r\nk=prompt\r\na=sendrecv\r\n\
+m=audio 4000 RTP/AVP 0\r\ni=voice\r\nc=IN IP4 192.0.2.1\r\nb=AS:32\r\nk=prompt\r\n\
+a=rtpmap:0 PCMU/8000\r\n";
+
     fn lines() -> Vec<String> {
         let mut evs = Vec::new();
         let mut e = base(EventType::App);
@@ -161,9 +168,27 @@ mod tests {
         let mut d = e.clone();
         d.app = Some(AppRecord::Dns(sample_dns(false)));
         evs.push(d);
-        let mut t = e;
+        let mut t = e.clone();
         t.app = Some(AppRecord::Tls(sample_tls()));
         evs.push(t);
+        // SIP: a request with an SDP body and a response, as events and in an alert.
+        for m in [
+            SIP_INVITE,
+            b"SIP/2.0 486 Busy Here\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            let (msg, _) = meerkat_app::sip::parser::parse(m, false).expect("sip");
+            let r = meerkat_app::sip::logger::record(&msg);
+            let mut s = base(EventType::App);
+            s.app_proto = "sip".into();
+            s.ip_proto = 17;
+            s.tx_id = None;
+            s.app = Some(AppRecord::Sip(r.clone()));
+            evs.push(s);
+            let mut a = e.clone();
+            a.app_proto = "sip".into();
+            a.app = Some(AppRecord::Sip(r));
+            evs.push(a);
+        }
         evs.iter()
             .map(|ev| {
                 let mut b = Vec::new();
@@ -194,6 +219,18 @@ mod tests {
             l[4].contains(r#""alert":{"#) && l[4].contains(r#""http":{"hostname""#),
             "{}",
             l[4]
+        );
+        assert!(
+            l[7].contains(r#""sip":{"method":"INVITE","uri":"sip:bob@example.com","version":"SIP/2.0","sdp":{"origin":"alice 1 1 IN IP4 192.0.2.1""#)
+                && l[7].contains(r#""request_line":"INVITE sip:bob@example.com SIP/2.0"}"#)
+                && !l[7].contains("tx_id"),
+            "{}",
+            l[7]
+        );
+        assert!(
+            l[9].contains(r#""sip":{"version":"SIP/2.0","code":"486","reason":"Busy Here","response_line":"SIP/2.0 486 Busy Here"}"#),
+            "{}",
+            l[9]
         );
         for line in &l {
             let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("valid JSON");

@@ -7,6 +7,14 @@ impl Builder<'_> {
     /// Applies `kw` if it is one of these keywords: `Ok(false)` when it is not.
     pub(super) fn app_option(&mut self, kw: &str, v: Option<&str>) -> Result<bool, Fail> {
         match kw {
+            // `frame:pdu`, `frame:sip.request.line`: a frame of the protocol, inspected
+            // as a buffer of the transaction its bytes belong to.
+            "frame" => {
+                let name = value_of(kw, v)?.trim();
+                let def = app::buffers::frame(self.rule.app_proto, name)
+                    .ok_or_else(|| fail(kw, format!("no frame `{name}` in Meerkat")))?;
+                self.switch_buffer(def)?;
+            }
             "app-layer-protocol" => {
                 let val = value_of(kw, v)?;
                 let (val, mode) = match val.split_once(',') {

@@ -192,3 +192,35 @@ fn flags() {
     assert_eq!(parse_flags("!R").unwrap().modifier, FlagMod::Not);
     assert!(parse_flags("X").is_err());
 }
+
+#[test]
+fn frames_parse() {
+    let ctx = crate::rules::tests_ctx();
+    let l = crate::rules::load_str(
+        concat!(
+            "alert sip any any -> any any (frame:pdu; content:\"REGISTER\"; startswith; sid:1;)\n",
+            "alert tcp any any -> any any (frame:sip.request.line; content:\"x\"; sid:2;)\n",
+        ),
+        &ctx,
+    );
+    assert!(l.problems.is_empty(), "{:?}", l.problems);
+    for r in &l.rules {
+        assert_eq!(r.app_proto, Some(app::AppProto::Sip));
+        assert_eq!(r.buffers.len(), 1);
+    }
+    assert_eq!(l.rules[0].buffers[0].def.name, "pdu");
+    assert_eq!(l.rules[1].buffers[0].def.name, "request.line");
+    let sip = |opts: &str| {
+        let text = format!("alert sip any any -> any any ({opts} sid:1;)");
+        let l = crate::rules::load_str(&text, &ctx);
+        l.problems.first().map(|p| p.reason.clone())
+    };
+    assert!(
+        sip("frame:nope; content:\"a\";")
+            .unwrap()
+            .contains("no frame")
+    );
+    assert!(sip("frame; content:\"a\";").is_some());
+    // A frame of a protocol without frames.
+    assert!(problem("frame:http.pdu; content:\"a\";").is_some());
+}
