@@ -50,6 +50,7 @@ protocols! {
     Tls => tls, record Tls;
     Ssh => ssh;
     Llmnr => llmnr;
+    Mqtt => mqtt, record Mqtt;
 }
 
 impl AppProto {
