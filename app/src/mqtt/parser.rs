@@ -486,19 +486,17 @@ pub fn parse_message(
                     reason_code: None,
                     properties: None,
                 }
-            } else if r.is_empty() {
-                // §3.14.2.1: no reason code means a normal disconnection.
+            } else if r.len() < 2 {
+                // §3.14.2.1: no reason code means a normal disconnection. Suricata
+                // reads a reason code only with a property length after it, and logs
+                // a lone reason code as 0: so does this.
                 Op::Disconnect {
                     reason_code: Some(0),
                     properties: None,
                 }
             } else {
                 let rc = r.u8()?;
-                let properties = if r.is_empty() {
-                    None
-                } else {
-                    r.properties(true)?
-                };
+                let properties = r.properties(true)?;
                 Op::Disconnect {
                     reason_code: Some(rc),
                     properties,
@@ -731,6 +729,18 @@ pub(crate) mod tests {
             parse_message(b"\x82\x02\x00\x01", 4, 1 << 20),
             Err(Error::Malformed)
         );
+    }
+
+    #[test]
+    fn disconnect_reason_codes_as_suricata() {
+        let rc = |b: &[u8], v| match parse_message(b, v, 1 << 20).unwrap().0.op {
+            Op::Disconnect { reason_code, .. } => reason_code,
+            _ => panic!(),
+        };
+        assert_eq!(rc(b"\xe0\x00", 5), Some(0));
+        assert_eq!(rc(b"\xe0\x01\x04", 5), Some(0));
+        assert_eq!(rc(b"\xe0\x02\x04\x00", 5), Some(4));
+        assert_eq!(rc(b"\xe0\x00", 4), None);
     }
 
     #[test]

@@ -428,11 +428,13 @@ impl AppState for MqttState {
         }
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
-        // Packet boundaries are lost in this direction.
-        let d = dir.index();
-        self.lost[d] = true;
-        self.pending[d] = Vec::new();
+    fn gap(&mut self, _dir: Dir, _len: u64, _out: &mut ParseOutput) {
+        // Packet boundaries are lost: as Suricata's parser (which takes no gaps), the
+        // connection is not parsed any further, in either direction (the replies to
+        // lost requests would all be missing their requests).
+        self.lost = [true; 2];
+        self.pending = [Vec::new(), Vec::new()];
+        self.skip = [0; 2];
     }
 
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
