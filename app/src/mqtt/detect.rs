@@ -1,9 +1,11 @@
 //! The inspection buffers and keywords of an MQTT transaction, as Suricata's.
 //!
-//! A transaction is inspected in the direction of its first packet, once it is
-//! complete (its reply came, or none is awaited) or its direction ended. Buffers read
-//! the transaction's first packet of their type; the keywords that are not buffers
-//! match when one of the transaction's packets does.
+//! A transaction is inspected in the direction of its first packet, from that packet
+//! on and again as replies join it (Suricata's MQTT keywords inspect at progress 0).
+//! Buffers read the transaction's first packet of their type (which is its first
+//! packet: they do not change); the keywords that are not buffers match when one of
+//! the transaction's packets does, and do not match once it is complete (its reply
+//! came, none is awaited, or its direction ended) and none did.
 
 use super::parser::{self, Op};
 use super::state::{INFO_LEN, MAX_MSGS_PER_TX, META_LEN, Meta, MqttTx};
@@ -72,16 +74,18 @@ fn one(b: Option<&[u8]>, index: usize) -> Buf<'_> {
 
 pub fn buffer(tx: &MqttTx, id: BufferId, index: usize) -> Buf<'_> {
     let dir = match id {
-        PUBLISH_TOPIC_TC | PUBLISH_MESSAGE_TC | INFO_TC | META_TC => Dir::ToClient,
+        PUBLISH_TOPIC_TC | PUBLISH_MESSAGE_TC | INFO_TC | META_TC | READY_TC => Dir::ToClient,
         _ => Dir::ToServer,
     };
     if dir != tx.dir {
         return Buf::Absent;
     }
-    if !tx.ready() {
-        return Buf::NotYet;
-    }
     match id {
+        READY_TS | READY_TC => {
+            static READY: [u8; 2] = [0, 1];
+            let r = usize::from(tx.ready());
+            return one(Some(&READY[r..r + 1]), index);
+        }
         INFO_TS | INFO_TC => {
             return tx
                 .info
@@ -178,19 +182,34 @@ pub const INFO_TC: BufferId = BufferId::of(AppProto::Mqtt, 201);
 pub const META_TS: BufferId = BufferId::of(AppProto::Mqtt, 202);
 pub const META_TC: BufferId = BufferId::of(AppProto::Mqtt, 203);
 
+/// Not sticky buffers: one byte, 1 once the transaction is complete (or its direction
+/// ended), else 0.
+pub const READY_TS: BufferId = BufferId::of(AppProto::Mqtt, 204);
+pub const READY_TC: BufferId = BufferId::of(AppProto::Mqtt, 205);
+
+fn by_dir(dir: Dir, ts: BufferId, tc: BufferId) -> BufferId {
+    if dir == Dir::ToServer { ts } else { tc }
+}
+
 /// The transaction's summary for a keyword evaluated in `dir`: `Err` is the answer
-/// without looking further (another direction's transaction: no match; not complete
-/// yet: not known).
+/// without looking further (another direction's transaction: no match).
 fn meta(dir: Dir, tx: &dyn Transaction) -> Result<&[u8], Option<bool>> {
-    let id = if dir == Dir::ToServer {
-        META_TS
-    } else {
-        META_TC
-    };
-    match tx.buffer(id, 0) {
+    match tx.buffer(by_dir(dir, META_TS, META_TC), 0) {
         Buf::Ready(b) if b.len() == META_LEN => Ok(b),
-        Buf::NotYet => Err(None),
         _ => Err(Some(false)),
+    }
+}
+
+/// A keyword's answer, as Suricata's MQTT keywords (inspected from a transaction's
+/// first packet on): a match now is final; no match is final once the transaction is
+/// complete, until then it is looked at again as packets join it.
+fn settle(dir: Dir, tx: &dyn Transaction, matched: bool) -> Option<bool> {
+    if matched {
+        return Some(true);
+    }
+    match tx.buffer(by_dir(dir, READY_TS, READY_TC), 0) {
+        Buf::Ready([1]) => Some(false),
+        _ => None,
     }
 }
 
@@ -199,22 +218,20 @@ fn any_msg(dir: Dir, tx: &dyn Transaction, f: impl Fn(&[u8]) -> bool) -> Option<
     if let Err(r) = meta(dir, tx) {
         return r;
     }
-    let id = if dir == Dir::ToServer {
-        INFO_TS
-    } else {
-        INFO_TC
-    };
+    let id = by_dir(dir, INFO_TS, INFO_TC);
+    let mut matched = false;
     for i in 0..MAX_MSGS_PER_TX {
         match tx.buffer(id, i) {
             Buf::Ready(b) if b.len() == INFO_LEN => {
                 if f(b) {
-                    return Some(true);
+                    matched = true;
+                    break;
                 }
             }
             _ => break,
         }
     }
-    Some(false)
+    settle(dir, tx, matched)
 }
 
 /// A `u8` comparison (`mqtt.protocol_version`, `mqtt.reason_code`).
@@ -245,7 +262,10 @@ fn eval_version(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<b
     let KwValue::Num(c) = v else {
         return Some(false);
     };
-    meta(dir, tx).map_or_else(|r| r, |m| Some(c.test(u64::from(m[Meta::VERSION]))))
+    match meta(dir, tx) {
+        Ok(m) => settle(dir, tx, c.test(u64::from(m[Meta::VERSION]))),
+        Err(r) => r,
+    }
 }
 
 /// Where a `mqtt.type` value looks: any packet of the transaction, or (Suricata 9's
@@ -357,15 +377,12 @@ fn eval_type(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<bool
     };
     let n = i64::from(m[Meta::COUNT]);
     let i = if i < 0 { n + i } else { i };
-    let id = if dir == Dir::ToServer {
-        INFO_TS
-    } else {
-        INFO_TC
-    };
-    Some(match usize::try_from(i).map(|i| tx.buffer(id, i)) {
+    let id = by_dir(dir, INFO_TS, INFO_TC);
+    let matched = match usize::try_from(i).map(|i| tx.buffer(id, i)) {
         Ok(Buf::Ready(b)) if b.len() == INFO_LEN => c.test(u64::from(b[0])),
         _ => false,
-    })
+    };
+    settle(dir, tx, matched)
 }
 
 /// A flag list `name[,!name...]`: (mask of the flags named, the value they must have).
@@ -437,7 +454,11 @@ fn eval_reason_code(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Opti
         return Some(false);
     };
     match meta(dir, tx) {
-        Ok(m) => Some(m[Meta::HAS_REASON] != 0 && c.test(u64::from(m[Meta::REASON]))),
+        Ok(m) => settle(
+            dir,
+            tx,
+            m[Meta::HAS_REASON] != 0 && c.test(u64::from(m[Meta::REASON])),
+        ),
         Err(r) => r,
     }
 }
@@ -457,7 +478,11 @@ fn eval_session_present(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> 
         return Some(false);
     };
     match meta(dir, tx) {
-        Ok(m) => Some(m[Meta::HAS_CONNACK] != 0 && u64::from(m[Meta::SESSION_PRESENT]) == want),
+        Ok(m) => settle(
+            dir,
+            tx,
+            m[Meta::HAS_CONNACK] != 0 && u64::from(m[Meta::SESSION_PRESENT]) == want,
+        ),
         Err(r) => r,
     }
 }

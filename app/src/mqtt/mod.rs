@@ -99,9 +99,9 @@ impl Transaction for MqttTx {
         self.ready()
     }
 
-    /// 1 once complete (inspected then, in its own direction).
+    /// Grows as packets join the transaction, and once more when it is complete.
     fn progress(&self, _dir: Dir) -> u8 {
-        u8::from(self.ready())
+        (self.msgs.len().min(state::MAX_MSGS_PER_TX) as u8) | u8::from(self.ready()) << 7
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
@@ -159,11 +159,14 @@ mod tests {
         let mut out = ParseOutput::default();
         s.parse(Dir::ToServer, CONNECT_V5, &mut out);
         let tx = s.tx(0).unwrap();
-        // Waiting for its CONNACK: not known yet.
-        assert_eq!(eval("mqtt.type", "CONNECT", Dir::ToServer, tx), None);
-        assert_eq!(tx.buffer(detect::CONNECT_USERNAME, 0), Buf::NotYet);
+        // Waiting for its CONNACK: what matches now does, what does not may later.
+        assert_eq!(eval("mqtt.type", "CONNECT", Dir::ToServer, tx), Some(true));
+        assert_eq!(eval("mqtt.type", "CONNACK", Dir::ToServer, tx), None);
+        assert_eq!(tx.buffer(detect::CONNECT_USERNAME, 0), Buf::Ready(b"user"));
+        let p0 = tx.progress(Dir::ToServer);
         s.parse(Dir::ToClient, CONNACK_V5, &mut out);
         let tx = s.tx(0).unwrap();
+        assert_ne!(tx.progress(Dir::ToServer), p0);
         let ts = Dir::ToServer;
         assert_eq!(eval("mqtt.type", "CONNECT", ts, tx), Some(true));
         assert_eq!(eval("mqtt.type", "connack", ts, tx), Some(true));
