@@ -6,7 +6,8 @@ mod tests {
     use crate::render::{RenderOptions, render};
     use meerkat_app::AppRecord;
     use meerkat_proto::events::{
-        Dns, DnsAnswer, DnsQuery, DnsSoa, DnsSrv, Event, EventType, Http, HttpHeader, Ja3, Tls,
+        Dns, DnsAnswer, DnsQuery, DnsSoa, DnsSrv, Event, EventType, Http, HttpHeader, Ja3, Mqtt,
+        MqttMessage, MqttProperty, MqttTopic, Tls, mqtt_property,
     };
     use std::path::Path;
 
@@ -131,6 +132,34 @@ mod tests {
         }
     }
 
+    fn sample_mqtt() -> Mqtt {
+        Mqtt {
+            messages: vec![
+                MqttMessage {
+                    kind: "subscribe".into(),
+                    qos: 1,
+                    message_id: Some(1),
+                    topics: vec![MqttTopic {
+                        topic: b"a/b".to_vec(),
+                        qos: 1,
+                    }],
+                    has_properties: true,
+                    properties: vec![MqttProperty {
+                        name: "subscription_identifier".into(),
+                        value: Some(mqtt_property::Value::Num(7)),
+                    }],
+                    ..MqttMessage::default()
+                },
+                MqttMessage {
+                    kind: "suback".into(),
+                    message_id: Some(1),
+                    codes: vec![1],
+                    ..MqttMessage::default()
+                },
+            ],
+        }
+    }
+
     fn lines() -> Vec<String> {
         let mut evs = Vec::new();
         let mut e = base(EventType::App);
@@ -147,6 +176,11 @@ mod tests {
         e.app_proto = "tls".into();
         e.app = Some(AppRecord::Tls(sample_tls()));
         evs.push(e);
+        let mut e = base(EventType::App);
+        e.app_proto = "mqtt".into();
+        e.tx_id = None;
+        e.app = Some(AppRecord::Mqtt(sample_mqtt()));
+        evs.push(e);
         // Alerts carrying each app object.
         let mut e = base(EventType::Alert);
         e.alert = Some(meerkat_proto::events::Alert {
@@ -161,9 +195,12 @@ mod tests {
         let mut d = e.clone();
         d.app = Some(AppRecord::Dns(sample_dns(false)));
         evs.push(d);
-        let mut t = e;
+        let mut t = e.clone();
         t.app = Some(AppRecord::Tls(sample_tls()));
         evs.push(t);
+        let mut m = e;
+        m.app = Some(AppRecord::Mqtt(sample_mqtt()));
+        evs.push(m);
         evs.iter()
             .map(|ev| {
                 let mut b = Vec::new();
@@ -191,10 +228,17 @@ mod tests {
             l[3]
         );
         assert!(
-            l[4].contains(r#""alert":{"#) && l[4].contains(r#""http":{"hostname""#),
+            l[4].contains(r#""event_type":"mqtt""#)
+                && l[4].contains(r#""mqtt":{"subscribe":{"qos":1,"retain":false,"dup":false,"message_id":1,"topics":[{"topic":"a/b","qos":1}],"properties":{"subscription_identifier":7}},"suback":{"qos":0,"retain":false,"dup":false,"message_id":1,"qos_granted":[1]}}"#),
             "{}",
             l[4]
         );
+        assert!(
+            l[5].contains(r#""alert":{"#) && l[5].contains(r#""http":{"hostname""#),
+            "{}",
+            l[5]
+        );
+        assert!(l[8].contains(r#""mqtt":{"subscribe""#), "{}", l[8]);
         for line in &l {
             let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("valid JSON");
             assert!(v.is_object());
