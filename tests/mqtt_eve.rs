@@ -2,7 +2,9 @@
 //! publish of a 35 KB JPEG cut by `string-log-limit`) and 3.1.1 (an invalid QoS), the
 //! `mqtt` records Meerkat writes must be the reference's (`suricata-8.0.6-eve.json`),
 //! value for value and in order, and the alerts per signature the same. Skips when
-//! `../shared` is absent. Four small pcaps: well under a second.
+//! `../shared` is absent (the first test: the second, an MQTT 5 session with every
+//! packet type and properties made by `tests/data/mqtt5_all_pcap.py`, has the
+//! reference's records beside it). Small pcaps: about a second.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -83,4 +85,29 @@ fn mqtt_records_and_alerts_are_the_references() {
             "{name}: alerts per signature"
         );
     }
+}
+
+#[test]
+fn every_packet_type_with_properties_as_the_reference() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let want: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(data.join("mqtt5-all.mqtt.json")).unwrap())
+            .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let o = run_in(
+        &data,
+        &[
+            "run",
+            "-q",
+            "-r",
+            data.join("mqtt5-all.pcap").to_str().unwrap(),
+            "-l",
+            logs.path().to_str().unwrap(),
+            "-k",
+            "none",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = eve(&logs.path().join("eve.json"));
+    assert_eq!(mqtt_records(&ours), want);
 }

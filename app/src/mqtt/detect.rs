@@ -272,9 +272,10 @@ fn eval_version(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<b
 /// `type,index`) the packet at an index, negative from the end.
 const ANY_INDEX: i64 = i64::MIN;
 
-/// `mqtt.type:<name or number comparison>[,<index>]`: a packet type of the
-/// transaction. Packed as `Flags { mask: comparison index, negated }`... kept simple:
-/// the value is `Exact(type | index << 8)` for names and numbers.
+/// `mqtt.type:[!]<name>|<number comparison>[,<index>]`: a packet type of the
+/// transaction: of any of its packets, or (Suricata 9's multi-integer form) of the
+/// packet at `index` (negative: from the end). The comparison and index are packed
+/// into `KwValue::Flags::mask` (see [`pack_cmp`]).
 fn parse_type(v: Option<&str>) -> Result<KwValue, String> {
     let val = required(v)?;
     let (what, index) = match val.split_once(',') {

@@ -133,10 +133,10 @@ fn message(x: &mut Obj<'_>, m: &MqttMessage) {
             });
             props(x);
         }
+        // Suricata logs no properties of a SUBACK, UNSUBSCRIBE or UNSUBACK.
         "suback" => {
             id(x);
             x.raw("qos_granted", |b| codes(b, &m.codes));
-            props(x);
         }
         "unsubscribe" => {
             id(x);
@@ -150,7 +150,6 @@ fn message(x: &mut Obj<'_>, m: &MqttMessage) {
                 }
                 b.push(b']');
             });
-            props(x);
         }
         "unsuback" => {
             id(x);

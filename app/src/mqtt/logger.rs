@@ -5,24 +5,46 @@ use meerkat_proto::events::{Mqtt, MqttMessage, MqttProperty, MqttTopic, mqtt_pro
 use super::parser::{Message, Op, PropValue, Properties, property_name};
 use super::state::MqttTx;
 
-/// Suricata's default `string-log-limit` of the `mqtt` EVE output: longer passwords,
-/// will messages and publish messages are cut to it.
-pub const STRING_LOG_LIMIT: usize = 1024;
+/// Bytes of a password, will message or publish message a record keeps, at most (a
+/// `string-log-limit` above it, or none, logs this much with the marker).
+pub const MAX_LOGGED: usize = 64 * 1024;
 
-/// `b` cut to `STRING_LOG_LIMIT` bytes with Suricata's marker.
-pub fn limited(b: &[u8]) -> Vec<u8> {
-    if b.len() <= STRING_LOG_LIMIT {
-        return b.to_vec();
+/// What a record keeps of `b`, and its full length.
+fn kept(b: &[u8]) -> (Vec<u8>, u64) {
+    (b[..b.len().min(MAX_LOGGED)].to_vec(), b.len() as u64)
+}
+
+/// Cuts `b` (of full length `len`) to `limit` bytes (0: [`MAX_LOGGED`]) with Suricata's
+/// `[truncated N additional bytes]` marker.
+fn cut(b: &mut Vec<u8>, len: u64, limit: usize) {
+    let limit = if limit == 0 {
+        MAX_LOGGED
+    } else {
+        limit.min(MAX_LOGGED)
+    };
+    let len = len.max(b.len() as u64);
+    if len <= limit as u64 {
+        return;
     }
-    let mut v = b[..STRING_LOG_LIMIT].to_vec();
-    v.extend_from_slice(
-        format!(
-            "[truncated {} additional bytes]",
-            b.len() - STRING_LOG_LIMIT
-        )
-        .as_bytes(),
-    );
-    v
+    b.truncate(limit);
+    b.extend_from_slice(format!("[truncated {} additional bytes]", len - limit as u64).as_bytes());
+}
+
+/// Shapes a record for the outputs (`outputs.eve-log.types.mqtt`): passwords left out
+/// unless `passwords`, long strings cut to `string_log_limit` (0: no limit).
+pub fn shape(r: &mut Mqtt, passwords: bool, string_log_limit: usize) {
+    for m in &mut r.messages {
+        if !passwords {
+            m.password = None;
+        }
+        if let Some(p) = &mut m.password {
+            cut(p, m.password_len, string_log_limit);
+        }
+        if let Some(w) = &mut m.will_message {
+            cut(w, m.will_message_len, string_log_limit);
+        }
+        cut(&mut m.message, m.message_len, string_log_limit);
+    }
 }
 
 fn properties(p: &Properties) -> (Vec<MqttProperty>, bool) {
@@ -79,9 +101,15 @@ fn message(m: &Message) -> MqttMessage {
             r.client_id = c.client_id.clone();
             r.connect_flags = u32::from(c.flags);
             r.username = c.username.clone();
-            r.password = c.password.as_deref().map(limited);
+            if let Some(p) = &c.password {
+                let (b, n) = kept(p);
+                (r.password, r.password_len) = (Some(b), n);
+            }
             r.will_topic = c.will_topic.clone();
-            r.will_message = c.will_message.as_deref().map(limited);
+            if let Some(w) = &c.will_message {
+                let (b, n) = kept(w);
+                (r.will_message, r.will_message_len) = (Some(b), n);
+            }
             (r.will_properties, r.has_will_properties) = properties(&c.will_properties);
             props(&c.properties, &mut r);
         }
@@ -102,7 +130,7 @@ fn message(m: &Message) -> MqttMessage {
         } => {
             r.topic = topic.clone();
             r.message_id = message_id.map(u32::from);
-            r.message = limited(message);
+            (r.message, r.message_len) = kept(message);
             props(p, &mut r);
         }
         Op::MsgIdOnly {
@@ -186,5 +214,42 @@ fn message(m: &Message) -> MqttMessage {
 pub fn record(tx: &MqttTx) -> Mqtt {
     Mqtt {
         messages: tx.msgs.iter().map(message).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_cut_to_the_limit() {
+        let mut r = Mqtt {
+            messages: vec![MqttMessage {
+                kind: "connect".into(),
+                password: Some(b"secret".to_vec()),
+                password_len: 6,
+                message: vec![b'x'; 100],
+                message_len: 100_000,
+                ..MqttMessage::default()
+            }],
+        };
+        let mut a = r.clone();
+        shape(&mut a, true, 4);
+        assert_eq!(
+            a.messages[0].password.as_deref(),
+            Some(&b"secr[truncated 2 additional bytes]"[..])
+        );
+        assert!(
+            a.messages[0]
+                .message
+                .ends_with(b"xxxx[truncated 99996 additional bytes]")
+        );
+        shape(&mut r, false, 0);
+        assert_eq!(r.messages[0].password, None);
+        assert!(
+            r.messages[0]
+                .message
+                .ends_with(b"x[truncated 34464 additional bytes]")
+        );
     }
 }

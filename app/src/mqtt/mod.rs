@@ -274,16 +274,20 @@ mod tests {
     }
 
     #[test]
-    fn long_messages_are_cut_in_the_record() {
+    fn long_messages_are_cut_for_the_outputs() {
         let mut s = MqttState::new(MqttConfig::default());
         let mut out = ParseOutput::default();
         let mut p = vec![0x30, 0x87, 0x08, 0x00, 0x01, b't'];
         p.extend(std::iter::repeat_n(0xffu8, 1028));
         s.parse(Dir::ToServer, &p, &mut out);
         let tx = s.tx(0).unwrap();
+        let Some(AppRecord::Mqtt(mut r)) = tx.record() else {
+            panic!()
+        };
+        logger::shape(&mut r, true, 1024);
         let mut buf = Vec::new();
         let mut o = meerkat_eve::Obj::new(&mut buf);
-        eve::render(&tx.record().unwrap(), &mut o);
+        eve::render(&AppRecord::Mqtt(r), &mut o);
         o.end();
         let js = String::from_utf8(buf).unwrap();
         assert!(

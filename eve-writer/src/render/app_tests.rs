@@ -143,15 +143,15 @@ mod tests {
                         topic: b"a/b".to_vec(),
                         qos: 1,
                     }],
-                    has_properties: true,
-                    properties: vec![MqttProperty {
-                        name: "subscription_identifier".into(),
-                        value: Some(mqtt_property::Value::Num(7)),
-                    }],
                     ..MqttMessage::default()
                 },
                 MqttMessage {
                     kind: "suback".into(),
+                    has_properties: true,
+                    properties: vec![MqttProperty {
+                        name: "reason_string".into(),
+                        value: Some(mqtt_property::Value::Text(b"ok".to_vec())),
+                    }],
                     message_id: Some(1),
                     codes: vec![1],
                     ..MqttMessage::default()
@@ -229,7 +229,7 @@ mod tests {
         );
         assert!(
             l[4].contains(r#""event_type":"mqtt""#)
-                && l[4].contains(r#""mqtt":{"subscribe":{"qos":1,"retain":false,"dup":false,"message_id":1,"topics":[{"topic":"a/b","qos":1}],"properties":{"subscription_identifier":7}},"suback":{"qos":0,"retain":false,"dup":false,"message_id":1,"qos_granted":[1]}}"#),
+                && l[4].contains(r#""mqtt":{"subscribe":{"qos":1,"retain":false,"dup":false,"message_id":1,"topics":[{"topic":"a/b","qos":1}]},"suback":{"qos":0,"retain":false,"dup":false,"message_id":1,"qos_granted":[1]}}"#),
             "{}",
             l[4]
         );
