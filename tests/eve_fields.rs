@@ -38,7 +38,7 @@ const SAMPLE: &[&str] = &[
 
 /// Event types Meerkat writes (the paths of others are not compared).
 const TYPES: &[&str] = &[
-    "alert", "anomaly", "flow", "http", "dns", "tls", "stats", "fileinfo",
+    "alert", "anomaly", "flow", "http", "dns", "tls", "stats", "fileinfo", "mqtt",
 ];
 
 fn paths(v: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {

@@ -51,6 +51,7 @@ protocols! {
     Ssh => ssh;
     Llmnr => llmnr;
     Sip => sip, record Sip;
+    Mqtt => mqtt, record Mqtt;
 }
 
 impl AppProto {

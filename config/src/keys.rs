@@ -172,6 +172,8 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.pcap-log.bpf-filter",
     "outputs.eve-log.types.files.force-magic",
     "outputs.eve-log.types.files.force-hash",
+    "outputs.eve-log.types.mqtt.passwords",
+    "outputs.eve-log.types.mqtt.string-log-limit",
     "outputs.file-store.version",
     "outputs.file-store.enabled",
     "outputs.file-store.dir",

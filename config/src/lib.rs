@@ -59,7 +59,7 @@ pub use heartbeat::Heartbeat;
 pub use live::{AfPacketIface, ClusterType, Dpdk, DpdkIface, EalParams, RunAs};
 pub use load::{default_tree, load_for_role, parse_text, read_file, resolve, resolve_tree};
 pub use nats::Nats;
-pub use outputs::{AlertExtras, EveLog, EveType, EveTypeOptions, FileType, Output};
+pub use outputs::{AlertExtras, EveLog, EveType, EveTypeOptions, FileType, MqttLog, Output};
 pub use pcap_file::{ChecksumChecks, DeleteWhenDone, PcapFile};
 pub use pcap_log::PcapLog;
 pub use redis::{Redis, RedisMode};

@@ -117,6 +117,18 @@ pub struct EveTypeOptions {
     /// `files`: digests to compute for every file (`md5`, `sha1`, `sha256`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub force_hash: Vec<String>,
+    /// `mqtt`: log CONNECT passwords (Suricata's default: yes).
+    #[serde(
+        default,
+        deserialize_with = "opt_bool",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub passwords: Option<bool>,
+    /// `mqtt`: bytes of a password, will message or publish message logged, the rest
+    /// replaced by `[truncated N additional bytes]` (Suricata's default: 1 KiB; 0: no
+    /// limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string_log_limit: Option<ByteSize>,
     /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, Value>,
@@ -307,6 +319,34 @@ impl EveLog {
     }
 }
 
+/// Suricata's default `string-log-limit` of `mqtt` records.
+pub const DEFAULT_MQTT_STRING_LOG_LIMIT: u64 = 1024;
+
+/// What an output's `mqtt` records carry (its `mqtt` entry's options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MqttLog {
+    pub passwords: bool,
+    /// 0: no limit.
+    pub string_log_limit: u64,
+}
+
+impl EveLog {
+    /// The options of this output's `mqtt` records (`None` when it logs none).
+    pub fn mqtt_log(&self) -> Option<MqttLog> {
+        let o = self
+            .type_entry("mqtt")?
+            .options()
+            .cloned()
+            .unwrap_or_default();
+        Some(MqttLog {
+            passwords: o.passwords.unwrap_or(true),
+            string_log_limit: o
+                .string_log_limit
+                .map_or(DEFAULT_MQTT_STRING_LOG_LIMIT, |b| b.bytes()),
+        })
+    }
+}
+
 /// The `types` options that apply to `alert` records only.
 const ALERT_ONLY: [&str; 4] = [
     "payload",
@@ -448,6 +488,13 @@ pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
                     "outputs.eve-log.types.{}.{} applies to alert records only",
                     t.name(),
                     ALERT_ONLY[i]
+                )));
+            }
+            if t.name() != "mqtt" && (o.passwords.is_some() || o.string_log_limit.is_some()) {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.types.{}: passwords and string-log-limit apply to mqtt \
+                     records only",
+                    t.name()
                 )));
             }
             if let Some(b) = o.payload_buffer_size

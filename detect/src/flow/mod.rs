@@ -96,6 +96,10 @@ pub struct AppFlow {
     /// The parser failed on the flow's data (the `app_layer_error` exception policy,
     /// `ignore`: the flow goes on without its parser).
     pub parse_error: bool,
+    /// Per direction: a gap came before the flow's protocol was known (and before its
+    /// parser existed). The parser made later from the other direction's data is told
+    /// of it (Suricata's parsers see that gap too).
+    pub early_gap: [bool; 2],
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.

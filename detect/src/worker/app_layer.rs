@@ -131,6 +131,12 @@ impl Inner {
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);
+                    // The other direction lost bytes before the protocol was known:
+                    // the parser is told now, after this direction's first data.
+                    let other = dir.other();
+                    if std::mem::take(&mut app.early_gap[other.index()]) {
+                        state.gap(other, 0, &mut out);
+                    }
                     if out.failed {
                         app.parse_error = true;
                     } else {

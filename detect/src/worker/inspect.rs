@@ -72,13 +72,17 @@ impl Inner {
     }
 
     /// Leaves out of a record what its parser computed and the config keeps out of EVE:
-    /// JA3 and JA3S unless `ja3-fingerprints` is on (or, by default, a rule uses them).
+    /// JA3 and JA3S unless `ja3-fingerprints` is on (or, by default, a rule uses them);
+    /// MQTT passwords unless `passwords`, and MQTT strings past `string-log-limit`.
     pub(super) fn shape_record(&self, r: &mut AppRecord) {
         if !self.cfg.ja3
             && let AppRecord::Tls(t) = r
         {
             t.ja3 = None;
             t.ja3s = None;
+        }
+        if let AppRecord::Mqtt(m) = r {
+            app::mqtt::logger::shape(m, self.cfg.mqtt_passwords, self.cfg.mqtt_string_log_limit);
         }
     }
 

@@ -156,6 +156,10 @@ struct Settings {
     /// Log JA3 and JA3S in `tls` records (`app-layer.protocols.tls.ja3-fingerprints`:
     /// `yes`; `auto`, the default, when a loaded rule inspects them; `no`).
     ja3: bool,
+    /// `mqtt` records: log passwords, and the `string-log-limit` (0: none), of the
+    /// outputs that log them (the first one's passwords setting, the largest limit).
+    mqtt_passwords: bool,
+    mqtt_string_log_limit: usize,
     /// What the config asks of the file layer (the rules' needs are added to it).
     files: app::files::FileConfig,
     /// The file store is on (`file-store.enabled`).
@@ -539,6 +543,7 @@ impl Settings {
         // Any output that logs the type wants it (outputs filter by type themselves).
         let wants = |t: &str| config.eve_wants(t);
         let extras: Vec<_> = config.eve_logs().map(|e| e.alert_extras()).collect();
+        let mqtt: Vec<_> = config.eve_logs().filter_map(|e| e.mqtt_log()).collect();
         let payload = |x: &&meerkat_config::AlertExtras| x.payload || x.payload_printable;
         Settings {
             midstream: config.stream.midstream,
@@ -558,6 +563,12 @@ impl Settings {
             want_flow: wants("flow"),
             log_files: wants("files"),
             ja3: false,
+            mqtt_passwords: mqtt.first().is_none_or(|m| m.passwords),
+            mqtt_string_log_limit: mqtt
+                .iter()
+                .map(|m| usize::try_from(m.string_log_limit).unwrap_or(usize::MAX))
+                .reduce(|a, b| if a == 0 || b == 0 { 0 } else { a.max(b) })
+                .unwrap_or(meerkat_config::outputs::DEFAULT_MQTT_STRING_LOG_LIMIT as usize),
             files: app::files::FileConfig::from_config(config),
             file_store: config.file_store().is_some(),
             tunnel_ports: tunnel_ports(config),

@@ -212,12 +212,14 @@ impl Inner {
         let gap = std::mem::take(&mut s.sides[d].pending_gap);
         let (from, to) = (s.sides[d].app_done, s.sides[d].next());
         let fin = s.sides[d].fin || s.state == tcp::State::Closed || flush;
-        if gap > 0
-            && let Some(state) = flow.app.state.as_deref_mut()
-        {
-            let mut out = ParseOutput::default();
-            state.gap(dir, gap, &mut out);
-            self.parse_output(&out, &mut flow.app, dir);
+        if gap > 0 {
+            if let Some(state) = flow.app.state.as_deref_mut() {
+                let mut out = ParseOutput::default();
+                state.gap(dir, gap, &mut out);
+                self.parse_output(&out, &mut flow.app, dir);
+            } else if !flow.app.detection_done {
+                flow.app.early_gap[d] = true;
+            }
         }
         let mut got = false;
         if flow.app.detection_done && flow.app.state.is_none() {

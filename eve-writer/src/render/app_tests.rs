@@ -6,7 +6,8 @@ mod tests {
     use crate::render::{RenderOptions, render};
     use meerkat_app::AppRecord;
     use meerkat_proto::events::{
-        Dns, DnsAnswer, DnsQuery, DnsSoa, DnsSrv, Event, EventType, Http, HttpHeader, Ja3, Tls,
+        Dns, DnsAnswer, DnsQuery, DnsSoa, DnsSrv, Event, EventType, Http, HttpHeader, Ja3, Mqtt,
+        MqttMessage, MqttProperty, MqttTopic, Tls, mqtt_property,
     };
     use std::path::Path;
 
@@ -137,6 +138,33 @@ v=0\r\no=alice 1 1 IN IP4 192.0.2.1\r\ns=Call\r\ne=a@example.com\r\nc=IN IP4 192
 b=AS:64\r\nt=0 0\r\nr=7d 1h 0 25h\r\nz=0 -1h\r\nk=prompt\r\na=sendrecv\r\n\
 m=audio 4000 RTP/AVP 0\r\ni=voice\r\nc=IN IP4 192.0.2.1\r\nb=AS:32\r\nk=prompt\r\n\
 a=rtpmap:0 PCMU/8000\r\n";
+    fn sample_mqtt() -> Mqtt {
+        Mqtt {
+            messages: vec![
+                MqttMessage {
+                    kind: "subscribe".into(),
+                    qos: 1,
+                    message_id: Some(1),
+                    topics: vec![MqttTopic {
+                        topic: b"a/b".to_vec(),
+                        qos: 1,
+                    }],
+                    ..MqttMessage::default()
+                },
+                MqttMessage {
+                    kind: "suback".into(),
+                    has_properties: true,
+                    properties: vec![MqttProperty {
+                        name: "reason_string".into(),
+                        value: Some(mqtt_property::Value::Text(b"ok".to_vec())),
+                    }],
+                    message_id: Some(1),
+                    codes: vec![1],
+                    ..MqttMessage::default()
+                },
+            ],
+        }
+    }
 
     fn lines() -> Vec<String> {
         let mut evs = Vec::new();
@@ -153,6 +181,11 @@ a=rtpmap:0 PCMU/8000\r\n";
         let mut e = base(EventType::App);
         e.app_proto = "tls".into();
         e.app = Some(AppRecord::Tls(sample_tls()));
+        evs.push(e);
+        let mut e = base(EventType::App);
+        e.app_proto = "mqtt".into();
+        e.tx_id = None;
+        e.app = Some(AppRecord::Mqtt(sample_mqtt()));
         evs.push(e);
         // Alerts carrying each app object.
         let mut e = base(EventType::Alert);
@@ -189,6 +222,9 @@ a=rtpmap:0 PCMU/8000\r\n";
             a.app = Some(AppRecord::Sip(r));
             evs.push(a);
         }
+        let mut m = e;
+        m.app = Some(AppRecord::Mqtt(sample_mqtt()));
+        evs.push(m);
         evs.iter()
             .map(|ev| {
                 let mut b = Vec::new();
@@ -216,22 +252,29 @@ a=rtpmap:0 PCMU/8000\r\n";
             l[3]
         );
         assert!(
-            l[4].contains(r#""alert":{"#) && l[4].contains(r#""http":{"hostname""#),
+            l[4].contains(r#""event_type":"mqtt""#)
+                && l[4].contains(r#""mqtt":{"subscribe":{"qos":1,"retain":false,"dup":false,"message_id":1,"topics":[{"topic":"a/b","qos":1}]},"suback":{"qos":0,"retain":false,"dup":false,"message_id":1,"qos_granted":[1]}}"#),
             "{}",
             l[4]
         );
         assert!(
-            l[7].contains(r#""sip":{"method":"INVITE","uri":"sip:bob@example.com","version":"SIP/2.0","sdp":{"origin":"alice 1 1 IN IP4 192.0.2.1""#)
-                && l[7].contains(r#""request_line":"INVITE sip:bob@example.com SIP/2.0"}"#)
-                && !l[7].contains("tx_id"),
+            l[8].contains(r#""sip":{"method":"INVITE","uri":"sip:bob@example.com","version":"SIP/2.0","sdp":{"origin":"alice 1 1 IN IP4 192.0.2.1""#)
+                && l[8].contains(r#""request_line":"INVITE sip:bob@example.com SIP/2.0"}"#)
+                && !l[8].contains("tx_id"),
             "{}",
-            l[7]
+            l[8]
         );
         assert!(
-            l[9].contains(r#""sip":{"version":"SIP/2.0","code":"486","reason":"Busy Here","response_line":"SIP/2.0 486 Busy Here"}"#),
+            l[10].contains(r#""sip":{"version":"SIP/2.0","code":"486","reason":"Busy Here","response_line":"SIP/2.0 486 Busy Here"}"#),
             "{}",
-            l[9]
+            l[10]
         );
+        assert!(
+            l[5].contains(r#""alert":{"#) && l[5].contains(r#""http":{"hostname""#),
+            "{}",
+            l[5]
+        );
+        assert!(l[12].contains(r#""mqtt":{"subscribe""#), "{}", l[12]);
         for line in &l {
             let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("valid JSON");
             assert!(v.is_object());
