@@ -169,6 +169,15 @@ impl<T> ReleaseEmpty for Vec<T> {
     }
 }
 
+/// Frees the transactions with id below `id` from a queue kept in id order (the usual
+/// [`AppState::free_below`]), giving the emptied queue's buffer back.
+pub fn free_txs_below<T: Transaction>(txs: &mut std::collections::VecDeque<T>, id: u64) {
+    while txs.front().is_some_and(|t| t.id() < id) {
+        txs.pop_front();
+    }
+    txs.release_if_empty();
+}
+
 /// Availability of an inspection buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Buf<'a> {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::parser::{self, Message};
-use crate::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
+use crate::{AppState, Dir, ParseOutput, Transaction, Transport};
 
 /// Most live transactions per flow; the oldest unanswered query is dropped beyond it.
 pub const MAX_TX: usize = 256;
@@ -167,10 +167,7 @@ impl AppState for DnsState {
     }
 
     fn free_below(&mut self, id: u64) {
-        while self.txs.front().is_some_and(|t| t.id < id) {
-            self.txs.pop_front();
-        }
-        self.txs.release_if_empty();
+        crate::free_txs_below(&mut self.txs, id);
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use super::parser::{self, Error, Message};
-use crate::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction, Transport};
+use crate::{AppState, Dir, ParseOutput, Transaction, Transport};
 
 /// Most live transactions per flow; the oldest is dropped beyond it.
 pub const MAX_TX: usize = 256;
@@ -211,10 +211,7 @@ impl AppState for SipState {
     }
 
     fn free_below(&mut self, id: u64) {
-        while self.txs.front().is_some_and(|t| t.id < id) {
-            self.txs.pop_front();
-        }
-        self.txs.release_if_empty();
+        crate::free_txs_below(&mut self.txs, id);
     }
 }
 
