@@ -84,6 +84,22 @@ pub struct KeywordDef {
     pub kind: KeywordKind,
 }
 
+impl KeywordDef {
+    /// A keyword evaluated by a protocol's own parse and evaluate functions.
+    pub const fn check(
+        name: &'static str,
+        aliases: &'static [&'static str],
+        parse: ParseFn,
+        eval: EvalFn,
+    ) -> KeywordDef {
+        KeywordDef {
+            name,
+            aliases,
+            kind: KeywordKind::Check { parse, eval },
+        }
+    }
+}
+
 /// A protocol's EVE record.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordDef {

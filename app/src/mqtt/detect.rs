@@ -10,7 +10,7 @@
 use super::parser::{self, Op};
 use super::state::{INFO_LEN, MAX_MSGS_PER_TX, META_LEN, Meta, MqttTx};
 use crate::buffers::{BufferDef, def};
-use crate::descriptor::{KeywordDef, KeywordKind};
+use crate::descriptor::KeywordDef;
 use crate::value::{KwValue, NumCmp, parse_num_cmp, required};
 use crate::{AppProto, Buf, BufferId, Dir, Transaction};
 
@@ -137,42 +137,29 @@ pub fn buffer(tx: &MqttTx, id: BufferId, index: usize) -> Buf<'_> {
 
 /// MQTT's keywords that are not buffers.
 pub static KEYWORDS: &[KeywordDef] = &[
-    check("mqtt.protocol_version", &[], parse_u8_cmp, eval_version),
-    check("mqtt.type", &[], parse_type, eval_type),
-    check("mqtt.flags", &[], parse_flags, eval_flags),
-    check("mqtt.qos", &[], parse_qos, eval_qos),
-    check(
+    KeywordDef::check("mqtt.protocol_version", &[], parse_u8_cmp, eval_version),
+    KeywordDef::check("mqtt.type", &[], parse_type, eval_type),
+    KeywordDef::check("mqtt.flags", &[], parse_flags, eval_flags),
+    KeywordDef::check("mqtt.qos", &[], parse_qos, eval_qos),
+    KeywordDef::check(
         "mqtt.reason_code",
         &["mqtt.connack.return_code"],
         parse_u8_cmp,
         eval_reason_code,
     ),
-    check(
+    KeywordDef::check(
         "mqtt.connack.session_present",
         &[],
         parse_bool,
         eval_session_present,
     ),
-    check(
+    KeywordDef::check(
         "mqtt.connect.flags",
         &[],
         parse_connect_flags,
         eval_connect_flags,
     ),
 ];
-
-const fn check(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    parse: crate::descriptor::ParseFn,
-    eval: crate::descriptor::EvalFn,
-) -> KeywordDef {
-    KeywordDef {
-        name,
-        aliases,
-        kind: KeywordKind::Check { parse, eval },
-    }
-}
 
 /// Not sticky buffers: per packet of the transaction (item = packet index), its
 /// [`super::state::INFO_LEN`] bytes (type, QoS, dup | retain << 1), in each direction.

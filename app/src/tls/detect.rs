@@ -56,23 +56,23 @@ pub const NOTAFTER: BufferId = BufferId::of(AppProto::Tls, 32);
 
 /// TLS's keywords that are not buffers.
 pub static KEYWORDS: &[KeywordDef] = &[
-    check("tls.version", &[], parse_version, eval_version),
-    check("ssl_version", &[], parse_ssl_version, eval_ssl_version),
-    check("ssl_state", &[], parse_ssl_state, eval_ssl_state),
-    check(
+    KeywordDef::check("tls.version", &[], parse_version, eval_version),
+    KeywordDef::check("ssl_version", &[], parse_ssl_version, eval_ssl_version),
+    KeywordDef::check("ssl_state", &[], parse_ssl_state, eval_ssl_state),
+    KeywordDef::check(
         "tls.cert_notbefore",
         &["tls_cert_notbefore"],
         parse_date_value,
         eval_notbefore,
     ),
-    check(
+    KeywordDef::check(
         "tls.cert_notafter",
         &["tls_cert_notafter"],
         parse_date_value,
         eval_notafter,
     ),
-    check("tls_cert_expired", &[], no_value, eval_expired),
-    check("tls_cert_valid", &[], no_value, eval_valid),
+    KeywordDef::check("tls_cert_expired", &[], no_value, eval_expired),
+    KeywordDef::check("tls_cert_valid", &[], no_value, eval_valid),
     // Legacy keywords: a case-sensitive inclusion match on the certificate field
     // (`tls.fingerprint` ignores case, fingerprints being hex), `!` negates.
     legacy("tls.subject", "tls.cert_subject", false),
@@ -86,19 +86,6 @@ pub static KEYWORDS: &[KeywordDef] = &[
         kind: KeywordKind::Marker,
     },
 ];
-
-const fn check(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    parse: crate::descriptor::ParseFn,
-    eval: crate::descriptor::EvalFn,
-) -> KeywordDef {
-    KeywordDef {
-        name,
-        aliases,
-        kind: KeywordKind::Check { parse, eval },
-    }
-}
 
 const fn legacy(name: &'static str, buffer: &'static str, nocase: bool) -> KeywordDef {
     KeywordDef {
