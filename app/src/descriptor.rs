@@ -165,6 +165,10 @@ pub struct Descriptor {
     /// far in that direction, up to a bound the engine chooses). Only called for the
     /// protocol's transports.
     pub probe: fn(Transport, Dir, &[u8]) -> Probe,
+    /// A laxer probe for flows on the protocol's ports, if it has one (DNS on port 53
+    /// takes messages with an unassigned opcode, as Suricata does; elsewhere they are
+    /// taken for some other protocol, NetBIOS name service among them).
+    pub probe_on_port: Option<fn(Transport, Dir, &[u8]) -> Probe>,
     /// Whether `data`, recognised as this protocol, is a reply (the server's side). A
     /// flow whose first data is a reply is reversed, as Suricata's probing parsers
     /// make it do (a DNS response seen first).
@@ -180,6 +184,10 @@ pub struct Descriptor {
     /// The anomalies its parser raises (`<name>.<event>`), for `app-layer-event` and
     /// EVE `anomaly`.
     pub events: &'static [&'static str],
+    /// Suricata's EVE `anomaly` writes this protocol's event names in upper case
+    /// (`RESPONSE_HEADER_REPETITION`: the protocols whose event table is C's, http and
+    /// tls), else as rules name them (`invalid_qos_level`).
+    pub events_upper_case: bool,
     /// Its EVE record, if it logs one.
     pub record: Option<RecordDef>,
     pub fuzz: &'static [FuzzTarget],
@@ -191,6 +199,17 @@ pub fn never_reply(_: Transport, _: &[u8]) -> bool {
 }
 
 impl Descriptor {
+    /// The name EVE `anomaly` gives event `name` (`<proto>.<event>`, one of
+    /// [`Descriptor::events`]), as Suricata writes it.
+    pub fn eve_event_name(&self, name: &str) -> String {
+        let event = name.split_once('.').map_or(name, |(_, e)| e);
+        if self.events_upper_case {
+            event.to_ascii_uppercase()
+        } else {
+            event.to_string()
+        }
+    }
+
     /// Whether `s` names this protocol in a rule.
     pub fn is_named(&self, s: &str) -> bool {
         self.name == s || self.aliases.contains(&s)

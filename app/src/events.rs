@@ -15,8 +15,15 @@ pub const PACKET_EVENTS: &[(u8, &str)] = &[
         MISMATCH_PROTOCOL_BOTH_DIRECTIONS,
         "applayer_mismatch_protocol_both_directions",
     ),
+    // The flow's protocol is known, and the other TCP direction's first data was
+    // recognised as none.
+    (
+        DETECT_PROTOCOL_ONLY_ONE_DIRECTION,
+        "applayer_detect_protocol_only_one_direction",
+    ),
 ];
 pub const MISMATCH_PROTOCOL_BOTH_DIRECTIONS: u8 = 1;
+pub const DETECT_PROTOCOL_ONLY_ONE_DIRECTION: u8 = 2;
 
 /// What an `app-layer-event` value names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -246,7 +246,11 @@ impl Registry {
                 {
                     continue;
                 }
-                match (e.desc.probe)(transport, dir, data) {
+                let probe = match e.desc.probe_on_port {
+                    Some(lax) if preferred => lax,
+                    _ => e.desc.probe,
+                };
+                match probe(transport, dir, data) {
                     Probe::Match => return Detected::Proto(e.desc.proto),
                     Probe::NeedMore => need_more = true,
                     Probe::NoMatch => {}

@@ -319,6 +319,49 @@ impl EveLog {
     }
 }
 
+/// Which anomalies an output's `anomaly` records report: its entry's `types`, with
+/// Suricata's defaults (`decode: no`, `stream: no`, `applayer: yes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnomalyTypes {
+    /// Decoder events of packets.
+    pub decode: bool,
+    /// TCP stream events.
+    pub stream: bool,
+    /// Application-layer events: parser anomalies and protocol-detection events.
+    pub applayer: bool,
+}
+
+impl Default for AnomalyTypes {
+    fn default() -> Self {
+        AnomalyTypes {
+            decode: false,
+            stream: false,
+            applayer: true,
+        }
+    }
+}
+
+impl EveLog {
+    /// The anomalies this output's `anomaly` records report (`None` when it logs none).
+    pub fn anomaly_types(&self) -> Option<AnomalyTypes> {
+        let entry = self.type_entry("anomaly")?;
+        let mut t = AnomalyTypes::default();
+        if let Some(o) = entry.options() {
+            let flag = |name: &str, default: bool| {
+                o.types
+                    .get(name)
+                    .map_or(default, |v| de::flex_bool(v.clone()).unwrap_or(default))
+            };
+            t = AnomalyTypes {
+                decode: flag("decode", t.decode),
+                stream: flag("stream", t.stream),
+                applayer: flag("applayer", t.applayer),
+            };
+        }
+        Some(t)
+    }
+}
+
 /// Suricata's default `string-log-limit` of `mqtt` records.
 pub const DEFAULT_MQTT_STRING_LOG_LIMIT: u64 = 1024;
 

@@ -262,6 +262,36 @@ pub fn stream_anomaly(
     ev
 }
 
+/// An application-layer `anomaly` raised by packet `p` of `flow`: a parser's event
+/// (`layer` `proto_parser`, with its transaction's id) or a protocol-detection event
+/// (`proto_detect`, `tx_id` none), named as Suricata's EVE names it.
+pub fn app_anomaly(
+    event: String,
+    layer: &str,
+    tx_id: Option<u64>,
+    p: &Packet<'_>,
+    meta: &PacketMeta,
+    flow: &Flow,
+    src: PacketSrc,
+) -> Event {
+    let mut ev = packet_event(EventType::Anomaly, p, meta, None, src);
+    ev.flow_id = flow.id;
+    ev.tx_id = tx_id;
+    let proto = flow.app.proto;
+    ev.anomaly = Some(Anomaly {
+        r#type: "applayer".to_string(),
+        event,
+        // A flow whose protocol is unknown (or not recognised) names none.
+        app_proto: if proto.descriptor().is_some() {
+            proto.name().to_string()
+        } else {
+            String::new()
+        },
+        layer: layer.to_string(),
+    });
+    ev
+}
+
 /// Puts a transaction's record into an event (`http{...}` inside an alert).
 pub fn attach_record(ev: &mut Event, r: AppRecord) {
     ev.app = Some(r);

@@ -22,12 +22,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
     default_ports: &[53, 5353],
     port_bound: false,
     probe,
+    probe_on_port: Some(probe_on_port),
     is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
+    events_upper_case: false,
     record: Some(RecordDef {
         event_type: "dns",
         render: eve::render,
@@ -48,12 +50,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
 
 /// The anomalies the parser raises (Suricata's names).
 pub const EVENTS: &[&str] = &[
-    "dns.gap",
     "dns.infinite_loop",
+    "dns.invalid_additionals",
+    "dns.invalid_authorities",
+    "dns.invalid_opcode",
     "dns.malformed_data",
-    "dns.too_many_records",
-    "dns.too_many_transactions",
-    "dns.unsolicited_response",
+    "dns.name_too_long",
+    "dns.too_many_labels",
+    "dns.z_flag_set",
 ];
 
 /// Fuzz target: DNS over UDP (one datagram per piece), and the message parser alone.
@@ -72,17 +76,18 @@ pub const MAX_PROBE_QUESTIONS: u16 = 16;
 
 /// Recognises a DNS message: a sane header (opcode 0-6, a plausible question count,
 /// QR matching the direction's role is not required) whose first question parses.
-pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
+pub fn probe_message(msg: &[u8], complete: bool, lax: bool) -> Probe {
+    let odd = |flags: u16| (flags >> 11) & 0xf > 6 || flags & parser::Z_FLAG != 0;
     let Some(h) = parser::Header::parse(msg) else {
         if complete {
             return Probe::NoMatch;
         }
         // Judge what is there of the header already.
-        if let (Some(&f0), Some(&f1)) = (msg.get(2), msg.get(3)) {
-            let flags = u16::from_be_bytes([f0, f1]);
-            if (flags >> 11) & 0xf > 6 || flags & 0x0040 != 0 {
-                return Probe::NoMatch;
-            }
+        if let (Some(&f0), Some(&f1)) = (msg.get(2), msg.get(3))
+            && !lax
+            && odd(u16::from_be_bytes([f0, f1]))
+        {
+            return Probe::NoMatch;
         }
         if let (Some(&a), Some(&b)) = (msg.get(4), msg.get(5)) {
             let qd = u16::from_be_bytes([a, b]);
@@ -92,7 +97,7 @@ pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
         }
         return Probe::NeedMore;
     };
-    if h.opcode() > 6 || h.flags & 0x0040 != 0 {
+    if !lax && odd(h.flags) {
         return Probe::NoMatch;
     }
     if h.qdcount == 0 || h.qdcount > MAX_PROBE_QUESTIONS {
@@ -114,10 +119,21 @@ pub fn probe_message(msg: &[u8], complete: bool) -> Probe {
     }
 }
 
-/// Recognises a DNS message (over TCP: with its length prefix).
+/// Recognises a DNS message (over TCP: with its length prefix) on any port: not one
+/// with an unassigned opcode or the Z bit set.
 pub fn probe(transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
+    probe_with(transport, data, false)
+}
+
+/// Recognises a DNS message on DNS's ports, whatever its opcode and Z bit (Suricata
+/// parses them there, raising `dns.invalid_opcode` and `dns.z_flag_set`).
+pub fn probe_on_port(transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
+    probe_with(transport, data, true)
+}
+
+fn probe_with(transport: Transport, data: &[u8], lax: bool) -> Probe {
     match transport {
-        Transport::Udp => probe_message(data, true),
+        Transport::Udp => probe_message(data, true, lax),
         Transport::Tcp => {
             let Some(l) = data.get(..2) else {
                 return Probe::NeedMore;
@@ -127,7 +143,7 @@ pub fn probe(transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
                 return Probe::NoMatch;
             }
             let body = &data[2..];
-            probe_message(&body[..body.len().min(len)], body.len() >= len)
+            probe_message(&body[..body.len().min(len)], body.len() >= len, lax)
         }
     }
 }
@@ -291,5 +307,70 @@ mod tests {
         s.parse(Dir::ToServer, b"\x00\x01", &mut out);
         assert_eq!(out.anomalies, vec!["dns.malformed_data"]);
         assert_eq!(s.tx_count(), 0);
+    }
+
+    /// The anomalies of one datagram.
+    fn anomalies(msg: &[u8]) -> Vec<&'static str> {
+        let mut s = DnsState::new(Transport::Udp);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, msg, &mut out);
+        out.anomalies
+    }
+
+    /// Suricata's DNS events, each on the message that shows it (what the reference
+    /// raises on the same messages, `suricata-ref` on a crafted pcap).
+    #[test]
+    fn suricata_events() {
+        assert!(anomalies(QUERY).is_empty());
+        assert!(anomalies(RESPONSE).is_empty());
+        // Opcodes 7-15 are unassigned; 3 (unassigned too) and 6 (DSO) are not flagged.
+        for (op, want) in [(3u8, false), (6, false), (7, true), (15, true)] {
+            let mut m = QUERY.to_vec();
+            m[2] = (m[2] & 0x87) | op << 3;
+            assert_eq!(
+                anomalies(&m).contains(&"dns.invalid_opcode"),
+                want,
+                "opcode {op}"
+            );
+            // Taken for DNS on its ports only.
+            assert_eq!(
+                probe_on_port(Transport::Udp, Dir::ToServer, &m),
+                Probe::Match
+            );
+            let elsewhere = if want { Probe::NoMatch } else { Probe::Match };
+            assert_eq!(probe(Transport::Udp, Dir::ToServer, &m), elsewhere);
+        }
+        let mut z = QUERY.to_vec();
+        z[3] |= 0x40;
+        assert_eq!(anomalies(&z), vec!["dns.z_flag_set"]);
+        // A response counting two authorities and two additionals it does not have.
+        let mut r = RESPONSE.to_vec();
+        r[9] = 2;
+        assert_eq!(anomalies(&r), vec!["dns.invalid_authorities"]);
+        let mut r = RESPONSE.to_vec();
+        r[11] = 2;
+        assert_eq!(anomalies(&r), vec!["dns.invalid_additionals"]);
+        // An answer counted and missing is malformed.
+        let mut r = RESPONSE.to_vec();
+        r[7] = 3;
+        assert_eq!(anomalies(&r), vec!["dns.malformed_data"]);
+        // A name of 20 labels of 63 bytes (1279 bytes of text).
+        let mut long = QUERY[..12].to_vec();
+        for _ in 0..20 {
+            long.push(63);
+            long.extend_from_slice(&[b'a'; 63]);
+        }
+        long.extend_from_slice(b"\x00\x00\x01\x00\x01");
+        assert_eq!(anomalies(&long), vec!["dns.name_too_long"]);
+        // 300 one-byte labels; and a pointer to itself.
+        let mut many = QUERY[..12].to_vec();
+        for _ in 0..300 {
+            many.extend_from_slice(b"\x01a");
+        }
+        many.extend_from_slice(b"\x00\x00\x01\x00\x01");
+        assert_eq!(anomalies(&many), vec!["dns.too_many_labels"]);
+        let mut lp = QUERY[..12].to_vec();
+        lp.extend_from_slice(b"\xc0\x0c\x00\x01\x00\x01");
+        assert_eq!(anomalies(&lp), vec!["dns.infinite_loop"]);
     }
 }

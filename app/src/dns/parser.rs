@@ -6,18 +6,22 @@
 //! yields what parsed before the cut plus a flag.
 
 /// Longest name rendered, in bytes (RFC 1035 allows 255 on the wire; the dotted text
-/// of such a name fits in this).
+/// of such a name fits in this): a longer one is cut there (`dns.name_too_long`, as
+/// Suricata, which keeps 1025 bytes too).
 pub const MAX_NAME_LEN: usize = 1025;
-/// Most compression pointers followed in one name.
+/// Most compression pointers followed in one name (more: `dns.infinite_loop`).
 pub const MAX_POINTERS: usize = 32;
-/// Most labels in one name.
-pub const MAX_LABELS: usize = 128;
+/// Most labels in one name, Suricata's limit (more: `dns.too_many_labels`, or
+/// `dns.infinite_loop` when pointers were followed).
+pub const MAX_LABELS: usize = 255;
 /// Most entries parsed per section.
 pub const MAX_RECORDS: usize = 256;
 /// Most TXT strings joined from one record.
 pub const MAX_TXT_STRINGS: usize = 64;
 
 pub const HEADER_LEN: usize = 12;
+/// The reserved Z bit of the header's flags (`dns.z_flag_set` when set).
+pub const Z_FLAG: u16 = 0x0040;
 
 /// Record types with a name here (the rest keep their number).
 pub fn type_name(t: u16) -> Option<&'static str> {
@@ -62,24 +66,37 @@ impl Header {
 pub enum NameError {
     /// The message ends inside the name.
     Truncated,
-    /// Too many pointers (a loop) or labels.
+    /// Too many pointers, or too many labels after a pointer (a loop).
     Loop,
+    /// Too many labels, no pointer followed.
+    TooManyLabels,
     /// A reserved label type (0x40, 0x80).
     BadLabel,
 }
 
-/// Reads the name at `at` in `msg`, appending its dotted form to `out`; returns the
-/// offset after it in the original position (pointers do not move it further).
-pub fn read_name(msg: &[u8], at: usize, out: &mut Vec<u8>) -> Result<usize, NameError> {
-    walk_name(msg, at, Some(out))
+/// Reads the name at `at` in `msg`, appending its dotted form (at most
+/// [`MAX_NAME_LEN`] bytes, `cut` set when it was longer) to `out`; returns the offset
+/// after it in the original position (pointers do not move it further).
+pub fn read_name(
+    msg: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+    cut: &mut bool,
+) -> Result<usize, NameError> {
+    walk_name(msg, at, Some(out), cut)
 }
 
 /// Checks the name at `at` like [`read_name`] without copying it (probing).
 pub fn skip_name(msg: &[u8], at: usize) -> Result<usize, NameError> {
-    walk_name(msg, at, None)
+    walk_name(msg, at, None, &mut false)
 }
 
-fn walk_name(msg: &[u8], at: usize, mut out: Option<&mut Vec<u8>>) -> Result<usize, NameError> {
+fn walk_name(
+    msg: &[u8],
+    at: usize,
+    mut out: Option<&mut Vec<u8>>,
+    cut: &mut bool,
+) -> Result<usize, NameError> {
     let mut pos = at;
     let mut end: Option<usize> = None;
     let mut jumps = 0usize;
@@ -97,10 +114,18 @@ fn walk_name(msg: &[u8], at: usize, mut out: Option<&mut Vec<u8>>) -> Result<usi
                 let label = msg.get(pos + 1..pos + 1 + l).ok_or(NameError::Truncated)?;
                 labels += 1;
                 if labels > MAX_LABELS {
-                    return Err(NameError::Loop);
+                    return Err(if jumps > 0 {
+                        NameError::Loop
+                    } else {
+                        NameError::TooManyLabels
+                    });
                 }
                 if let Some(out) = out.as_deref_mut() {
                     let have = out.len() - base;
+                    let dot = usize::from(have > 0);
+                    if have + dot + l > MAX_NAME_LEN {
+                        *cut = true;
+                    }
                     if have < MAX_NAME_LEN {
                         if have > 0 {
                             out.push(b'.');
@@ -207,12 +232,24 @@ pub struct Message {
     section_ends: [usize; 2],
     /// The text of every name and rdata rendering, addressed by [`Span`]s.
     text: Vec<u8>,
-    /// The message ended before all counted entries were read.
+    /// The message ended before all counted questions and answers were read, or a
+    /// name of theirs had a bad label type (`dns.malformed_data`).
     pub truncated: bool,
-    /// A name had a pointer loop, too many labels, or a bad label type.
-    pub bad_name: bool,
-    /// A count was above [`MAX_RECORDS`].
+    /// The authority section did not parse (`dns.invalid_authorities`).
+    pub bad_authorities: bool,
+    /// The additional section did not parse (`dns.invalid_additionals`).
+    pub bad_additionals: bool,
+    /// A name had a pointer loop (`dns.infinite_loop`).
+    pub name_loop: bool,
+    /// A name had more than [`MAX_LABELS`] labels (`dns.too_many_labels`).
+    pub too_many_labels: bool,
+    /// A name was longer than [`MAX_NAME_LEN`] and was cut (`dns.name_too_long`).
+    pub name_too_long: bool,
+    /// A count was above [`MAX_RECORDS`]: the entries past it were not read (Suricata
+    /// has no such limit, and so no event for it).
     pub too_many: bool,
+    /// The section being read (where a failure is charged).
+    section: Option<Section>,
 }
 
 impl Message {
@@ -284,7 +321,7 @@ impl Message {
     /// not parse.
     fn name_at(&mut self, msg: &[u8], at: usize) -> Option<(Span, usize)> {
         let start = self.text.len();
-        match read_name(msg, at, &mut self.text) {
+        match read_name(msg, at, &mut self.text, &mut self.name_too_long) {
             Ok(next) => Some((self.span_from(start), next)),
             Err(_) => {
                 self.text.truncate(start);
@@ -297,17 +334,29 @@ impl Message {
     /// the message (and `None` returned).
     fn take_name(&mut self, msg: &[u8], at: &mut usize) -> Option<Span> {
         let start = self.text.len();
-        match read_name(msg, *at, &mut self.text) {
+        match read_name(msg, *at, &mut self.text, &mut self.name_too_long) {
             Ok(next) => {
                 *at = next;
                 Some(self.span_from(start))
             }
             Err(e) => {
                 self.text.truncate(start);
-                self.truncated |= e == NameError::Truncated;
-                self.bad_name |= e != NameError::Truncated;
+                match e {
+                    NameError::Loop => self.name_loop = true,
+                    NameError::TooManyLabels => self.too_many_labels = true,
+                    NameError::Truncated | NameError::BadLabel => self.cut_short(),
+                }
                 None
             }
+        }
+    }
+
+    /// The message ends (or breaks) in the section being read.
+    fn cut_short(&mut self) {
+        match self.section {
+            Some(Section::Authority) => self.bad_authorities = true,
+            Some(Section::Additional) => self.bad_additionals = true,
+            _ => self.truncated = true,
         }
     }
 
@@ -479,6 +528,7 @@ pub fn parse(msg: &[u8]) -> Option<Message> {
     }
     let sections = [Section::Answer, Section::Authority, Section::Additional];
     for (&section, &n) in sections.iter().zip(&counts) {
+        m.section = Some(section);
         for _ in 0..n {
             let Some(name) = m.take_name(msg, &mut at) else {
                 return Some(m);
@@ -489,12 +539,12 @@ pub fn parse(msg: &[u8]) -> Option<Message> {
                 be32(msg, at + 4),
                 be16(msg, at + 8),
             ) else {
-                m.truncated = true;
+                m.cut_short();
                 return Some(m);
             };
             let start = at + 10;
             let Some(rd) = msg.get(start..start + usize::from(rdlen)) else {
-                m.truncated = true;
+                m.cut_short();
                 return Some(m);
             };
             let rdata = m.rdata(msg, rrtype, start, rd);
@@ -551,7 +601,7 @@ pub(crate) mod tests {
         let mut m = QUERY[..12].to_vec();
         m.extend_from_slice(b"\xc0\x0c\x00\x01\x00\x01");
         let p = parse(&m).unwrap();
-        assert!(p.bad_name && p.questions.is_empty());
+        assert!(p.name_loop && p.questions.is_empty());
         // Cut in the middle of the question.
         let p = parse(&QUERY[..20]).unwrap();
         assert!(p.truncated);

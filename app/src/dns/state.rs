@@ -55,25 +55,15 @@ impl DnsState {
         self.txs.iter()
     }
 
-    fn message(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+    fn message(&mut self, _dir: Dir, data: &[u8], out: &mut ParseOutput) {
         let Some(m) = parser::parse(data) else {
             out.anomaly("dns.malformed_data");
             return;
         };
-        if m.truncated {
-            out.anomaly("dns.malformed_data");
-        }
-        if m.bad_name {
-            out.anomaly("dns.infinite_loop");
-        }
-        if m.too_many {
-            out.anomaly("dns.too_many_records");
-        }
-        // The QR bit says what the message is; the direction is only a hint.
+        events(&m, out);
+        // The QR bit says what the message is; the direction is only a hint (Suricata
+        // raises nothing for a message the wrong way).
         let is_response = m.header.qr();
-        if is_response != (dir == Dir::ToClient) {
-            out.anomaly("dns.unsolicited_response");
-        }
         if is_response {
             let id = m.header.id;
             if let Some(tx) = self.txs.iter_mut().find(|t| {
@@ -100,14 +90,43 @@ impl DnsState {
         }
     }
 
-    fn push(&mut self, mut tx: DnsTx, out: &mut ParseOutput) {
+    fn push(&mut self, mut tx: DnsTx, _out: &mut ParseOutput) {
+        // Past the bound the oldest goes (Suricata has no event for it).
         if self.txs.len() >= MAX_TX {
-            out.anomaly("dns.too_many_transactions");
             self.txs.pop_front();
         }
         tx.id = self.next_id;
         self.next_id += 1;
         self.txs.push_back(tx);
+    }
+}
+
+/// The anomalies of a parsed message, Suricata's DNS events.
+fn events(m: &Message, out: &mut ParseOutput) {
+    if m.truncated {
+        out.anomaly("dns.malformed_data");
+    }
+    if m.bad_authorities {
+        out.anomaly("dns.invalid_authorities");
+    }
+    if m.bad_additionals {
+        out.anomaly("dns.invalid_additionals");
+    }
+    if m.name_loop {
+        out.anomaly("dns.infinite_loop");
+    }
+    if m.too_many_labels {
+        out.anomaly("dns.too_many_labels");
+    }
+    if m.name_too_long {
+        out.anomaly("dns.name_too_long");
+    }
+    // Opcodes 0-6 are assigned (QUERY to DSO).
+    if m.header.opcode() > 6 {
+        out.anomaly("dns.invalid_opcode");
+    }
+    if m.header.flags & parser::Z_FLAG != 0 {
+        out.anomaly("dns.z_flag_set");
     }
 }
 
@@ -142,10 +161,10 @@ impl AppState for DnsState {
         }
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, out: &mut ParseOutput) {
+    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
         if self.transport == Transport::Tcp {
-            // The length framing cannot be found again reliably.
-            out.anomaly("dns.gap");
+            // The length framing cannot be found again reliably (Suricata has no event
+            // for it).
             self.lost[dir.index()] = true;
             self.pending[dir.index()].clear();
         }

@@ -200,6 +200,32 @@ pub fn parse_request_line(line: &[u8]) -> RequestLine<'_> {
     }
 }
 
+/// Whether the request line separates its method from the URI, and its URI from the
+/// protocol, with something other than spaces (a tab: libhtp's
+/// `METHOD_DELIM_NON_COMPLIANT`, `URI_DELIM_NON_COMPLIANT`).
+pub fn request_line_delims(line: &[u8]) -> (bool, bool) {
+    let skip = line
+        .iter()
+        .position(|&c| !is_space(c))
+        .unwrap_or(line.len());
+    let line = &line[skip..];
+    let gap = |s: &[u8]| -> (bool, usize) {
+        let Some(start) = s.iter().position(|&c| is_space(c)) else {
+            return (false, s.len());
+        };
+        let n = s[start..].iter().take_while(|&&c| is_space(c)).count();
+        (s[start..start + n].iter().any(|&c| c != b' '), start + n)
+    };
+    let (method, after) = gap(line);
+    let rest = &line[after.min(line.len())..];
+    let (uri, _) = if rest.is_empty() {
+        (false, 0)
+    } else {
+        gap(rest)
+    };
+    (method, uri)
+}
+
 /// A parsed status line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StatusLine<'a> {
@@ -270,7 +296,8 @@ pub fn parse_status(s: &[u8]) -> Option<u16> {
     if s.len() != 3 || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(s.iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0')))
+    // libhtp: a status below 100 is invalid too.
+    Some(s.iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'))).filter(|&n| n >= 100)
 }
 
 /// One header as received: the name (trimmed) and the value (folded lines joined with a
@@ -309,14 +336,19 @@ impl Header {
     }
 }
 
-/// Anomalies met while parsing a header block.
+/// Anomalies met while parsing a header block, as libhtp flags them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeaderFlags {
+    /// The first line of the block is a continuation (folding onto nothing); folding
+    /// onto a previous line is no anomaly.
     pub folding: bool,
+    /// A line without a colon, or with an empty name.
     pub missing_colon: bool,
+    /// Whitespace between a name and its colon.
+    pub lws_after_name: bool,
+    /// A name with a byte that is not a token character (a NUL included).
     pub invalid_name: bool,
     pub too_many: bool,
-    pub null_in_name: bool,
 }
 
 fn is_token(c: u8) -> bool {
@@ -374,11 +406,13 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
     let mut logical: Vec<std::borrow::Cow<'_, [u8]>> = Vec::with_capacity(lines.len());
     let mut folds = 0usize;
     for &raw in lines {
+        if logical.is_empty() && is_continuation(raw, side) {
+            flags.folding = true;
+        }
         if is_continuation(raw, side)
             && let Some(prev) = logical.last_mut()
             && !(side == Side::Response && looks_like_header(raw))
         {
-            flags.folding = true;
             folds += 1;
             if folds > MAX_FOLDS {
                 continue;
@@ -406,10 +440,11 @@ pub fn parse_headers(lines: &[&[u8]], side: Side, out: &mut Vec<Header>) -> Head
         match memchr::memchr(b':', raw) {
             Some(colon) => {
                 let name = trim(&raw[..colon]);
-                if memchr::memchr(0, name).is_some() {
-                    flags.null_in_name = true;
-                }
-                if name.is_empty() || !name.iter().all(|&c| is_token(c)) {
+                if name.is_empty() {
+                    flags.missing_colon = true;
+                } else if raw[..colon].last().is_some_and(|&c| is_space(c)) {
+                    flags.lws_after_name = true;
+                } else if !name.iter().all(|&c| is_token(c)) {
                     flags.invalid_name = true;
                 }
                 let mut value = trim(&raw[colon + 1..]);
@@ -532,6 +567,86 @@ pub fn parse_content_length(v: &[u8]) -> Option<u64> {
     Some(n)
 }
 
+/// Whether a `Content-Length` value has bytes other than whitespace before its digits
+/// (`+3`, `x3`: libhtp's `CONTENT_LENGTH_EXTRA_DATA_START`) and after them (`3 x`,
+/// `3, 4`: `..._END`).
+pub fn content_length_junk(v: &[u8]) -> (bool, bool) {
+    let Some(start) = v.iter().position(u8::is_ascii_digit) else {
+        return (false, false);
+    };
+    let digits = v[start..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let junk = |s: &[u8]| s.iter().any(|&c| !is_space(c));
+    (junk(&v[..start]), junk(&v[start + digits..]))
+}
+
+/// Whether a chunk-size line carries a chunk extension (`3;name=value`).
+pub fn chunk_has_extension(line: &[u8]) -> bool {
+    memchr::memchr(b';', line).is_some()
+}
+
+/// The content codings libhtp knows (others make `ABNORMAL_CE_HEADER`).
+fn known_coding(c: &[u8]) -> bool {
+    [
+        &b"gzip"[..],
+        b"x-gzip",
+        b"deflate",
+        b"x-deflate",
+        b"br",
+        b"lzma",
+        b"identity",
+        b"none",
+    ]
+    .iter()
+    .any(|k| c.eq_ignore_ascii_case(k))
+}
+
+/// Whether a `Content-Encoding` value names a coding libhtp does not know.
+pub fn abnormal_content_encoding(v: &[u8]) -> bool {
+    v.split(|&c| c == b',')
+        .map(trim)
+        .any(|c| !c.is_empty() && !known_coding(c))
+}
+
+/// Whether a `Transfer-Encoding` value mentions `chunked` without being just that
+/// (`gzip, chunked`, `xchunked`: libhtp's `RESPONSE_ABNORMAL_TRANSFER_ENCODING`).
+pub fn abnormal_transfer_encoding(v: &[u8]) -> bool {
+    contains_nocase(v, b"chunked") && !trim(v).eq_ignore_ascii_case(b"chunked")
+}
+
+/// Whether a `Host` value is not a host with an optional numeric port (libhtp's
+/// `REQUEST_HEADER_HOST_INVALID`: whitespace or a list, a port that is not a number).
+pub fn host_header_invalid(v: &[u8]) -> bool {
+    let v = trim(v);
+    if v.is_empty() {
+        return false;
+    }
+    if v.iter().any(|&c| is_space(c) || c == b',') {
+        return true;
+    }
+    // An IPv6 literal keeps its colons inside brackets.
+    let after = match v.iter().position(|&c| c == b']') {
+        Some(i) if v[0] == b'[' => &v[i + 1..],
+        _ => v,
+    };
+    match memchr::memrchr(b':', after) {
+        Some(i) if v[0] != b'[' || after.first() == Some(&b':') => {
+            let port = &after[i + 1..];
+            port.is_empty() || !port.iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    }
+}
+
+/// Whether an `Authorization` value uses a scheme libhtp does not parse (it knows
+/// Basic, Digest and Bearer).
+pub fn auth_unrecognized(v: &[u8]) -> bool {
+    let (scheme, _) = split_token(trim(v));
+    !scheme.is_empty()
+        && ![&b"basic"[..], b"digest", b"bearer"]
+            .iter()
+            .any(|k| scheme.eq_ignore_ascii_case(k))
+}
+
 /// Whether a header value lists `token` (case-insensitive substring, as libhtp checks
 /// `Transfer-Encoding` for "chunked").
 pub fn contains_nocase(hay: &[u8], needle: &[u8]) -> bool {
@@ -612,7 +727,15 @@ mod tests {
         ];
         let mut out = Vec::new();
         let f = parse_headers(&lines, Side::Response, &mut out);
-        assert!(f.folding && f.missing_colon);
+        // Folding onto a header is no anomaly for libhtp; a line without a colon is.
+        assert!(!f.folding && f.missing_colon);
+        let mut first = Vec::new();
+        let f = parse_headers(&[b" X: a", b"Host: b"], Side::Request, &mut first);
+        assert!(f.folding);
+        let mut lws = Vec::new();
+        let f = parse_headers(&[b"Host : b", b"Us@er: c"], Side::Request, &mut lws);
+        assert!(f.lws_after_name && f.invalid_name && !f.missing_colon);
+        assert_eq!(lws[0].name(), b"Host");
         assert_eq!(out[1].value(), b"one two");
         assert_eq!(out[2].name(), b"");
         assert_eq!(out[3].name(), b"Transfer-Encoding");

@@ -176,13 +176,10 @@ enum Framing {
 }
 
 /// The framing of a message in direction `d` whose headers say `chunked` and whose
-/// Content-Length is `cl` (`Some(parsed)` when the header is there). Chunked wins, and a
-/// message with both is a smuggling attempt; an invalid length is an anomaly.
+/// Content-Length is `cl` (`Some(parsed)` when the header is there). Chunked wins, as in
+/// libhtp; an invalid length is an anomaly.
 fn framing(d: usize, chunked: bool, cl: Option<Option<u64>>, out: &mut ParseOutput) -> Framing {
     if chunked {
-        if cl.is_some() {
-            out.anomaly("http.request_smuggling");
-        }
         return Framing::Body(St::ChunkSize);
     }
     match cl {
@@ -244,6 +241,9 @@ fn side(dir: Dir) -> Side {
 
 /// Anomaly names per direction.
 struct Names {
+    missing_colon: &'static str,
+    lws_after_name: &'static str,
+    chunk_extension: &'static str,
     field_too_long: &'static str,
     invalid_chunk_len: &'static str,
     invalid_cl: &'static str,
@@ -256,6 +256,9 @@ struct Names {
 
 const NAMES: [Names; 2] = [
     Names {
+        missing_colon: "http.request_field_missing_colon",
+        lws_after_name: "http.request_invalid_lws_after_name",
+        chunk_extension: "http.request_chunk_extension",
         field_too_long: "http.request_field_too_long",
         invalid_chunk_len: "http.invalid_request_chunk_len",
         invalid_cl: "http.invalid_content_length_field_in_request",
@@ -266,10 +269,13 @@ const NAMES: [Names; 2] = [
         duplicate_cl: "http.duplicate_content_length_field_in_request",
     },
     Names {
+        missing_colon: "http.response_field_missing_colon",
+        lws_after_name: "http.response_invalid_lws_after_name",
+        chunk_extension: "http.response_chunk_extension",
         field_too_long: "http.response_field_too_long",
         invalid_chunk_len: "http.invalid_response_chunk_len",
         invalid_cl: "http.invalid_content_length_field_in_response",
-        header_invalid: "http.response_header_invalid",
+        header_invalid: "http.response_header_name_not_token",
         folding: "http.invalid_response_field_folding",
         too_many_headers: "http.response_too_many_headers",
         repetition: "http.response_header_repetition",
@@ -315,9 +321,9 @@ impl HttpState {
         })
     }
 
-    fn new_tx(&mut self, out: &mut ParseOutput) -> Option<u64> {
+    fn new_tx(&mut self, _out: &mut ParseOutput) -> Option<u64> {
+        // Past the bound, no more transactions (Suricata has no event for it).
         if self.txs.len() >= MAX_TX {
-            out.anomaly("http.too_many_transactions");
             return None;
         }
         let id = self.next_id;
@@ -521,10 +527,9 @@ impl HttpState {
                 self.dirs[d].ignored += 1;
                 return Step::Go(l.next);
             }
-            out.anomaly(match dir {
-                Dir::ToServer => "http.request_line_invalid",
-                Dir::ToClient => "http.response_line_invalid",
-            });
+            if dir == Dir::ToServer {
+                out.anomaly("http.request_line_invalid");
+            }
         }
         self.dirs[d].ignored = 0;
         match dir {
@@ -538,10 +543,19 @@ impl HttpState {
                 } else {
                     parser::parse_version(rl.protocol)
                 };
-                if rl.protocol.is_empty() {
+                // A line without a protocol is an HTTP/0.9 request, unless more lines
+                // follow it: then, as libhtp, a request with headers whose protocol is
+                // missing.
+                let with_headers = rl.protocol.is_empty() && l.next < rest.len();
+                if with_headers {
                     out.anomaly("http.request_line_missing_protocol");
-                } else if version == Version::Invalid {
-                    out.anomaly("http.request_line_invalid");
+                }
+                let (method_delim, uri_delim) = parser::request_line_delims(line);
+                if method_delim {
+                    out.anomaly("http.method_delim_non_compliant");
+                }
+                if uri_delim {
+                    out.anomaly("http.uri_delim_non_compliant");
                 }
                 let Some(tx) = self.tx_mut(id) else {
                     return Step::Go(l.next);
@@ -559,7 +573,7 @@ impl HttpState {
                 tx.request.line = line.to_vec();
                 tx.request.protocol = rl.protocol.to_vec();
                 tx.request.version = Some(version);
-                if version == Version::V0_9 {
+                if version == Version::V0_9 && !with_headers {
                     // No headers, no body.
                     tx.request.progress = Progress::Complete;
                     self.dirs[d].st = St::Idle;
@@ -574,8 +588,11 @@ impl HttpState {
                     // Browsers take a line that does not start like a status line as
                     // body (libhtp drops its line end). When more data follows in this
                     // call, a status line may still come; otherwise the body runs to the
-                    // end of the connection.
-                    out.anomaly("http.response_body_unexpected");
+                    // end of the connection. libhtp flags it only after an interim
+                    // (100) response: a response that is all body is HTTP/0.9's.
+                    if self.tx_mut(id).is_some_and(|t| t.interim > 0) {
+                        out.anomaly("http.response_body_unexpected");
+                    }
                     let more = l.next < rest.len();
                     if let Some(m) = self.msg_mut(dir, id) {
                         if !more {
@@ -591,9 +608,12 @@ impl HttpState {
                 }
                 let sl = parser::parse_status_line(line);
                 let version = parser::parse_version(sl.protocol);
+                if matches!(version, Version::Invalid | Version::Higher) {
+                    out.anomaly("http.response_line_invalid_protocol");
+                }
                 let status = parser::parse_status(sl.status);
                 if status.is_none() {
-                    out.anomaly("http.invalid_response_status");
+                    out.anomaly("http.response_line_invalid_response_status");
                 }
                 if let Some(tx) = self.tx_mut(id) {
                     tx.response.line = line.to_vec();
@@ -741,7 +761,13 @@ impl HttpState {
         if flags.folding {
             out.anomaly(NAMES[d].folding);
         }
-        if flags.missing_colon || flags.invalid_name || flags.null_in_name {
+        if flags.missing_colon {
+            out.anomaly(NAMES[d].missing_colon);
+        }
+        if flags.lws_after_name {
+            out.anomaly(NAMES[d].lws_after_name);
+        }
+        if flags.invalid_name {
             out.anomaly(NAMES[d].header_invalid);
         }
         if flags.too_many {
@@ -751,16 +777,16 @@ impl HttpState {
         // merged headers, in order of first appearance.
         let mut merged = raw_headers;
         let mut kept = 0usize;
-        let mut repeated = false;
+        // libhtp flags each repeated name once (lines without a name repeat too).
+        let mut repeated = 0usize;
+        let mut first_repeats = [false; parser::MAX_HEADERS];
         for i in 0..merged.len() {
-            let dup = if merged[i].name().is_empty() {
-                None
-            } else {
-                (0..kept).find(|&j| parser::names_eq(merged[j].name(), merged[i].name()))
-            };
+            let dup = (0..kept).find(|&j| parser::names_eq(merged[j].name(), merged[i].name()));
             match dup {
                 Some(j) => {
-                    repeated = true;
+                    if !std::mem::replace(&mut first_repeats[j], true) {
+                        repeated += 1;
+                    }
                     let h = std::mem::take(&mut merged[i]);
                     let m = &mut merged[j];
                     if !h.name().eq_ignore_ascii_case(b"content-length") {
@@ -778,7 +804,7 @@ impl HttpState {
             }
         }
         merged.truncate(kept);
-        if repeated {
+        for _ in 0..repeated {
             out.anomaly(NAMES[d].repetition);
         }
         msg.headers = merged;
@@ -794,6 +820,57 @@ impl HttpState {
         let chunked = te
             .as_deref()
             .is_some_and(|t| parser::contains_nocase(t, b"chunked"));
+        if let Some(v) = msg.header(b"content-length") {
+            let (start, end) = parser::content_length_junk(v);
+            if start {
+                out.anomaly("http.content_length_extra_data_start");
+            }
+            if end {
+                out.anomaly("http.content_length_extra_data_end");
+            }
+        }
+        if ce.as_deref().is_some_and(parser::abnormal_content_encoding) {
+            out.anomaly("http.abnormal_ce_header");
+        }
+        let old_proto = msg.version.is_some_and(|v| v < Version::V1_1);
+        match dir {
+            Dir::ToServer => {
+                if chunked && old_proto {
+                    out.anomaly("http.invalid_transfer_encoding_value_in_request");
+                }
+                if msg.version == Some(Version::V1_1) && msg.header(b"host").is_none() {
+                    out.anomaly("http.missing_host_header");
+                }
+                if let Some(h) = msg.header(b"host") {
+                    if parser::host_header_invalid(h) {
+                        out.anomaly("http.request_header_host_invalid");
+                    } else if let Some(uri_host) = tx.host.as_deref() {
+                        // An absolute URI naming another host than the header.
+                        let (name, _) = uri::split_host_port(parser::trim(h));
+                        if !name.eq_ignore_ascii_case(uri_host) {
+                            out.anomaly("http.host_header_ambiguous");
+                        }
+                    }
+                }
+                if msg
+                    .header(b"authorization")
+                    .is_some_and(parser::auth_unrecognized)
+                {
+                    out.anomaly("http.request_auth_unrecognized");
+                }
+            }
+            Dir::ToClient => {
+                if te
+                    .as_deref()
+                    .is_some_and(parser::abnormal_transfer_encoding)
+                {
+                    out.anomaly("http.response_abnormal_transfer_encoding");
+                }
+                if chunked && old_proto {
+                    out.anomaly("http.response_chunked_old_proto");
+                }
+            }
+        }
 
         let next = match dir {
             Dir::ToServer => {
@@ -903,7 +980,11 @@ impl HttpState {
             }
             return Step::More;
         };
-        match parser::parse_chunk_len(&rest[..lf]) {
+        let size_line = &rest[..lf];
+        if parser::chunk_has_extension(size_line) {
+            out.anomaly(NAMES[d].chunk_extension);
+        }
+        match parser::parse_chunk_len(size_line) {
             ChunkLen::Empty => Step::Go(lf + 1),
             ChunkLen::Size(0) => {
                 self.dirs[d].st = St::Trailers;
@@ -1213,8 +1294,8 @@ impl AppState for HttpState {
             }
             St::Idle | St::Stopped => {}
             _ => {
-                // A gap inside a line or header block: the message cannot be parsed on.
-                out.anomaly("http.gap_in_message");
+                // A gap inside a line or header block: the message cannot be parsed on
+                // (Suricata has no event for it).
                 self.dirs[d].pending.clear();
                 self.truncate_file(dir);
                 self.stop_dir(dir);

@@ -22,6 +22,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     default_ports: &[PORT],
     port_bound: true,
     probe: dns::probe,
+    probe_on_port: Some(dns::probe_on_port),
     is_reply: dns::is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
     buffers: detect::BUFFERS,
@@ -29,6 +30,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     // The DNS parser's anomalies are DNS's (`dns.<event>`).
     events: &[],
+    events_upper_case: false,
     record: None,
     fuzz: &[FuzzTarget {
         name: "llmnr",

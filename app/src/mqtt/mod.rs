@@ -26,6 +26,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // header say little on their own.
     port_bound: true,
     probe: |_, _, data| probe(data),
+    probe_on_port: None,
     is_reply: never_reply,
     build: Build::Configured {
         keys: config::KEYS,
@@ -35,6 +36,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     frames: &[],
     events: EVENTS,
+    events_upper_case: false,
     record: Some(RecordDef {
         event_type: "mqtt",
         render: eve::render,

@@ -23,12 +23,14 @@ pub static PROTOCOL: Descriptor = Descriptor {
     default_ports: &[443, 8443, 993, 995, 465, 636, 853],
     port_bound: false,
     probe: |_, dir, data| probe(dir, data),
+    probe_on_port: None,
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(TlsState::new())),
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
+    events_upper_case: true,
     record: Some(RecordDef {
         event_type: "tls",
         render: eve::render,
@@ -43,8 +45,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
 
 /// The anomalies the parser raises (Suricata's names).
 pub const EVENTS: &[&str] = &[
-    "tls.gap",
-    "tls.handshake_too_long",
+    "tls.handshake_invalid_length",
     "tls.invalid_certificate",
     "tls.invalid_handshake_message",
     "tls.invalid_record_length",

@@ -96,7 +96,7 @@ impl TlsState {
                     return;
                 }
                 if self.sides[d].hs.len() + body.len() > MAX_HANDSHAKE_LEN {
-                    out.anomaly("tls.handshake_too_long");
+                    out.anomaly("tls.handshake_invalid_length");
                     self.sides[d].hs.clear();
                     self.sides[d].stopped = true;
                     return;
@@ -267,12 +267,9 @@ impl AppState for TlsState {
         self.sides[d].rec = buf;
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, out: &mut ParseOutput) {
+    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
         let d = dir.index();
-        if !self.sides[d].encrypted {
-            out.anomaly("tls.gap");
-        }
-        // Record boundaries are lost.
+        // Record boundaries are lost (Suricata has no event for it).
         self.sides[d].stopped = true;
         self.tx.done[d] = true;
     }

@@ -104,6 +104,8 @@ pub struct AppFlow {
 
 /// Anomalies remembered per flow for `app-layer-event`.
 pub const MAX_TX_EVENTS: usize = 64;
+/// App-layer anomalies logged per packet at most (the rest are counted, not logged).
+pub const MAX_PKT_ANOMALIES: usize = 64;
 
 /// State of one flow.
 #[derive(Debug)]

@@ -16,16 +16,62 @@ impl Inner {
         if out.anomalies.is_empty() {
             return;
         }
-        let id = app
+        let newest = app
             .state
             .as_deref()
-            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()))
-            .unwrap_or(app.next_free);
+            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()));
+        let id = newest.unwrap_or(app.next_free);
+        // EVE logs the anomaly with its transaction, as Suricata does: not when there is
+        // none, nor when it was logged already (Suricata keeps a parser's events on its
+        // transactions, and logs them with the transaction).
+        let log = self.cfg.want_applayer_anomaly
+            && newest.is_some()
+            && !app.txs.iter().any(|t| t.tx_id == id && t.logged);
         for &name in &out.anomalies {
             if app.tx_events.len() < MAX_TX_EVENTS && !app.tx_events.contains(&(id, dir, name)) {
                 app.tx_events.push((id, dir, name));
             }
+            if log && self.pkt_anomalies.len() < MAX_PKT_ANOMALIES {
+                self.pkt_anomalies.push((id, name));
+            }
         }
+    }
+
+    /// Logs the app-layer anomalies the current packet raised (EVE `anomaly` of type
+    /// `applayer`): its protocol-detection events, then its parsers' anomalies, as
+    /// Suricata does when `anomaly.types.applayer` is on (the default).
+    pub(super) fn log_app_anomalies(&mut self, c: Ctx<'_>, flow: &Flow) {
+        if !self.cfg.want_applayer_anomaly {
+            return;
+        }
+        for &(bit, name) in app::events::PACKET_EVENTS {
+            if self.pkt_app_events & bit != 0 {
+                let event = name.to_ascii_uppercase();
+                let ev =
+                    events::app_anomaly(event, "proto_detect", None, c.pkt, c.meta, flow, c.src);
+                self.emit(ev);
+            }
+        }
+        if self.pkt_anomalies.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pkt_anomalies);
+        let descriptor = flow.app.proto.descriptor();
+        for &(tx_id, name) in &pending {
+            let event = descriptor.map_or_else(|| name.to_string(), |d| d.eve_event_name(name));
+            let ev = events::app_anomaly(
+                event,
+                "proto_parser",
+                Some(tx_id),
+                c.pkt,
+                c.meta,
+                flow,
+                c.src,
+            );
+            self.emit(ev);
+        }
+        self.pkt_anomalies = pending;
+        self.pkt_anomalies.clear();
     }
 
     /// Whether a flow must be reversed before its first data is parsed: that data, in
@@ -85,12 +131,20 @@ impl Inner {
             // The other direction's first data: which protocol does it speak?
             app.dir_probed[d] = true;
             let window = &data[..data.len().min(MAX_PROBE)];
-            if let app::Detected::Proto(p) = self.registry.probe(transport, dir, ports, window) {
-                app.dir_proto[d] = p;
-                self.pkt_proto_done = true;
-                if p != app.proto {
-                    self.pkt_app_events |= app::events::MISMATCH_PROTOCOL_BOTH_DIRECTIONS;
+            match self.registry.probe(transport, dir, ports, window) {
+                app::Detected::Proto(p) => {
+                    app.dir_proto[d] = p;
+                    self.pkt_proto_done = true;
+                    if p != app.proto {
+                        self.pkt_app_events |= app::events::MISMATCH_PROTOCOL_BOTH_DIRECTIONS;
+                    }
                 }
+                // The direction is `failed` (EVE `app_proto_tc`): Suricata says so with
+                // an event, over TCP.
+                _ if transport == Transport::Tcp && app.proto.descriptor().is_some() => {
+                    self.pkt_app_events |= app::events::DETECT_PROTOCOL_ONLY_ONE_DIRECTION;
+                }
+                _ => {}
             }
         }
         if app.state.is_none() {

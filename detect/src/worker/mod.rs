@@ -36,7 +36,9 @@ use crate::app::{self, AppProto, AppRecord, Dir, ParseOutput, ReleaseEmpty, Tran
 use crate::control::{self, Command};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
-use crate::flow::{AppFlow, EndReason, Flow, FlowTable, MAX_TX_EVENTS, defrag::Defrag, tcp};
+use crate::flow::{
+    AppFlow, EndReason, Flow, FlowTable, MAX_PKT_ANOMALIES, MAX_TX_EVENTS, defrag::Defrag, tcp,
+};
 use crate::rules::{self, RuleContext};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};
 use meerkat_wire::decode::{self, DecodeEvent, IpInfo, L4, Packet};
@@ -133,9 +135,14 @@ struct Settings {
     /// `stream.reassembly.toserver-chunk-size`, `toclient-chunk-size`: raw inspection
     /// waits for this many acknowledged bytes of a side (see `Worker::stream_packet`).
     chunk: [u64; 2],
-    want_anomaly: bool,
+    /// Some eve-log's `anomaly` logs decoder events (`types: {decode: yes}`; Suricata's
+    /// default: no).
+    want_decode_anomaly: bool,
     /// Some eve-log's `anomaly` logs `types: {stream: yes}` (Suricata's default: no).
     want_stream_anomaly: bool,
+    /// Some eve-log's `anomaly` logs app-layer events (`types: {applayer: yes}`, the
+    /// default).
+    want_applayer_anomaly: bool,
     want_flow: bool,
     /// The UDP ports VXLAN, Geneve and Teredo are looked for on.
     tunnel_ports: decode::TunnelPorts,
@@ -258,6 +265,9 @@ struct Inner {
     now_ns: u64,
     /// Protocol-detection events raised while processing the current packet.
     pkt_app_events: u8,
+    /// Parser anomalies raised while processing the current packet, for EVE `anomaly`
+    /// (type `applayer`): their transaction's id and name (kept for its capacity).
+    pkt_anomalies: Vec<(u64, &'static str)>,
     /// Protocol detection finished (in some direction) on the current packet.
     pkt_proto_done: bool,
     /// Link type of the last packet captured: the one pseudo packets at flow end are
@@ -329,7 +339,7 @@ impl Worker {
             x.count_decode_events(pkt.events);
         }
         if let Some(ev) = ev {
-            if x.cfg.want_anomaly {
+            if x.cfg.want_decode_anomaly {
                 x.stats.anomalies += 1;
                 x.emit(events::decode_anomaly(ev.name(), pkt, meta, src));
             }
@@ -545,6 +555,10 @@ impl Settings {
         let extras: Vec<_> = config.eve_logs().map(|e| e.alert_extras()).collect();
         let mqtt: Vec<_> = config.eve_logs().filter_map(|e| e.mqtt_log()).collect();
         let payload = |x: &&meerkat_config::AlertExtras| x.payload || x.payload_printable;
+        let anomaly: Vec<_> = config
+            .eve_logs()
+            .filter_map(|e| e.anomaly_types())
+            .collect();
         Settings {
             midstream: config.stream.midstream,
             inline: config.stream.inline,
@@ -553,13 +567,9 @@ impl Settings {
                 config.stream.reassembly.toserver_chunk_size.bytes(),
                 config.stream.reassembly.toclient_chunk_size.bytes(),
             ],
-            want_anomaly: wants("anomaly"),
-            want_stream_anomaly: config.eve_logs().any(|e| {
-                e.type_entry("anomaly")
-                    .and_then(|t| t.options())
-                    .and_then(|o| o.types.get("stream"))
-                    .is_some_and(|v| meerkat_config::de::flex_bool(v.clone()).unwrap_or(false))
-            }),
+            want_decode_anomaly: anomaly.iter().any(|t| t.decode),
+            want_stream_anomaly: anomaly.iter().any(|t| t.stream),
+            want_applayer_anomaly: anomaly.iter().any(|t| t.applayer),
             want_flow: wants("flow"),
             log_files: wants("files"),
             ja3: false,
@@ -660,6 +670,7 @@ impl Worker {
                 registry,
                 now_ns: 0,
                 pkt_app_events: 0,
+                pkt_anomalies: Vec::new(),
                 pkt_proto_done: false,
                 link_type: 0,
                 files,

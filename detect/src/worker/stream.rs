@@ -21,6 +21,7 @@ impl Inner {
         };
         let mut d = dir.index();
         self.pkt_app_events = 0;
+        self.pkt_anomalies.clear();
         self.pkt_proto_done = false;
 
         // TCP session.
@@ -189,6 +190,7 @@ impl Inner {
                 }
             }
         }
+        self.log_app_anomalies(c, flow);
         // Transactions.
         for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {
             if got {
@@ -297,6 +299,7 @@ impl Inner {
                 }
                 self.parse_output(&out, &mut flow.app, dir);
             }
+            self.log_app_anomalies(c, &flow);
         }
         // Whatever is left: inspect once more as final, and log.
         if flow.app.state.is_some() {

@@ -777,3 +777,102 @@ fn reaching_the_depth_raises_a_stream_event_per_side() {
         vec!["stream.reassembly_depth_reached"; 2]
     );
 }
+
+/// The `anomaly` records of a run: (type, app_proto, event, layer, tx_id).
+fn anomaly_records(
+    config: &Config,
+    frames: &[meerkat_synth::Frame],
+) -> Vec<(String, String, String, String, Option<u64>)> {
+    run(config, "", frames)
+        .events
+        .iter()
+        .filter_map(|e| {
+            let a = e.anomaly.as_ref()?;
+            Some((
+                a.r#type.clone(),
+                a.app_proto.clone(),
+                a.event.clone(),
+                a.layer.clone(),
+                e.tx_id,
+            ))
+        })
+        .collect()
+}
+
+/// App-layer anomalies are logged by default (`anomaly.types.applayer`), with their
+/// transaction, named as Suricata's EVE names them (upper case for HTTP); protocol
+/// detection events carry no transaction. `applayer: no` turns them off.
+#[test]
+fn app_layer_anomalies_are_logged_as_suricata_logs_them() {
+    let mut t = handshaken(8080);
+    t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"HTTP/1.1 200 OK\r\nServer: a\r\nServer: b\r\nContent-Length: 0\r\n\r\n");
+    t.close();
+    let frames = t.into_frames();
+    let rec = |ty: &str, proto: &str, ev: &str, layer: &str, tx: Option<u64>| {
+        (ty.into(), proto.into(), ev.into(), layer.into(), tx)
+    };
+    assert_eq!(
+        anomaly_records(&Config::default(), &frames),
+        vec![rec(
+            "applayer",
+            "http",
+            "RESPONSE_HEADER_REPETITION",
+            "proto_parser",
+            Some(0)
+        )]
+    );
+    let off = meerkat_config::load::resolve(
+        None,
+        &["outputs.1.eve-log.types.2.anomaly.types.applayer=no".to_string()],
+    )
+    .unwrap()
+    .config;
+    assert!(anomaly_records(&off, &frames).is_empty());
+
+    // The server answers SSH to an HTTP request: a detection event, without tx_id.
+    let mut t = handshaken(22);
+    t.client_sends(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    t.server_sends(b"SSH-2.0-OpenSSH_8.9\r\n");
+    t.close();
+    assert_eq!(
+        anomaly_records(&Config::default(), &t.into_frames()),
+        vec![rec(
+            "applayer",
+            "http",
+            "APPLAYER_MISMATCH_PROTOCOL_BOTH_DIRECTIONS",
+            "proto_detect",
+            None
+        )]
+    );
+}
+
+/// Decoder events are logged as anomalies only with `anomaly.types.decode: yes`
+/// (Suricata's default is no).
+#[test]
+fn decode_anomalies_only_when_asked() {
+    let (c4, s4): (std::net::IpAddr, std::net::IpAddr) =
+        ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+    let mut udp = meerkat_synth::packet::udp(c4, s4, 1, 2, b"abcd");
+    udp[4..6].copy_from_slice(&5u16.to_be_bytes());
+    let bad = session::frame_ip(
+        c4,
+        s4,
+        None,
+        &meerkat_synth::packet::ip(c4, s4, 17, 64, 1, &udp),
+    );
+    let frames = [meerkat_synth::Frame {
+        ts_ns: 1,
+        data: bad,
+    }];
+    assert!(anomaly_records(&Config::default(), &frames).is_empty());
+    let on = meerkat_config::load::resolve(
+        None,
+        &["outputs.1.eve-log.types.2.anomaly.types.decode=yes".to_string()],
+    )
+    .unwrap()
+    .config;
+    let got = anomaly_records(&on, &frames);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "decode");
+}
