@@ -568,6 +568,32 @@ mod tests {
     use super::*;
     use crate::{RedisMode, parse_text, resolve, resolve_tree};
 
+    /// `anomaly.types` with Suricata's defaults: decode no, stream no, applayer yes.
+    #[test]
+    fn anomaly_types_default_as_suricata() {
+        let eve = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let r = resolve(None, &sets).unwrap();
+            r.config.eve_logs().next().unwrap().anomaly_types()
+        };
+        assert_eq!(eve(&[]), Some(AnomalyTypes::default()));
+        assert_eq!(
+            eve(&[
+                "outputs.1.eve-log.types.2.anomaly.types.decode=yes",
+                "outputs.1.eve-log.types.2.anomaly.types.applayer=no",
+            ]),
+            Some(AnomalyTypes {
+                decode: true,
+                stream: false,
+                applayer: false
+            })
+        );
+        assert_eq!(
+            eve(&["outputs.1.eve-log.types.2.anomaly.enabled=no"]),
+            None
+        );
+    }
+
     #[test]
     fn eve_output_keys() {
         let dir = tempfile::tempdir().unwrap();
