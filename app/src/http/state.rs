@@ -777,15 +777,15 @@ impl HttpState {
         // merged headers, in order of first appearance.
         let mut merged = raw_headers;
         let mut kept = 0usize;
-        // libhtp flags each repeated name once (lines without a name repeat too).
-        let mut repeated = 0usize;
-        let mut first_repeats = [false; parser::MAX_HEADERS];
+        // libhtp flags each repeated name once (lines without a name repeat too). The
+        // names seen repeated are kept only when there are some (rare).
+        let mut repeated: Vec<usize> = Vec::new();
         for i in 0..merged.len() {
             let dup = (0..kept).find(|&j| parser::names_eq(merged[j].name(), merged[i].name()));
             match dup {
                 Some(j) => {
-                    if !std::mem::replace(&mut first_repeats[j], true) {
-                        repeated += 1;
+                    if !repeated.contains(&j) && repeated.len() < parser::MAX_HEADERS {
+                        repeated.push(j);
                     }
                     let h = std::mem::take(&mut merged[i]);
                     let m = &mut merged[j];
@@ -804,7 +804,7 @@ impl HttpState {
             }
         }
         merged.truncate(kept);
-        for _ in 0..repeated {
+        for _ in 0..repeated.len() {
             out.anomaly(NAMES[d].repetition);
         }
         msg.headers = merged;
@@ -812,15 +812,14 @@ impl HttpState {
         msg.progress = Progress::Body;
 
         let te = msg.header(b"transfer-encoding").map(parser::without_nul);
+        let cl_value = msg.header(b"content-length");
         // Some(parsed value) when the header is there (None inside: not a valid length).
-        let cl = msg
-            .header(b"content-length")
-            .map(parser::parse_content_length);
+        let cl = cl_value.map(parser::parse_content_length);
         let ce = msg.header(b"content-encoding").map(parser::without_nul);
         let chunked = te
             .as_deref()
             .is_some_and(|t| parser::contains_nocase(t, b"chunked"));
-        if let Some(v) = msg.header(b"content-length") {
+        if let Some(v) = cl_value {
             let (start, end) = parser::content_length_junk(v);
             if start {
                 out.anomaly("http.content_length_extra_data_start");

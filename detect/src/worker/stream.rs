@@ -190,7 +190,9 @@ impl Inner {
                 }
             }
         }
-        self.log_app_anomalies(c, flow);
+        if self.pkt_app_events != 0 || !self.pkt_anomalies.is_empty() {
+            self.log_app_anomalies(c, flow);
+        }
         // Transactions.
         for (sdir, got) in [Dir::ToServer, Dir::ToClient].into_iter().zip(progressed) {
             if got {
