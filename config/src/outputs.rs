@@ -588,10 +588,7 @@ mod tests {
                 applayer: false
             })
         );
-        assert_eq!(
-            eve(&["outputs.1.eve-log.types.2.anomaly.enabled=no"]),
-            None
-        );
+        assert_eq!(eve(&["outputs.1.eve-log.types.2.anomaly.enabled=no"]), None);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub const EVENTS: &[&str] = &[
     "tls.invalid_handshake_message",
     "tls.invalid_record_length",
     "tls.invalid_record_type",
+    "tls.invalid_sni_type",
+    "tls.multiple_sni_extensions",
 ];
 
 /// Fuzz target: the parser over arbitrary bytes in both directions, the certificate
@@ -63,23 +65,29 @@ pub fn fuzz(data: &[u8]) {
 /// Recognises a TLS record carrying a handshake (type 22, version 3.x, a sane length,
 /// a ClientHello or ServerHello first), or an SSLv2-framed ClientHello.
 pub fn probe(dir: Dir, data: &[u8]) -> Probe {
+    // The client opens with a handshake record; the server may answer with any record
+    // type (an alert refusing the hello, as Suricata takes it).
+    let record_type_ok = |t: u8| match dir {
+        Dir::ToServer => t == 22,
+        Dir::ToClient => (20..=24).contains(&t),
+    };
     if data.len() < 6 {
         return match data {
             [] => Probe::NeedMore,
-            [22] | [22, 3] => Probe::NeedMore,
-            [22, 3, v, ..] if *v <= 4 => Probe::NeedMore,
+            [t] | [t, 3] if record_type_ok(*t) => Probe::NeedMore,
+            [t, 3, v, ..] if record_type_ok(*t) && *v <= 4 => Probe::NeedMore,
             [b, ..] if b & 0x80 != 0 && dir == Dir::ToServer => Probe::NeedMore,
             _ => Probe::NoMatch,
         };
     }
-    if data[0] == 22 && data[1] == 3 && data[2] <= 4 {
+    if record_type_ok(data[0]) && data[1] == 3 && data[2] <= 4 {
         let len = usize::from(u16::from_be_bytes([data[3], data[4]]));
-        let hs = data[5];
-        let ok_type = match dir {
-            Dir::ToServer => hs == 1,
-            Dir::ToClient => hs == 2,
+        let ok = match (dir, data[0]) {
+            (Dir::ToServer, _) => data[5] == 1 && len >= 4,
+            (Dir::ToClient, 22) => len >= 4,
+            (Dir::ToClient, _) => len >= 1,
         };
-        return if (4..=state::MAX_RECORD_LEN).contains(&len) && ok_type {
+        return if ok && len <= state::MAX_RECORD_LEN {
             Probe::Match
         } else {
             Probe::NoMatch
@@ -298,6 +306,53 @@ mod tests {
             b"\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00",
             &mut out,
         );
-        assert_eq!(out.anomalies, vec!["tls.invalid_handshake_message"]);
+        // A hello shorter than its fixed part has an invalid length (Suricata's name).
+        assert_eq!(out.anomalies, vec!["tls.handshake_invalid_length"]);
+    }
+
+    /// The ClientHello's SNI anomalies, and a server that answers with an alert is still
+    /// TLS (what the reference says on the same records).
+    #[test]
+    fn sni_anomalies_and_a_server_alert() {
+        let hello = |exts: &[u8]| {
+            let mut body = b"\x03\x03".to_vec();
+            body.extend_from_slice(&[0x11; 32]);
+            body.extend_from_slice(b"\x00\x00\x02\x00\x2f\x01\x00");
+            body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+            body.extend_from_slice(exts);
+            let mut hs = vec![1, 0];
+            hs.extend_from_slice(&(body.len() as u16).to_be_bytes());
+            hs.extend_from_slice(&body);
+            let mut rec = b"\x16\x03\x01".to_vec();
+            rec.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+            rec.extend_from_slice(&hs);
+            let mut s = TlsState::new();
+            let mut out = ParseOutput::default();
+            s.parse(Dir::ToServer, &rec, &mut out);
+            out.anomalies
+        };
+        let sni = |kind: u8, name: &[u8]| {
+            let mut entry = vec![kind];
+            entry.extend_from_slice(&(name.len() as u16).to_be_bytes());
+            entry.extend_from_slice(name);
+            let mut e = vec![0, 0];
+            e.extend_from_slice(&((entry.len() + 2) as u16).to_be_bytes());
+            e.extend_from_slice(&(entry.len() as u16).to_be_bytes());
+            e.extend_from_slice(&entry);
+            e
+        };
+        assert!(hello(&sni(0, b"a.com")).is_empty());
+        assert_eq!(hello(&sni(1, b"a.com")), vec!["tls.invalid_sni_type"]);
+        let mut two = sni(0, b"a.com");
+        two.extend_from_slice(&sni(0, b"b.com"));
+        assert_eq!(hello(&two), vec!["tls.multiple_sni_extensions"]);
+        assert_eq!(
+            probe(Dir::ToClient, b"\x15\x03\x03\x00\x02\x02\x28"),
+            Probe::Match
+        );
+        assert_eq!(
+            probe(Dir::ToServer, b"\x15\x03\x03\x00\x02\x02\x28"),
+            Probe::NoMatch
+        );
     }
 }

@@ -80,6 +80,10 @@ pub struct Hello {
     pub point_formats: Vec<u8>,
     pub sig_algs: Vec<u16>,
     pub sni: Option<Vec<u8>>,
+    /// SNI extensions seen (more than one: `tls.multiple_sni_extensions`).
+    pub sni_extensions: u8,
+    /// A server name entry of a type other than host_name (`tls.invalid_sni_type`).
+    pub bad_sni_type: bool,
     pub alpns: Vec<Vec<u8>>,
     /// `supported_versions`: the client's list, or the server's choice.
     pub versions: Vec<u16>,
@@ -108,9 +112,14 @@ fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
         let mut d = Rd(data);
         match t {
             EXT_SNI if !server => {
+                if h.sni_extensions < u8::MAX {
+                    h.sni_extensions += 1;
+                }
                 let _list = d.u16();
                 while let (Some(kind), Some(name)) = (d.u8(), d.vec16()) {
-                    if kind == 0 && h.sni.is_none() {
+                    if kind != 0 {
+                        h.bad_sni_type = true;
+                    } else if h.sni.is_none() {
                         h.sni = Some(name.to_vec());
                     }
                 }

@@ -138,6 +138,12 @@ impl TlsState {
         match (dir, kind) {
             (Dir::ToServer, 1) => match parser::client_hello(body) {
                 Some(h) => {
+                    if h.sni_extensions > 1 {
+                        out.anomaly("tls.multiple_sni_extensions");
+                    }
+                    if h.bad_sni_type {
+                        out.anomaly("tls.invalid_sni_type");
+                    }
                     tx.state |= STATE_CLIENT_HELLO;
                     let s = parser::ja3_string(&h);
                     tx.ja3_hash = parser::md5_hex(&s).into_bytes();
@@ -149,7 +155,7 @@ impl TlsState {
                     tx.dir_version[Dir::ToServer.index()] = h.effective_version().to_be_bytes();
                     tx.client_hello = Some(h);
                 }
-                None => out.anomaly("tls.invalid_handshake_message"),
+                None => out.anomaly(hello_error(body)),
             },
             (Dir::ToClient, 2) => match parser::server_hello(body) {
                 Some(h) => {
@@ -173,7 +179,7 @@ impl TlsState {
                     }
                     tx.server_hello = Some(h);
                 }
-                None => out.anomaly("tls.invalid_handshake_message"),
+                None => out.anomaly(hello_error(body)),
             },
             (Dir::ToClient, 11) => {
                 let certs = parser::certificates(body);
@@ -211,6 +217,16 @@ impl TlsState {
             (_, 0 | 4 | 8 | 13 | 15 | 20 | 22 | 24) => {}
             _ => tx.state |= STATE_UNKNOWN,
         }
+    }
+}
+
+/// The anomaly of a hello that did not parse: one shorter than a hello's fixed part
+/// (version, random, session id length) has an invalid length, as Suricata says.
+fn hello_error(body: &[u8]) -> &'static str {
+    if body.len() < 2 + 32 + 1 {
+        "tls.handshake_invalid_length"
+    } else {
+        "tls.invalid_handshake_message"
     }
 }
 
