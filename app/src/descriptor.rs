@@ -115,8 +115,9 @@ pub struct RecordDef {
     /// object and its `tls` events have none). Alerts on a transaction always do.
     pub tx_id: bool,
     /// Whether the protocol's own events are written in the direction of the packet
-    /// that logged them (Suricata's packet-direction loggers: `sip`); otherwise they
-    /// are written client -> server, whichever packet finished the transaction.
+    /// that logged them (Suricata's packet-direction loggers: `sip`; `dns`, whose
+    /// responses are written server -> client); otherwise they are written
+    /// client -> server, whichever packet finished the transaction.
     pub packet_dir: bool,
 }
 

@@ -34,7 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "dns",
         render: eve::render,
         tx_id: false,
-        packet_dir: false,
+        packet_dir: true,
     }),
     fuzz: &[
         FuzzTarget {

@@ -876,3 +876,22 @@ fn decode_anomalies_only_when_asked() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0].0, "decode");
 }
+
+/// A DNS query is written client -> server and its response server -> client, as
+/// Suricata writes each DNS message in its packet's direction.
+#[test]
+fn dns_records_take_their_message_direction() {
+    let (c, s) = endpoints(53);
+    let q = sample::dns_query(7, "www.example", 1);
+    let r = sample::dns_response_a(7, "www.example", [10, 0, 0, 7]);
+    let frames = session::udp_exchange(c, s, 1_000, 1_000, &q, Some(&r), None);
+    // Loaded as the binary loads it, so that the protocols' record types are on.
+    let config = app::config::resolve(None, &[]).unwrap().config;
+    let got: Vec<(u32, u32)> = run(&config, "", &frames)
+        .events
+        .iter()
+        .filter(|e| e.event_type == EventType::App as i32)
+        .map(|e| (e.src_port, e.dest_port))
+        .collect();
+    assert_eq!(got, vec![(40000, 53), (53, 40000)]);
+}
