@@ -45,6 +45,7 @@ pub mod value;
 pub mod dns;
 pub mod http;
 pub mod llmnr;
+pub mod modbus;
 pub mod mqtt;
 pub mod sip;
 pub mod ssh;

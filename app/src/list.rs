@@ -52,6 +52,7 @@ protocols! {
     Llmnr => llmnr;
     Sip => sip, record Sip;
     Mqtt => mqtt, record Mqtt;
+    Modbus => modbus, record Modbus;
 }
 
 impl AppProto {
