@@ -53,6 +53,7 @@ protocols! {
     Sip => sip, record Sip;
     Mqtt => mqtt, record Mqtt;
     Modbus => modbus, record Modbus;
+    Enip => enip, record Enip;
 }
 
 impl AppProto {
