@@ -233,7 +233,10 @@ mod tests {
         // Meerkat's protocols that Suricata does not have are configurable too.
         let (c, _) =
             check_text("app-layer:\n  protocols:\n    llmnr:\n      enabled: no\n").unwrap();
-        assert_eq!(c.app_layer.enabled("llmnr"), meerkat_config::AppEnabled::No);
+        assert_eq!(
+            c.app_layer.enabled("llmnr", true),
+            meerkat_config::AppEnabled::No
+        );
         let e = check_text("app-layer:\n  protocols:\n    tls:\n      ja3-fingerprintz: yes\n")
             .unwrap_err();
         assert!(e.to_string().contains("ja3-fingerprintz"), "{e}");

@@ -155,6 +155,9 @@ pub struct Descriptor {
     /// Other spellings in rule headers and `app-layer-protocol` (`http1`).
     pub aliases: &'static [&'static str],
     pub transports: Transports,
+    /// Parsed when its config section does not say `enabled` (Suricata leaves the
+    /// industrial protocols off: Modbus, ENIP).
+    pub enabled_by_default: bool,
     /// Ports the protocol is usually found on: a hint for the order of probing only
     /// (detection is by content), unless `port_bound`. `detection-ports` in the config
     /// replaces them.

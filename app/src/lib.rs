@@ -43,8 +43,10 @@ pub mod registry;
 pub mod value;
 
 pub mod dns;
+pub mod enip;
 pub mod http;
 pub mod llmnr;
+pub mod modbus;
 pub mod mqtt;
 pub mod sip;
 pub mod ssh;
@@ -236,5 +238,10 @@ pub trait Transaction: std::fmt::Debug {
     /// (see [`files`]); none for a protocol without files or when files are not tracked.
     fn files(&self, _dir: Dir) -> &[files::File] {
         &[]
+    }
+    /// The protocol's own transaction, for its keywords to read (they downcast it);
+    /// `None` for a protocol whose keywords need only [`Transaction::buffer`].
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
     }
 }

@@ -52,6 +52,8 @@ protocols! {
     Llmnr => llmnr;
     Sip => sip, record Sip;
     Mqtt => mqtt, record Mqtt;
+    Modbus => modbus, record Modbus;
+    Enip => enip, record Enip;
 }
 
 impl AppProto {

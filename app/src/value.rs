@@ -74,6 +74,9 @@ pub enum KwValue {
     Exact(u64),
     /// No value (`tls_cert_expired`).
     Unit,
+    /// A value of several parts that only its protocol reads, packed in words by its
+    /// parse function (`modbus: unit 10, access write holding, address 5`).
+    Words([u64; 4]),
 }
 
 /// A number that fits `T` (`parse_u64`'s forms: decimal, `0x` hex, size suffixes).

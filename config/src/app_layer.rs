@@ -56,11 +56,13 @@ pub struct DetectionPorts {
 /// `app-layer.protocols.<name>`: the keys every protocol has, and the protocol's own
 /// settings, which the protocol checks and types (each protocol owns its config
 /// section: `meerkat_app::config`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub struct AppProtocol {
-    #[serde(default = "app_yes")]
-    pub enabled: AppEnabled,
+    /// As written; absent means the protocol's default (on for most, off for those
+    /// Suricata leaves off, such as Modbus: see [`AppLayer::enabled`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<AppEnabled>,
     /// The ports the protocol's detection prefers (for a protocol recognised on its
     /// ports only: the ports it is recognised on), replacing its default ports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,20 +70,6 @@ pub struct AppProtocol {
     /// Every other key of the section, as written.
     #[serde(flatten)]
     pub settings: BTreeMap<String, Value>,
-}
-
-impl Default for AppProtocol {
-    fn default() -> Self {
-        AppProtocol {
-            enabled: AppEnabled::Yes,
-            detection_ports: None,
-            settings: BTreeMap::new(),
-        }
-    }
-}
-
-fn app_yes() -> AppEnabled {
-    AppEnabled::Yes
 }
 
 /// `app-layer`.
@@ -93,12 +81,17 @@ pub struct AppLayer {
 }
 
 impl AppLayer {
-    /// Whether parsing of `proto` is on (default: on for the protocols Meerkat parses).
-    pub fn enabled(&self, proto: &str) -> AppEnabled {
+    /// Whether parsing of `proto` is on: as its section says, else `default_on` (the
+    /// protocol's default: Suricata leaves Modbus, ENIP and DNP3 off).
+    pub fn enabled(&self, proto: &str, default_on: bool) -> AppEnabled {
         self.protocols
             .get(proto)
-            .map(|p| p.enabled)
-            .unwrap_or(AppEnabled::Yes)
+            .and_then(|p| p.enabled)
+            .unwrap_or(if default_on {
+                AppEnabled::Yes
+            } else {
+                AppEnabled::No
+            })
     }
 
     /// A yes/no setting of `proto`'s section (`tls.ja3-fingerprints`): `Some` when set

@@ -26,7 +26,21 @@ fn every_protocol_has_a_flow_counter() {
 #[test]
 fn every_protocol_has_a_config_section_that_turns_it_off() {
     for d in PROTOCOLS {
-        let on = app::config::resolve(None, &[]).unwrap().config;
+        // Off by default (Modbus, ENIP, as in Suricata) or on by default.
+        let default =
+            Registry::from_config(&app::config::resolve(None, &[]).unwrap().config).unwrap();
+        assert_eq!(
+            default.protocols().any(|p| p.proto == d.proto),
+            d.enabled_by_default,
+            "{}",
+            d.name
+        );
+        let on = app::config::resolve(
+            None,
+            &[format!("app-layer.protocols.{}.enabled=yes", d.name)],
+        )
+        .unwrap()
+        .config;
         let off = app::config::resolve(
             None,
             &[format!("app-layer.protocols.{}.enabled=no", d.name)],

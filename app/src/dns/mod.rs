@@ -18,6 +18,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Dns,
     name: "dns",
     aliases: &[],
+    enabled_by_default: true,
     transports: Transports::BOTH,
     default_ports: &[53, 5353],
     port_bound: false,

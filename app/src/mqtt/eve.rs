@@ -20,7 +20,7 @@ fn lossy(o: &mut Obj<'_>, k: &str, b: &[u8]) {
 
 /// Bytes as Suricata's `set_string_from_bytes` writes them: valid UTF-8 as it is,
 /// anything else with every byte above 0x7f as `\xNN`.
-fn from_bytes(o: &mut Obj<'_>, k: &str, b: &[u8]) {
+pub(crate) fn from_bytes(o: &mut Obj<'_>, k: &str, b: &[u8]) {
     match std::str::from_utf8(b) {
         Ok(s) => o.str(k, s),
         Err(_) => {

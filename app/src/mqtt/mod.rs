@@ -20,6 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Mqtt,
     name: "mqtt",
     aliases: &[],
+    enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[1883],
     // Suricata's probing parser runs on the detection ports only: two bytes of fixed

@@ -563,4 +563,7 @@ impl app::Transaction for WithEvents<'_> {
     fn files(&self, dir: Dir) -> &[app::files::File] {
         self.tx.files(dir)
     }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        self.tx.as_any()
+    }
 }

@@ -31,7 +31,11 @@ pub fn lines(config: &Config) -> Vec<(String, String)> {
         let value = if !ours.contains(&p.as_str()) {
             "no"
         } else {
-            match config.app_layer.enabled(&p) {
+            let default_on = meerkat_app::PROTOCOLS
+                .iter()
+                .find(|d| d.name == p)
+                .is_none_or(|d| d.enabled_by_default);
+            match config.app_layer.enabled(&p, default_on) {
                 meerkat_config::AppEnabled::Yes => "yes",
                 meerkat_config::AppEnabled::No => "no",
                 meerkat_config::AppEnabled::DetectionOnly => "detection-only",
