@@ -75,13 +75,14 @@ pub fn resolve(file: Option<&Path>, overrides: &[String]) -> Result<Resolved, Co
     Ok(r)
 }
 
-/// Tells the config crate the protocols' EVE types, which every eve-log logs by default
+/// Tells the config crate the protocols' EVE types that every eve-log logs by default
 /// (idempotent).
 pub fn register_event_types() {
     meerkat_config::outputs::register_app_event_types(
         PROTOCOLS
             .iter()
-            .filter_map(|d| d.record.map(|r| r.event_type))
+            .filter_map(|d| d.record.filter(|r| r.logged_by_default))
+            .map(|r| r.event_type)
             .collect(),
     );
 }
@@ -233,7 +234,11 @@ mod tests {
         // Meerkat's protocols that Suricata does not have are configurable too.
         let (c, _) =
             check_text("app-layer:\n  protocols:\n    llmnr:\n      enabled: no\n").unwrap();
-        assert_eq!(c.app_layer.enabled("llmnr"), meerkat_config::AppEnabled::No);
+        assert_eq!(
+            c.app_layer
+                .enabled("llmnr", meerkat_config::AppEnabled::Yes),
+            meerkat_config::AppEnabled::No
+        );
         let e = check_text("app-layer:\n  protocols:\n    tls:\n      ja3-fingerprintz: yes\n")
             .unwrap_err();
         assert!(e.to_string().contains("ja3-fingerprintz"), "{e}");

@@ -114,6 +114,9 @@ pub struct RecordDef {
     /// `tx_id` (Suricata's `http` events do; its `dns` events have it inside the `dns`
     /// object and its `tls` events have none). Alerts on a transaction always do.
     pub tx_id: bool,
+    /// Whether the default `types` of an eve-log have it (Suricata's stock config has
+    /// `dnp3` commented out).
+    pub logged_by_default: bool,
     /// Whether the protocol's own events are written in the direction of the packet
     /// that logged them (Suricata's packet-direction loggers: `sip`); otherwise they
     /// are written client -> server, whichever packet finished the transaction.
@@ -161,6 +164,9 @@ pub struct Descriptor {
     /// Recognised on its ports only (its messages are another protocol's elsewhere, as
     /// LLMNR's are DNS).
     pub port_bound: bool,
+    /// Off unless `app-layer.protocols.<name>.enabled` turns it on (Suricata's
+    /// default for DNP3, Modbus and ENIP).
+    pub off_by_default: bool,
     /// Recognises the protocol from the first bytes seen in `dir` (everything seen so
     /// far in that direction, up to a bound the engine chooses). Only called for the
     /// protocol's transports.
@@ -191,6 +197,15 @@ pub fn never_reply(_: Transport, _: &[u8]) -> bool {
 }
 
 impl Descriptor {
+    /// Whether parsing is on when the config does not say.
+    pub fn default_enabled(&self) -> meerkat_config::AppEnabled {
+        if self.off_by_default {
+            meerkat_config::AppEnabled::No
+        } else {
+            meerkat_config::AppEnabled::Yes
+        }
+    }
+
     /// Whether `s` names this protocol in a rule.
     pub fn is_named(&self, s: &str) -> bool {
         self.name == s || self.aliases.contains(&s)

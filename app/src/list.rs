@@ -52,6 +52,7 @@ protocols! {
     Llmnr => llmnr;
     Sip => sip, record Sip;
     Mqtt => mqtt, record Mqtt;
+    Dnp3 => dnp3, record Dnp3;
 }
 
 impl AppProto {

@@ -157,7 +157,7 @@ impl Registry {
         let mut entries = Vec::new();
         for &desc in PROTOCOLS {
             let section = config.app_layer.protocols.get(desc.name);
-            let enabled = config.app_layer.enabled(desc.name);
+            let enabled = config.app_layer.enabled(desc.name, desc.default_enabled());
             if enabled == AppEnabled::No {
                 continue;
             }

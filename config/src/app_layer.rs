@@ -56,11 +56,13 @@ pub struct DetectionPorts {
 /// `app-layer.protocols.<name>`: the keys every protocol has, and the protocol's own
 /// settings, which the protocol checks and types (each protocol owns its config
 /// section: `meerkat_app::config`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub struct AppProtocol {
-    #[serde(default = "app_yes")]
-    pub enabled: AppEnabled,
+    /// As written; absent, the protocol's default (on, but for the protocols
+    /// Suricata has off by default: DNP3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<AppEnabled>,
     /// The ports the protocol's detection prefers (for a protocol recognised on its
     /// ports only: the ports it is recognised on), replacing its default ports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,19 +72,6 @@ pub struct AppProtocol {
     pub settings: BTreeMap<String, Value>,
 }
 
-impl Default for AppProtocol {
-    fn default() -> Self {
-        AppProtocol {
-            enabled: AppEnabled::Yes,
-            detection_ports: None,
-            settings: BTreeMap::new(),
-        }
-    }
-}
-
-fn app_yes() -> AppEnabled {
-    AppEnabled::Yes
-}
 
 /// `app-layer`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -93,12 +82,13 @@ pub struct AppLayer {
 }
 
 impl AppLayer {
-    /// Whether parsing of `proto` is on (default: on for the protocols Meerkat parses).
-    pub fn enabled(&self, proto: &str) -> AppEnabled {
+    /// Whether parsing of `proto` is on; `default` when its section does not say (the
+    /// protocol's default: on for most, off for DNP3 as in Suricata).
+    pub fn enabled(&self, proto: &str, default: AppEnabled) -> AppEnabled {
         self.protocols
             .get(proto)
-            .map(|p| p.enabled)
-            .unwrap_or(AppEnabled::Yes)
+            .and_then(|p| p.enabled)
+            .unwrap_or(default)
     }
 
     /// A yes/no setting of `proto`'s section (`tls.ja3-fingerprints`): `Some` when set

@@ -442,7 +442,7 @@ app-layer:
         assert_eq!(eve[0].filename, "alerts.json");
         assert_eq!(eve[0].buffer_size, ByteSize(65536));
         assert_eq!(c.heartbeat.output_flush_interval, 2);
-        assert_eq!(c.app_layer.enabled("mqtt"), AppEnabled::Yes);
+        assert_eq!(c.app_layer.enabled("mqtt", AppEnabled::No), AppEnabled::Yes);
         assert!(
             r.ignored_suricata_keys
                 .contains(&"stream.memcap".to_string())

@@ -1,6 +1,7 @@
 //! Every protocol of the list (`app/src/list.rs`) is complete: it has a flow counter, a
-//! config section that turns it off, an EVE name (and, when it logs records, an EVE type
-//! that eve-log outputs log by default), fuzz targets with seeds and an entry in
+//! config section that turns it on and off, an EVE name (and, when it logs records, an
+//! EVE type that eve-log outputs log by default unless its descriptor says not), fuzz
+//! targets with seeds and an entry in
 //! `fuzz/`, and at least one sticky buffer or keyword that loads in a rule.
 
 #![allow(clippy::unwrap_used)]
@@ -26,7 +27,20 @@ fn every_protocol_has_a_flow_counter() {
 #[test]
 fn every_protocol_has_a_config_section_that_turns_it_off() {
     for d in PROTOCOLS {
-        let on = app::config::resolve(None, &[]).unwrap().config;
+        let default =
+            Registry::from_config(&app::config::resolve(None, &[]).unwrap().config).unwrap();
+        assert_eq!(
+            default.protocols().any(|p| p.proto == d.proto),
+            !d.off_by_default,
+            "{}",
+            d.name
+        );
+        let on = app::config::resolve(
+            None,
+            &[format!("app-layer.protocols.{}.enabled=yes", d.name)],
+        )
+        .unwrap()
+        .config;
         let off = app::config::resolve(
             None,
             &[format!("app-layer.protocols.{}.enabled=no", d.name)],
@@ -51,9 +65,10 @@ fn every_protocol_has_an_eve_name_and_its_records_are_logged_by_default() {
         assert_eq!(d.proto.name(), d.name);
         assert!(!d.name.is_empty());
         if let Some(r) = d.record {
-            assert!(
+            assert_eq!(
                 config.eve_wants(r.event_type),
-                "EVE type {} is not logged by default",
+                r.logged_by_default,
+                "EVE type {} is logged by default or not against its descriptor",
                 r.event_type
             );
         }

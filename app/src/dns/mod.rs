@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::BOTH,
     default_ports: &[53, 5353],
     port_bound: false,
+    off_by_default: false,
     probe,
     is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
@@ -32,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "dns",
         render: eve::render,
         tx_id: false,
+        logged_by_default: true,
         packet_dir: false,
     }),
     fuzz: &[

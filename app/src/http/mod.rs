@@ -30,6 +30,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::TCP,
     default_ports: &[80, 8080, 8000, 3128],
     port_bound: false,
+    off_by_default: false,
     probe: |_, dir, data| probe(dir, data),
     is_reply: never_reply,
     build: Build::Configured {
@@ -44,6 +45,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "http",
         render: eve::render,
         tx_id: true,
+        logged_by_default: true,
         packet_dir: false,
     }),
     fuzz: &[FuzzTarget {

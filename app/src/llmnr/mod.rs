@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::BOTH,
     default_ports: &[PORT],
     port_bound: true,
+    off_by_default: false,
     probe: dns::probe,
     is_reply: dns::is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),

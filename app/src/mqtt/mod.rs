@@ -25,6 +25,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // Suricata's probing parser runs on the detection ports only: two bytes of fixed
     // header say little on their own.
     port_bound: true,
+    off_by_default: false,
     probe: |_, _, data| probe(data),
     is_reply: never_reply,
     build: Build::Configured {
@@ -39,6 +40,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "mqtt",
         render: eve::render,
         tx_id: false,
+        logged_by_default: true,
         packet_dir: false,
     }),
     fuzz: &[FuzzTarget {

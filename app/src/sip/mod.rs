@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::BOTH,
     default_ports: &[5060, 5061],
     port_bound: false,
+    off_by_default: false,
     probe,
     is_reply,
     build: Build::Plain(|t| Box::new(SipState::new(t))),
@@ -32,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "sip",
         render: eve::render,
         tx_id: false,
+        logged_by_default: true,
         packet_dir: true,
     }),
     fuzz: &[

@@ -22,6 +22,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::TCP,
     default_ports: &[22],
     port_bound: false,
+    off_by_default: false,
     probe: |_, _, data| probe(data),
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(SshState::new())),

@@ -22,6 +22,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     transports: Transports::TCP,
     default_ports: &[443, 8443, 993, 995, 465, 636, 853],
     port_bound: false,
+    off_by_default: false,
     probe: |_, dir, data| probe(dir, data),
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(TlsState::new())),
@@ -33,6 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         event_type: "tls",
         render: eve::render,
         tx_id: false,
+        logged_by_default: true,
         packet_dir: false,
     }),
     fuzz: &[FuzzTarget {

@@ -31,7 +31,10 @@ pub fn lines(config: &Config) -> Vec<(String, String)> {
         let value = if !ours.contains(&p.as_str()) {
             "no"
         } else {
-            match config.app_layer.enabled(&p) {
+            let default = meerkat_app::AppProto::from_rule_proto(&p)
+                .and_then(|a| a.descriptor())
+                .map_or(meerkat_config::AppEnabled::Yes, |d| d.default_enabled());
+            match config.app_layer.enabled(&p, default) {
                 meerkat_config::AppEnabled::Yes => "yes",
                 meerkat_config::AppEnabled::No => "no",
                 meerkat_config::AppEnabled::DetectionOnly => "detection-only",
