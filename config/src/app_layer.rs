@@ -72,7 +72,6 @@ pub struct AppProtocol {
     pub settings: BTreeMap<String, Value>,
 }
 
-
 /// `app-layer`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]

@@ -14,6 +14,10 @@ use crate::AppRecord;
 pub fn render(r: &AppRecord, o: &mut Obj<'_>) {
     let AppRecord::Dnp3(d) = r else { return };
     o.obj("dnp3", |o| {
+        // An unfinished message (see `logger::record`).
+        if d.kind.is_empty() {
+            return;
+        }
         if d.in_alert {
             let side = if d.kind == "request" {
                 "request"

@@ -49,8 +49,15 @@ fn object(o: &Object) -> Dnp3Object {
 }
 
 /// The record of `tx`; `in_alert` for the alert form (wrapped in `request` or
-/// `response`).
+/// `response`). A message whose last segment has not come is logged as nothing (an
+/// empty `dnp3` object in an alert, as Suricata's).
 pub fn record(tx: &Dnp3Tx, in_alert: bool) -> Dnp3 {
+    if !tx.done {
+        return Dnp3 {
+            in_alert,
+            ..Dnp3::default()
+        };
+    }
     Dnp3 {
         kind: tx.kind.name().to_string(),
         in_alert,

@@ -90,7 +90,9 @@ pub fn is_reply(_: Transport, data: &[u8]) -> bool {
 }
 
 /// Fuzz target: the flow parser over arbitrary bytes in both directions (small
-/// limits, so that they are hit too), the object decoder alone, and every probe.
+/// limits, so that they are hit too), then again with the CRCs of every frame found
+/// made good (so that mutations reach the transport and application layers), the
+/// object decoder alone, and every probe.
 pub fn fuzz(data: &[u8]) {
     let cfg = Dnp3Config {
         max_tx: 4,
@@ -98,6 +100,7 @@ pub fn fuzz(data: &[u8]) {
         max_objects: 8,
     };
     crate::fuzz::drive(&mut Dnp3State::new(cfg), data);
+    crate::fuzz::drive(&mut Dnp3State::new(cfg), &good_crcs(data));
     let mut out = Vec::new();
     let _ = objects::decode(
         data,
@@ -128,6 +131,30 @@ pub fn fuzz(data: &[u8]) {
         );
     }
     crate::fuzz::probes(data);
+}
+
+/// `data` with the CRCs of the frames that start at `05 64` recomputed.
+fn good_crcs(data: &[u8]) -> Vec<u8> {
+    let mut b = data.to_vec();
+    let mut i = 0;
+    while i + parser::LINK_HEADER_LEN <= b.len() {
+        let Some(len) = parser::frame_len(b[i + 2]).filter(|_| parser::start_ok(&b[i..])) else {
+            i += 1;
+            continue;
+        };
+        let end = (i + len).min(b.len());
+        let h = parser::crc(&b[i..i + 8]).to_le_bytes();
+        b[i + 8..i + 10].copy_from_slice(&h);
+        let mut at = i + parser::LINK_HEADER_LEN;
+        while at + parser::CRC_LEN < end {
+            let n = (end - at - parser::CRC_LEN).min(parser::BLOCK);
+            let c = parser::crc(&b[at..at + n]).to_le_bytes();
+            b[at + n..at + n + parser::CRC_LEN].copy_from_slice(&c);
+            at += n + parser::CRC_LEN;
+        }
+        i = end.max(i + 1);
+    }
+    b
 }
 
 impl Transaction for Dnp3Tx {
@@ -176,6 +203,21 @@ mod tests {
             "dnp3",
         );
         assert!(n >= EVENTS.len());
+    }
+
+    #[test]
+    fn fuzz_inputs_get_good_crcs() {
+        let good = read_request(1);
+        let mut bad = good.clone();
+        bad[8] ^= 1;
+        let n = bad.len();
+        bad[n - 1] ^= 1;
+        let mut input = b"xx".to_vec();
+        input.extend_from_slice(&bad);
+        input.extend_from_slice(&bad[..12]);
+        let fixed = good_crcs(&input);
+        assert_eq!(&fixed[2..2 + n], &good[..]);
+        assert_eq!(fixed.len(), input.len());
     }
 
     #[test]
@@ -282,5 +324,12 @@ mod tests {
             r#"{"dnp3":{"response":{"type":"response","control":{"dir":false,"pri":true,"fcb":false,"fcv":false,"function_code":4},"src":10,"dst":1,"application":{"control":{"fir":true,"fin":true,"con":false,"uns":false,"sequence":3},"function_code":129,"objects":[{"group":30,"variation":1,"qualifier":0,"prefix_code":0,"range_code":0,"start":4,"stop":4,"count":1,"points":[{"prefix":0,"index":4,"online":1,"restart":0,"comm_lost":0,"remote_forced":0,"local_forced":0,"over_range":0,"reference_err":0,"reserved0":0,"value":258}]}],"complete":true},"iin":{"indicators":["device_restart"]}}}}"#
         );
         assert!(req.event_record(Dir::ToServer).is_none());
+        // A message waiting for its last segment: nothing in an alert, no event.
+        let mut s = Dnp3State::new(Dnp3Config::default());
+        let first = parser::tests::frame(0xc4, 10, 1, &[0x40, 0xc0, 0x01, 60, 1, 6]);
+        s.parse(Dir::ToServer, &first, &mut out);
+        let tx = s.tx(0).unwrap();
+        assert_eq!(render(&tx.record().unwrap()), r#"{"dnp3":{}}"#);
+        assert!(tx.event_record(Dir::ToClient).is_none());
     }
 }
