@@ -75,7 +75,7 @@ pub fn resolve(file: Option<&Path>, overrides: &[String]) -> Result<Resolved, Co
     Ok(r)
 }
 
-/// Tells the config crate the protocols' EVE types, which every eve-log logs by default
+/// Tells the config crate the protocols' EVE types that every eve-log logs by default
 /// (idempotent).
 pub fn register_event_types() {
     meerkat_config::outputs::register_app_event_types(

@@ -54,6 +54,7 @@ protocols! {
     Mqtt => mqtt, record Mqtt;
     Modbus => modbus, record Modbus;
     Enip => enip, record Enip;
+    Dnp3 => dnp3, record Dnp3;
 }
 
 impl AppProto {

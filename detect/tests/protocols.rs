@@ -1,6 +1,7 @@
 //! Every protocol of the list (`app/src/list.rs`) is complete: it has a flow counter, a
-//! config section that turns it off, an EVE name (and, when it logs records, an EVE type
-//! that eve-log outputs log by default), fuzz targets with seeds and an entry in
+//! config section that turns it on and off, an EVE name (and, when it logs records, an
+//! EVE type that eve-log outputs log by default unless its descriptor says not), fuzz
+//! targets with seeds and an entry in
 //! `fuzz/`, and at least one sticky buffer or keyword that loads in a rule.
 
 #![allow(clippy::unwrap_used)]
@@ -65,6 +66,8 @@ fn every_protocol_has_an_eve_name_and_its_records_are_logged_by_default() {
         assert_eq!(d.proto.name(), d.name);
         assert!(!d.name.is_empty());
         if let Some(r) = d.record {
+            // Logged by default whenever parsed (Modbus, ENIP and DNP3 are parsed
+            // only when enabled).
             assert!(
                 config.eve_wants(r.event_type),
                 "EVE type {} is not logged by default",

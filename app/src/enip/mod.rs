@@ -29,6 +29,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // Suricata probes ENIP on its port only.
     port_bound: true,
     probe,
+    probe_on_port: None,
     is_reply: never_reply,
     build: Build::Configured {
         keys: config::KEYS,
@@ -38,6 +39,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: detect::FRAMES,
     keywords: detect::KEYWORDS,
     events: EVENTS,
+    events_upper_case: false,
     record: Some(RecordDef {
         event_type: "enip",
         render: eve::render,

@@ -27,6 +27,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // Suricata probes Modbus on its port only.
     port_bound: true,
     probe: |_, _, data| probe(data),
+    probe_on_port: None,
     is_reply: never_reply,
     build: Build::Configured {
         keys: config::KEYS,
@@ -36,6 +37,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
+    events_upper_case: false,
     record: Some(RecordDef {
         event_type: "modbus",
         render: eve::render,
