@@ -2,8 +2,8 @@
 # two DNP3 sessions over TCP with most object types Suricata decodes (flags, counters,
 # analogs as integers and floats, times, packed states with and without a prefix, size
 # prefixes), segmented messages, a confirm, an unsolicited response, unknown and short
-# objects, a reserved range and too many points. dnp3-objects.dnp3.json holds the `dnp3`
-# records Suricata 8.0.6 writes for it (../shared/tools/suricata-ref -k none, with
+# objects, a reserved range and too many points. dnp3-objects.dnp3.json holds, by client
+# port, the `dnp3` records Suricata 8.0.6 writes for it (../shared/tools/suricata-ref -k none, with
 # app-layer.protocols.dnp3.enabled=yes, max-points=100 and `dnp3` in the eve-log types).
 import struct, sys
 
