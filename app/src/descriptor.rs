@@ -168,11 +168,11 @@ pub struct Descriptor {
     /// Recognises the protocol from the first bytes seen in `dir` (everything seen so
     /// far in that direction, up to a bound the engine chooses). Only called for the
     /// protocol's transports.
-    pub probe: fn(Transport, Dir, &[u8]) -> Probe,
+    pub probe: ProbeFn,
     /// A laxer probe for flows on the protocol's ports, if it has one (DNS on port 53
     /// takes messages with an unassigned opcode, as Suricata does; elsewhere they are
     /// taken for some other protocol, NetBIOS name service among them).
-    pub probe_on_port: Option<fn(Transport, Dir, &[u8]) -> Probe>,
+    pub probe_on_port: Option<ProbeFn>,
     /// Whether `data`, recognised as this protocol, is a reply (the server's side). A
     /// flow whose first data is a reply is reversed, as Suricata's probing parsers
     /// make it do (a DNS response seen first).
@@ -196,6 +196,9 @@ pub struct Descriptor {
     pub record: Option<RecordDef>,
     pub fuzz: &'static [FuzzTarget],
 }
+
+/// A protocol's probe: what the first bytes seen in a direction say.
+pub type ProbeFn = fn(Transport, Dir, &[u8]) -> Probe;
 
 /// A probe's `is_reply` for protocols whose first message says nothing of its side.
 pub fn never_reply(_: Transport, _: &[u8]) -> bool {

@@ -112,9 +112,7 @@ fn extensions(r: &mut Rd<'_>, h: &mut Hello, server: bool) {
         let mut d = Rd(data);
         match t {
             EXT_SNI if !server => {
-                if h.sni_extensions < u8::MAX {
-                    h.sni_extensions += 1;
-                }
+                h.sni_extensions = h.sni_extensions.saturating_add(1);
                 let _list = d.u16();
                 while let (Some(kind), Some(name)) = (d.u8(), d.vec16()) {
                     if kind != 0 {
