@@ -253,6 +253,9 @@ impl Inner {
     pub(super) fn end_flow(&mut self, mut flow: Flow, reason: EndReason) {
         // A pseudo packet per direction carries the flow's addresses for header checks.
         for dir in [Dir::ToServer, Dir::ToClient] {
+            // What the last real packet raised was logged with it (flows end after it).
+            self.pkt_app_events = 0;
+            self.pkt_anomalies.clear();
             let to_server = dir == Dir::ToServer;
             let (src, dst) = if to_server {
                 (flow.client, flow.server)
