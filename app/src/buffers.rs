@@ -142,6 +142,21 @@ pub fn frame(proto: Option<AppProto>, name: &str) -> Option<&'static BufferDef> 
     })
 }
 
+/// The frame whose buffer (in either direction) is `id`.
+pub fn frame_by_id(id: BufferId) -> Option<&'static BufferDef> {
+    PROTOCOLS
+        .iter()
+        .flat_map(|d| d.frames.iter())
+        .find(|f| f.to_server == Some(id) || f.to_client == Some(id))
+}
+
+/// Whether `def` is one of a protocol's frames (not a sticky buffer).
+pub fn is_frame(def: &BufferDef) -> bool {
+    def.proto
+        .descriptor()
+        .is_some_and(|d| d.frames.iter().any(|f| std::ptr::eq(f, def)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

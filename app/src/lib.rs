@@ -245,4 +245,23 @@ pub trait Transaction: std::fmt::Debug {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// Where frame buffer `id`'s item `index` lies in its direction's stream (for the
+    /// `frame` object of an alert that matched it); `None` when the buffer is not a
+    /// frame or the protocol does not place its frames.
+    fn frame(&self, _id: BufferId, _index: usize) -> Option<FrameMeta> {
+        None
+    }
+}
+
+/// A frame of a transaction, as Suricata's EVE `frame` object names it: its id (per
+/// flow direction, counted from 1 in the order the parser made its frames), its offset
+/// in the direction's stream (`None` for a datagram's), whether all of its bytes were
+/// seen, and the transaction it is attached to (`None`: a frame Suricata attaches to
+/// none, whose alert is not about a transaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameMeta {
+    pub id: u64,
+    pub stream_offset: Option<u64>,
+    pub complete: bool,
+    pub tx_id: Option<u64>,
 }

@@ -1,17 +1,19 @@
 //! MQTT's config section, `app-layer.protocols.mqtt` (Suricata's names and defaults):
 //! `max-msg-length` (packets longer than it are skipped and logged as truncated) and
-//! `max-tx` (live transactions per flow).
+//! `max-tx` (live transactions per flow), `max-messages` (packets per transaction).
 
 use meerkat_config::ByteSize;
 use meerkat_config::de;
 use serde::Deserialize;
 
-use super::state::{DEFAULT_MAX_MSG_LEN, DEFAULT_MAX_TX, MqttConfig, MqttState};
+use super::state::{
+    DEFAULT_MAX_MESSAGES, DEFAULT_MAX_MSG_LEN, DEFAULT_MAX_TX, MqttConfig, MqttState,
+};
 use crate::Parser;
 use crate::config::Section;
 
 /// The keys of the section that Meerkat models.
-pub const KEYS: &[&str] = &["max-msg-length", "max-tx"];
+pub const KEYS: &[&str] = &["max-msg-length", "max-tx", "max-messages"];
 
 /// The section (its keys other than `enabled` and `detection-ports`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -21,6 +23,8 @@ pub struct MqttSection {
     pub max_msg_length: ByteSize,
     #[serde(default = "default_max_tx", deserialize_with = "de::flex_usize")]
     pub max_tx: usize,
+    #[serde(default = "default_max_messages", deserialize_with = "de::flex_usize")]
+    pub max_messages: usize,
 }
 
 fn default_max_msg_len() -> ByteSize {
@@ -29,12 +33,16 @@ fn default_max_msg_len() -> ByteSize {
 fn default_max_tx() -> usize {
     DEFAULT_MAX_TX
 }
+fn default_max_messages() -> usize {
+    DEFAULT_MAX_MESSAGES
+}
 
 impl Default for MqttSection {
     fn default() -> Self {
         MqttSection {
             max_msg_length: default_max_msg_len(),
             max_tx: default_max_tx(),
+            max_messages: default_max_messages(),
         }
     }
 }
@@ -61,11 +69,15 @@ pub fn build(s: &Section<'_>) -> Result<Box<dyn Parser>, String> {
     if section.max_tx == 0 {
         return Err("max-tx must be above 0".to_string());
     }
+    if section.max_messages == 0 {
+        return Err("max-messages must be above 0".to_string());
+    }
     debug_assert_eq!(DEFAULT_MAX_MSG_LEN as u64, default_max_msg_len().bytes());
     Ok(Box::new(MqttParser {
         cfg: MqttConfig {
             max_msg_len,
             max_tx: section.max_tx,
+            max_messages: section.max_messages,
         },
     }))
 }

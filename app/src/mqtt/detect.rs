@@ -8,7 +8,7 @@
 //! came, none is awaited, or its direction ended) and none did.
 
 use super::parser::{self, Op};
-use super::state::{INFO_LEN, MAX_MSGS_PER_TX, META_LEN, Meta, MqttTx};
+use super::state::{INFO_LEN, META_LEN, Meta, MqttTx};
 use crate::buffers::{BufferDef, def};
 use crate::descriptor::KeywordDef;
 use crate::value::{KwValue, NumCmp, parse_num_cmp, required};
@@ -72,7 +72,89 @@ fn one(b: Option<&[u8]>, index: usize) -> Buf<'_> {
     }
 }
 
+pub const FRAME_PDU_TS: BufferId = BufferId::of(AppProto::Mqtt, 100);
+pub const FRAME_PDU_TC: BufferId = BufferId::of(AppProto::Mqtt, 101);
+pub const FRAME_HEADER_TS: BufferId = BufferId::of(AppProto::Mqtt, 102);
+pub const FRAME_HEADER_TC: BufferId = BufferId::of(AppProto::Mqtt, 103);
+pub const FRAME_DATA_TS: BufferId = BufferId::of(AppProto::Mqtt, 104);
+pub const FRAME_DATA_TC: BufferId = BufferId::of(AppProto::Mqtt, 105);
+
+const fn frame(name: &'static str, ts: BufferId, tc: BufferId) -> BufferDef {
+    def(name, &[], None, AppProto::Mqtt, Some(ts), Some(tc), true)
+}
+
+/// The frames of MQTT (`frame:pdu`, `frame:mqtt.header`, `frame:mqtt.data`): one of
+/// each per packet of the transaction in the inspected direction.
+pub static FRAMES: &[BufferDef] = &[
+    frame("pdu", FRAME_PDU_TS, FRAME_PDU_TC),
+    frame("header", FRAME_HEADER_TS, FRAME_HEADER_TC),
+    frame("data", FRAME_DATA_TS, FRAME_DATA_TC),
+];
+
+/// A frame buffer's direction and which of a packet's three frames it is (0 `pdu`,
+/// 1 `header`, 2 `data`).
+fn frame_kind(id: BufferId) -> Option<(Dir, u64)> {
+    Some(match id {
+        FRAME_PDU_TS => (Dir::ToServer, 0),
+        FRAME_PDU_TC => (Dir::ToClient, 0),
+        FRAME_HEADER_TS => (Dir::ToServer, 1),
+        FRAME_HEADER_TC => (Dir::ToClient, 1),
+        FRAME_DATA_TS => (Dir::ToServer, 2),
+        FRAME_DATA_TC => (Dir::ToClient, 2),
+        _ => return None,
+    })
+}
+
+/// The packet of frame buffer item `index`: the transaction's `index`th packet in the
+/// buffer's direction (truncated packets have no frame bytes and are passed over).
+fn frame_pdu(tx: &MqttTx, dir: Dir, index: usize) -> Option<&super::parser::PduFrame> {
+    tx.msgs
+        .iter()
+        .filter_map(|m| m.frame.as_deref())
+        .filter(|f| f.dir == dir)
+        .nth(index)
+}
+
+/// The byte range of frame `kind` in a packet, as Suricata's MQTT frames cut it:
+/// `header` is always 2 bytes and `data` the remaining length from there, whatever
+/// the length of the remaining-length field (so a longer field shifts `data` into it).
+fn frame_range(p: &super::parser::PduFrame, kind: u64) -> std::ops::Range<usize> {
+    let n = p.bytes.len();
+    match kind {
+        0 => 0..n,
+        1 => 0..n.min(2),
+        _ => n.min(2)..n.min(2 + p.remaining),
+    }
+}
+
+fn frame_buffer(tx: &MqttTx, id: BufferId, index: usize) -> Option<Buf<'_>> {
+    let (dir, kind) = frame_kind(id)?;
+    Some(match frame_pdu(tx, dir, index) {
+        Some(p) => Buf::Ready(&p.bytes[frame_range(p, kind)]),
+        None if tx.ready() => Buf::Absent,
+        // More packets may join (a reply): an item not there yet.
+        None if index == 0 => Buf::NotYet,
+        None => Buf::Absent,
+    })
+}
+
+/// [`crate::Transaction::frame`] for MQTT: Suricata attaches MQTT frames to no
+/// transaction.
+pub fn frame_meta(tx: &MqttTx, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+    let (dir, kind) = frame_kind(id)?;
+    let p = frame_pdu(tx, dir, index)?;
+    Some(crate::FrameMeta {
+        id: p.id + kind,
+        stream_offset: Some(p.offset + frame_range(p, kind).start as u64),
+        complete: true,
+        tx_id: None,
+    })
+}
+
 pub fn buffer(tx: &MqttTx, id: BufferId, index: usize) -> Buf<'_> {
+    if let Some(b) = frame_buffer(tx, id, index) {
+        return b;
+    }
     let dir = match id {
         PUBLISH_TOPIC_TC | PUBLISH_MESSAGE_TC | INFO_TC | META_TC | READY_TC => Dir::ToClient,
         _ => Dir::ToServer,
@@ -87,11 +169,7 @@ pub fn buffer(tx: &MqttTx, id: BufferId, index: usize) -> Buf<'_> {
             return one(Some(&READY[r..r + 1]), index);
         }
         INFO_TS | INFO_TC => {
-            return tx
-                .info
-                .get(..tx.msgs.len().min(MAX_MSGS_PER_TX))
-                .and_then(|i| i.get(index))
-                .map_or(Buf::Absent, |b| Buf::Ready(b));
+            return tx.info.get(index).map_or(Buf::Absent, |b| Buf::Ready(b));
         }
         META_TS | META_TC => return one(Some(&tx.meta.0[..]), index),
         _ => {}
@@ -207,7 +285,7 @@ fn any_msg(dir: Dir, tx: &dyn Transaction, f: impl Fn(&[u8]) -> bool) -> Option<
     }
     let id = by_dir(dir, INFO_TS, INFO_TC);
     let mut matched = false;
-    for i in 0..MAX_MSGS_PER_TX {
+    for i in 0.. {
         match tx.buffer(id, i) {
             Buf::Ready(b) if b.len() == INFO_LEN => {
                 if f(b) {

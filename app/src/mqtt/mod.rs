@@ -35,7 +35,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     },
     buffers: detect::BUFFERS,
     keywords: detect::KEYWORDS,
-    frames: &[],
+    frames: detect::FRAMES,
     events: EVENTS,
     events_upper_case: false,
     record: Some(RecordDef {
@@ -60,6 +60,7 @@ pub const EVENTS: &[&str] = &[
     "mqtt.missing_publish",
     "mqtt.missing_subscribe",
     "mqtt.missing_unsubscribe",
+    "mqtt.too_many_messages",
     "mqtt.too_many_transactions",
     "mqtt.unassigned_msg_type",
     "mqtt.unintroduced_message",
@@ -72,6 +73,7 @@ pub fn fuzz(data: &[u8]) {
     let mut s = MqttState::new(MqttConfig {
         max_msg_len: 256,
         max_tx: 16,
+        max_messages: 4,
     });
     crate::fuzz::drive(&mut s, data);
     let _ = parser::parse_message(data, 5, 1 << 20);
@@ -106,7 +108,8 @@ impl Transaction for MqttTx {
 
     /// Grows as packets join the transaction, and once more when it is complete.
     fn progress(&self, _dir: Dir) -> u8 {
-        (self.msgs.len().min(state::MAX_MSGS_PER_TX) as u8) | u8::from(self.ready()) << 7
+        // Changes as each packet joins (any number of them).
+        (self.msgs.len() % 128) as u8 | u8::from(self.ready()) << 7
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
@@ -115,6 +118,10 @@ impl Transaction for MqttTx {
 
     fn record(&self) -> Option<AppRecord> {
         Some(AppRecord::Mqtt(logger::record(self)))
+    }
+
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        detect::frame_meta(self, id, index)
     }
 }
 

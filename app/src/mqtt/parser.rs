@@ -194,6 +194,25 @@ pub struct Message {
     /// A bound (`MAX_PROPERTIES`, `MAX_TOPICS`, `MAX_CODES`) was hit: items past it
     /// were dropped.
     pub over_bounds: bool,
+    /// Where the packet lies in its direction's stream, with its bytes (the state
+    /// fills it in; none for a truncated packet).
+    pub frame: Option<Box<PduFrame>>,
+}
+
+/// A packet as frames see it: Suricata's MQTT parser makes three frames of each
+/// packet, `pdu` (all of it), `header` (its first 2 bytes, whatever the length of
+/// the remaining-length field) and `data` (the remaining length's worth of bytes from
+/// offset 2), numbered in that order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PduFrame {
+    pub dir: crate::Dir,
+    /// Stream offset of its first byte.
+    pub offset: u64,
+    /// The id of its `pdu` frame (`header` is the next, `data` the one after).
+    pub id: u64,
+    pub bytes: Box<[u8]>,
+    /// Its remaining length (the `data` frame's length).
+    pub remaining: usize,
 }
 
 /// A cursor over one packet's bytes.
@@ -359,6 +378,7 @@ pub fn parse_message(
                 skipped: hlen + len,
             },
             over_bounds: false,
+            frame: None,
         };
         return Ok((msg, b.len().min(hlen + len)));
     }
@@ -517,6 +537,7 @@ pub fn parse_message(
             header,
             op,
             over_bounds: r.over,
+            frame: None,
         },
         hlen + len,
     ))

@@ -12,12 +12,13 @@ use crate::{AppState, Dir, ParseOutput, ReleaseEmpty, Transaction};
 /// Suricata's default `app-layer.protocols.mqtt.max-msg-length`: packets longer than
 /// this are skipped, logged as truncated.
 pub const DEFAULT_MAX_MSG_LEN: usize = 1 << 20;
-/// Suricata's default `app-layer.protocols.mqtt.max-tx`: past it, the oldest unfinished
-/// transaction is finished (`mqtt.too_many_transactions`).
-pub const DEFAULT_MAX_TX: usize = 1024;
-/// Packets one transaction holds at most (a QoS 2 PUBLISH has four); a packet that
-/// would join a full transaction makes one of its own.
-pub const MAX_MSGS_PER_TX: usize = 8;
+/// Suricata 8's default `app-layer.protocols.mqtt.max-tx`: past it, the oldest
+/// unfinished transaction is finished (`mqtt.too_many_transactions`).
+pub const DEFAULT_MAX_TX: usize = 4096;
+/// Suricata 8's default `app-layer.protocols.mqtt.max-messages`: the packets a
+/// transaction holds at most before a PUBREC or PUBREL that would join it is dropped
+/// (`mqtt.too_many_messages`); the reply that completes it still joins.
+pub const DEFAULT_MAX_MESSAGES: usize = 1024;
 /// The packet id a CONNECT waits for its CONNACK under (no real packet id is this).
 const CONNECT_PKT_ID: u32 = u32::MAX;
 
@@ -26,6 +27,7 @@ const CONNECT_PKT_ID: u32 = u32::MAX;
 pub struct MqttConfig {
     pub max_msg_len: usize,
     pub max_tx: usize,
+    pub max_messages: usize,
 }
 
 impl Default for MqttConfig {
@@ -33,6 +35,7 @@ impl Default for MqttConfig {
         MqttConfig {
             max_msg_len: DEFAULT_MAX_MSG_LEN,
             max_tx: DEFAULT_MAX_TX,
+            max_messages: DEFAULT_MAX_MESSAGES,
         }
     }
 }
@@ -87,7 +90,7 @@ pub struct MqttTx {
     /// The connection's protocol version when the transaction was made.
     pub protocol_version: u8,
     /// Per packet: type, QoS, flags (the `INFO` buffers).
-    pub info: [[u8; INFO_LEN]; MAX_MSGS_PER_TX],
+    pub info: Vec<[u8; INFO_LEN]>,
     pub meta: Meta,
 }
 
@@ -103,25 +106,22 @@ impl MqttTx {
             ended: false,
             pkt_id: None,
             protocol_version,
-            info: [[0; INFO_LEN]; MAX_MSGS_PER_TX],
+            info: Vec::new(),
             meta,
         }
     }
 
-    /// Adds a packet (at most [`MAX_MSGS_PER_TX`]: callers check).
+    /// Adds a packet (callers keep to `max-messages`).
     fn push(&mut self, m: Message) {
         let n = self.msgs.len();
-        if n >= MAX_MSGS_PER_TX {
-            return;
-        }
         let h = m.header;
-        self.info[n] = [
+        self.info.push([
             h.message_type,
             h.qos,
             u8::from(h.dup) | u8::from(h.retain) << 1,
-        ];
+        ]);
         let meta = &mut self.meta.0;
-        meta[Meta::COUNT] = (n + 1) as u8;
+        meta[Meta::COUNT] = (n + 1).min(usize::from(u8::MAX)) as u8;
         if meta[Meta::HAS_REASON] == 0
             && let Some(r) = reason_code(&m)
         {
@@ -169,6 +169,10 @@ pub struct MqttState {
     /// Transactions below this index are all complete (where the `max-tx` search for
     /// the oldest unfinished one starts).
     completed_below: usize,
+    /// Per direction: the stream offset of the next byte not parsed yet, and the id
+    /// of the next frame (Suricata numbers each direction's frames from 1).
+    offset: [u64; 2],
+    next_frame: [u64; 2],
 }
 
 impl MqttState {
@@ -183,6 +187,8 @@ impl MqttState {
             pending: [Vec::new(), Vec::new()],
             lost: [false; 2],
             completed_below: 0,
+            offset: [0; 2],
+            next_frame: [1; 2],
         }
     }
 
@@ -217,7 +223,7 @@ impl MqttState {
         let start = self.completed_below.min(self.txs.len());
         self.txs
             .range_mut(start..)
-            .find(|t| !t.complete && t.pkt_id == Some(id) && t.msgs.len() < MAX_MSGS_PER_TX)
+            .find(|t| !t.complete && t.pkt_id == Some(id))
     }
 
     /// A transaction of its own for a packet, complete.
@@ -238,11 +244,17 @@ impl MqttState {
         missing: &'static str,
         out: &mut ParseOutput,
     ) {
+        let max = self.cfg.max_messages;
         if let Some(tx) = self.waiting(id) {
-            tx.push(msg);
             if finish {
+                tx.push(msg);
                 tx.complete = true;
                 tx.pkt_id = None;
+            } else if tx.msgs.len() < max {
+                tx.push(msg);
+            } else {
+                // Suricata's bound on a PUBREC/PUBREL loop: the packet is dropped.
+                out.anomaly("mqtt.too_many_messages");
             }
             return;
         }
@@ -350,9 +362,21 @@ impl MqttState {
         let mut at = 0;
         while at < data.len() && !self.lost[d] {
             match parser::parse_message(&data[at..], self.protocol_version, self.cfg.max_msg_len) {
-                Ok((msg, used)) => {
+                Ok((mut msg, used)) => {
+                    let id = self.next_frame[d];
                     if let Op::Truncated { skipped } = msg.op {
                         self.skip[d] = skipped - used;
+                        // Only its `pdu` frame is made (and its bytes are not kept).
+                        self.next_frame[d] += 1;
+                    } else {
+                        self.next_frame[d] += 3;
+                        msg.frame = Some(Box::new(parser::PduFrame {
+                            dir,
+                            offset: self.offset[d] + at as u64,
+                            id,
+                            bytes: data[at..at + used].into(),
+                            remaining: msg.header.remaining_length,
+                        }));
                     }
                     self.handle(dir, msg, out);
                     at += used;
@@ -367,6 +391,7 @@ impl MqttState {
                 }
             }
         }
+        self.offset[d] += at as u64;
         at
     }
 }
@@ -378,6 +403,7 @@ impl AppState for MqttState {
             if self.skip[d] > 0 {
                 let n = self.skip[d].min(data.len());
                 self.skip[d] -= n;
+                self.offset[d] += n as u64;
                 data = &data[n..];
                 continue;
             }
@@ -544,6 +570,7 @@ mod tests {
         let mut s = MqttState::new(MqttConfig {
             max_msg_len: 8,
             max_tx: DEFAULT_MAX_TX,
+            max_messages: DEFAULT_MAX_MESSAGES,
         });
         let mut out = ParseOutput::default();
         let mut p = b"\x30\x0e\x00\x01a".to_vec();
@@ -560,6 +587,7 @@ mod tests {
         let mut s = MqttState::new(MqttConfig {
             max_msg_len: DEFAULT_MAX_MSG_LEN,
             max_tx: 4,
+            max_messages: DEFAULT_MAX_MESSAGES,
         });
         let mut out = ParseOutput::default();
         s.parse(Dir::ToServer, CONNECT_V4, &mut out);
@@ -571,5 +599,60 @@ mod tests {
         s.free_below(7);
         assert_eq!(s.tx_count(), 0);
         assert_eq!(s.txs.capacity(), 0);
+    }
+
+    #[test]
+    fn a_pubrec_pubrel_loop_stops_at_max_messages() {
+        let mut s = MqttState::new(MqttConfig {
+            max_messages: 4,
+            ..MqttConfig::default()
+        });
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, CONNECT_V4, &mut out);
+        s.parse(Dir::ToClient, b"\x20\x02\x00\x00", &mut out);
+        s.parse(Dir::ToServer, b"\x34\x05\x00\x01t\x00\x0a", &mut out);
+        for _ in 0..3 {
+            s.parse(Dir::ToClient, b"\x50\x02\x00\x0a", &mut out);
+            s.parse(Dir::ToServer, b"\x62\x02\x00\x0a", &mut out);
+        }
+        let dropped = out
+            .anomalies
+            .iter()
+            .filter(|a| **a == "mqtt.too_many_messages")
+            .count();
+        // PUBLISH, PUBREC, PUBREL, PUBREC joined; the next three were dropped.
+        assert_eq!(dropped, 3);
+        assert_eq!(types(&s)[1], vec![3, 5, 6, 5]);
+        // The PUBCOMP still completes it.
+        s.parse(Dir::ToClient, b"\x70\x02\x00\x0a", &mut out);
+        assert_eq!(types(&s)[1], vec![3, 5, 6, 5, 7]);
+        assert!(s.txs[1].complete);
+    }
+
+    #[test]
+    fn frames_are_placed_in_their_stream() {
+        use crate::Transaction;
+        let mut s = MqttState::new(MqttConfig::default());
+        let mut out = ParseOutput::default();
+        // A CONNECT, then a PINGREQ and a QoS 0 PUBLISH in one segment, the PUBLISH's
+        // last byte in the next.
+        let mut ts = CONNECT_V4.to_vec();
+        ts.extend_from_slice(b"\xc0\x00\x30\x04\x00\x01ab");
+        let n = ts.len();
+        s.parse(Dir::ToServer, &ts[..n - 1], &mut out);
+        s.parse(Dir::ToServer, &ts[n - 1..], &mut out);
+        use super::super::detect::{FRAME_DATA_TS, FRAME_HEADER_TS, FRAME_PDU_TS};
+        let c = CONNECT_V4.len() as u64;
+        let ping = &s.txs[1];
+        let meta = ping.frame(FRAME_PDU_TS, 0).unwrap();
+        assert_eq!((meta.id, meta.stream_offset), (4, Some(c)));
+        let publish = &s.txs[2];
+        assert_eq!(publish.buffer(FRAME_PDU_TS, 0), crate::Buf::Ready(&b"\x30\x04\x00\x01ab"[..]));
+        assert_eq!(publish.buffer(FRAME_HEADER_TS, 0), crate::Buf::Ready(&b"\x30\x04"[..]));
+        assert_eq!(publish.buffer(FRAME_DATA_TS, 0), crate::Buf::Ready(&b"\x00\x01ab"[..]));
+        let data = publish.frame(FRAME_DATA_TS, 0).unwrap();
+        assert_eq!((data.id, data.stream_offset, data.tx_id), (9, Some(c + 4), None));
+        // The other direction has none.
+        assert_eq!(publish.buffer(super::super::detect::FRAME_PDU_TC, 0), crate::Buf::Absent);
     }
 }

@@ -61,6 +61,9 @@ struct BufList {
     list: List,
     bsize: Option<NumCmp>,
     absent: Option<Absent>,
+    /// The buffer is a frame (`frame:`): a match names the item it matched on (the
+    /// alert's `frame` object).
+    frame: bool,
 }
 
 /// A compiled rule.
@@ -146,6 +149,8 @@ pub struct Hit {
     /// The action a threshold.config `rate_filter` in effect gave the alert (None: the
     /// rule's own).
     pub action: Option<Action>,
+    /// A match on a frame (`frame:`): the frame buffer and the item that matched.
+    pub frame: Option<(BufferId, u16)>,
 }
 
 /// What a packet brings to inspection.
@@ -231,6 +236,7 @@ impl Engine {
                     list: List::compile(&b.list.items),
                     bsize: b.list.bsize,
                     absent: b.list.absent,
+                    frame: crate::app::buffers::is_frame(b.def),
                 })
                 .collect();
             let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();

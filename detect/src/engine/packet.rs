@@ -132,6 +132,7 @@ impl Engine {
                 reversed,
                 stream: on_stream,
                 action,
+                frame: None,
             });
         }
         st.cands = cands;

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use super::PacketView;
 use super::matcher::Scratch;
 use super::mpm::MpmScratch;
-use crate::app::Dir;
+use crate::app::{BufferId, Dir};
 use crate::rules::{
     DetectionFilter, IntOperand, RateFilter, Threshold, ThresholdKind, XbitCmd, XbitTrack,
 };
@@ -42,6 +42,8 @@ pub struct DetectState {
     pub(super) cands: Vec<u32>,
     pub(super) scratch: Scratch,
     pub(super) tbuf: Vec<u8>,
+    /// The frame item the last transaction match was on (see [`super::Hit::frame`]).
+    pub(super) frame_hit: Option<(BufferId, u16)>,
     /// Per rule header, its result on the packet of the current inspection call (0 not
     /// known yet, 1 no match, 2 match, 3 match reversed), and the headers set.
     pub(super) hdr_memo: Vec<u8>,

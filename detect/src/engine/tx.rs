@@ -152,6 +152,7 @@ impl Engine {
                 reversed,
                 stream: false,
                 action,
+                frame: st.frame_hit,
             });
         }
         st.cands = cands;
@@ -167,6 +168,7 @@ impl Engine {
     ) -> TxMatch {
         let mut partial = false;
         st.scratch.vars = [0; 16];
+        st.frame_hit = None;
         for check in &sig.rule.tx_checks {
             match check.eval(dir, now_s, tx) {
                 Some(true) => {}
@@ -211,6 +213,9 @@ impl Engine {
                     && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch));
                 if ok {
                     any = true;
+                    if b.frame {
+                        st.frame_hit = Some((bid, i as u16));
+                    }
                     break;
                 }
                 if !b.multi {

@@ -316,6 +316,16 @@ impl Inner {
                     .progress_name(Dir::ToServer)
                     .zip(tx.progress_name(Dir::ToClient));
                 for h in &hits {
+                    // A match on a frame logs the frame; on a frame of no
+                    // transaction, as Suricata's MQTT frames, not the transaction.
+                    if let Some(frame) = h.frame.and_then(|(b, i)| frame_event(tx, b, i, dir)) {
+                        let of_tx = frame.tx_id.is_some();
+                        self.pending_frame = Some(frame);
+                        if !of_tx {
+                            self.alert_on_frame(c, Some((&*flow, to_server)), *h);
+                            continue;
+                        }
+                    }
                     self.alert_with_files(
                         c,
                         Some((&*flow, to_server)),
@@ -524,6 +534,37 @@ impl Inner {
     }
 }
 
+/// Frame item `index` of buffer `id` of `tx` as an alert logs it, if the protocol
+/// places its frames.
+fn frame_event(
+    tx: &dyn app::Transaction,
+    id: app::BufferId,
+    index: u16,
+    dir: Dir,
+) -> Option<meerkat_proto::events::Frame> {
+    let index = usize::from(index);
+    let meta = tx.frame(id, index)?;
+    let bytes = match tx.buffer(id, index) {
+        app::Buf::Ready(b) | app::Buf::Partial(b) => b,
+        _ => return None,
+    };
+    let def = app::buffers::frame_by_id(id)?;
+    Some(meerkat_proto::events::Frame {
+        r#type: def.name.to_string(),
+        id: meta.id,
+        to_server: dir == Dir::ToServer,
+        stream_offset: meta.stream_offset,
+        length: bytes.len() as u64,
+        payload: bytes[..bytes.len().min(MAX_FRAME_PAYLOAD)].to_vec(),
+        complete: meta.complete,
+        tx_id: meta.tx_id,
+    })
+}
+
+/// The most bytes of a frame an alert carries (outputs cut it to their
+/// `payload-buffer-size`).
+const MAX_FRAME_PAYLOAD: usize = 64 * 1024;
+
 /// A transaction seen with the anomalies the worker recorded for it (the engine asks
 /// [`app::Transaction::has_event`] for `app-layer-event`).
 #[derive(Debug)]
@@ -565,5 +606,8 @@ impl app::Transaction for WithEvents<'_> {
     }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         self.tx.as_any()
+    }
+    fn frame(&self, id: app::BufferId, index: usize) -> Option<app::FrameMeta> {
+        self.tx.frame(id, index)
     }
 }

@@ -26,6 +26,12 @@ impl Inner {
         self.alert_with_files(c, flow, h, record, Vec::new(), None);
     }
 
+    /// An alert on a frame attached to no transaction (`pending_frame`): the frame and
+    /// not the transaction, as Suricata logs them.
+    pub(super) fn alert_on_frame(&mut self, c: Ctx<'_>, flow: Option<(&Flow, bool)>, h: Hit) {
+        self.alert_with_files(c, flow, Hit { tx: None, ..h }, None, Vec::new(), None);
+    }
+
     /// An alert on a transaction, with the files it carries in the inspected direction
     /// (EVE `files`) and how far each of its directions had got (EVE `ts_progress`,
     /// `tc_progress`).
@@ -68,6 +74,7 @@ impl Inner {
             self.alert_extras(&mut ev, c, flow, h);
         }
         ev.files = files;
+        ev.frame = self.pending_frame.take();
         self.emit(ev);
     }
 

@@ -254,6 +254,8 @@ struct Inner {
     stats: Stats,
     decode_counts: [u64; DecodeEvent::ALL.len()],
     hits: Vec<Hit>,
+    /// The frame of the alert being made (see `alert_on_frame`).
+    pending_frame: Option<meerkat_proto::events::Frame>,
     /// Transaction records waiting to be logged (kept for its capacity).
     to_log: Vec<(u64, AppRecord)>,
     /// Ended files waiting to be logged: (file to server, its transaction's record,
@@ -665,6 +667,7 @@ impl Worker {
                 stats: Stats::default(),
                 decode_counts: [0; DecodeEvent::ALL.len()],
                 hits: Vec::new(),
+                pending_frame: None,
                 to_log: Vec::new(),
                 file_log: Vec::new(),
                 registry,

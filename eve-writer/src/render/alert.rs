@@ -112,6 +112,9 @@ fn payload(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
         }
         o.u64("stream", u64::from(ev.stream));
     }
+    if let Some(f) = &ev.frame {
+        frame(o, f, opts);
+    }
     if opts.alert_packet && !ev.packet.is_empty() {
         o.raw("packet", |b| base64_string(b, &ev.packet));
         let (linktype, name) = dlt(ev.packet_linktype);
@@ -122,6 +125,31 @@ fn payload(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
             }
         });
     }
+}
+
+/// The frame an alert matched, as Suricata's `frame` object: its bytes cut to the
+/// payload buffer as the stream payload is.
+fn frame(o: &mut Obj<'_>, f: &meerkat_proto::events::Frame, opts: &RenderOptions) {
+    let p = &f.payload[..f.payload.len().min(opts.max_stream_payload)];
+    o.obj("frame", |fo| {
+        fo.str("type", &f.r#type)
+            .u64("id", f.id)
+            .str(
+                "direction",
+                if f.to_server { "toserver" } else { "toclient" },
+            )
+            ;
+        if let Some(at) = f.stream_offset {
+            fo.u64("stream_offset", at);
+        }
+        fo.u64("length", f.length)
+            .raw("payload", |b| base64_string(b, p))
+            .raw("payload_printable", |b| printable_string(b, p))
+            .bool("complete", f.complete);
+        if let Some(t) = f.tx_id {
+            fo.u64("tx_id", t);
+        }
+    });
 }
 
 /// Writes `data` base64-encoded (standard alphabet, padded) as a JSON string.
