@@ -57,7 +57,8 @@ impl Inner {
             }
             if let Some(s) = flow.tcp.as_deref_mut() {
                 let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
-                let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
+                let depth = self.cfg.proto_depth[flow.app.proto.index()].unwrap_or(self.cfg.depth);
+                let up = s.packet(to_server, flags, seq, ack, pkt.payload, depth);
                 stream_added = up.added;
                 stream_events = up.events;
                 closing = flags & (tcp::FIN | tcp::RST) != 0;
