@@ -86,38 +86,6 @@ pub fn register_event_types() {
     );
 }
 
-/// The reassembly depth of a flow of protocol `d` (bytes, 0: all of it) in place of
-/// `stream.reassembly.depth`, for a protocol that models Suricata's `stream-depth`
-/// key: as its section says, else 0 (what Suricata's stock config gives each protocol
-/// that has the key); `None` for the others.
-pub fn stream_depth(d: &crate::Descriptor, s: &Section<'_>) -> Result<Option<u64>, String> {
-    let Build::Configured { keys, .. } = d.build else {
-        return Ok(None);
-    };
-    if !keys.contains(&"stream-depth") {
-        return Ok(None);
-    }
-    match s.settings.and_then(|m| m.get("stream-depth")) {
-        None => Ok(Some(0)),
-        Some(v) => serde_yaml::from_value::<meerkat_config::ByteSize>(v.clone())
-            .map(|b| Some(b.bytes()))
-            .map_err(|e| format!("stream-depth: {e}")),
-    }
-}
-
-/// Each protocol's [`stream_depth`] under `config`, by protocol index.
-pub fn stream_depths(config: &Config) -> [Option<u64>; crate::APP_PROTOS] {
-    let mut out = [None; crate::APP_PROTOS];
-    for d in PROTOCOLS {
-        let s = Section::of(d.name, config.app_layer.protocols.get(d.name));
-        // A bad value was refused when the config was checked.
-        if let Some(slot) = out.get_mut(d.proto as usize) {
-            *slot = stream_depth(d, &s).ok().flatten();
-        }
-    }
-    out
-}
-
 /// Checks every `app-layer.protocols.<name>` section of `config`: Suricata-only keys
 /// are removed and added to `ignored`, unknown keys and bad values are errors.
 pub fn check(config: &mut Config, ignored: &mut Vec<String>) -> Result<(), ConfigError> {

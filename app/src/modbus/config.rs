@@ -1,10 +1,9 @@
 //! Modbus's config section, `app-layer.protocols.modbus` (Suricata's names and
 //! defaults): `request-flood`, the live transactions at which a flow is flooded
-//! (`modbus.flooded`; 0: no limit), and `stream-depth`, the reassembly depth of a
-//! Modbus flow in place of `stream.reassembly.depth` (0, Suricata's default: all of
-//! it, since a Modbus connection is kept open for as long as the device runs).
+//! (`modbus.flooded`; 0: no limit). Suricata's `stream-depth` is not modelled (the
+//! flow's stream depth applies).
 
-use meerkat_config::{ByteSize, de};
+use meerkat_config::de;
 use serde::Deserialize;
 
 use super::state::{DEFAULT_REQUEST_FLOOD, ModbusConfig, ModbusState};
@@ -12,7 +11,7 @@ use crate::Parser;
 use crate::config::Section;
 
 /// The keys of the section that Meerkat models.
-pub const KEYS: &[&str] = &["request-flood", "stream-depth"];
+pub const KEYS: &[&str] = &["request-flood"];
 
 /// The section (its keys other than `enabled` and `detection-ports`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -20,12 +19,6 @@ pub const KEYS: &[&str] = &["request-flood", "stream-depth"];
 pub struct ModbusSection {
     #[serde(default = "default_flood", deserialize_with = "de::flex_usize")]
     pub request_flood: usize,
-    #[serde(default = "default_stream_depth")]
-    pub stream_depth: ByteSize,
-}
-
-fn default_stream_depth() -> ByteSize {
-    ByteSize(0)
 }
 
 fn default_flood() -> usize {
@@ -36,7 +29,6 @@ impl Default for ModbusSection {
     fn default() -> Self {
         ModbusSection {
             request_flood: default_flood(),
-            stream_depth: default_stream_depth(),
         }
     }
 }
@@ -77,15 +69,6 @@ mod tests {
         crate::config::check(&mut r.config, &mut r.ignored_suricata_keys).unwrap();
         let s = Section::of("modbus", r.config.app_layer.protocols.get("modbus"));
         assert_eq!(s.typed::<ModbusSection>().unwrap().request_flood, 20);
-        assert_eq!(crate::config::stream_depth(&super::super::PROTOCOL, &s), Ok(Some(0)));
-        let t = meerkat_config::parse_text(
-            "app-layer:\n  protocols:\n    modbus:\n      stream-depth: 64kb\n",
-        )
-        .unwrap();
-        let mut r = meerkat_config::resolve_tree(t).unwrap();
-        crate::config::check(&mut r.config, &mut r.ignored_suricata_keys).unwrap();
-        let s = Section::of("modbus", r.config.app_layer.protocols.get("modbus"));
-        assert_eq!(crate::config::stream_depth(&super::super::PROTOCOL, &s), Ok(Some(64 * 1024)));
         assert_eq!(
             Section::empty("modbus")
                 .typed::<ModbusSection>()

@@ -132,9 +132,6 @@ struct Settings {
     midstream: bool,
     inline: bool,
     depth: u64,
-    /// A protocol's `app-layer.protocols.<name>.stream-depth`, in place of `depth`
-    /// once its flows are recognised (by protocol index).
-    proto_depth: [Option<u64>; app::APP_PROTOS],
     /// `stream.reassembly.toserver-chunk-size`, `toclient-chunk-size`: raw inspection
     /// waits for this many acknowledged bytes of a side (see `Worker::stream_packet`).
     chunk: [u64; 2],
@@ -568,7 +565,6 @@ impl Settings {
             midstream: config.stream.midstream,
             inline: config.stream.inline,
             depth: config.stream.reassembly.depth.bytes(),
-            proto_depth: app::config::stream_depths(config),
             chunk: [
                 config.stream.reassembly.toserver_chunk_size.bytes(),
                 config.stream.reassembly.toclient_chunk_size.bytes(),

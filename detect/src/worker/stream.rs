@@ -57,8 +57,7 @@ impl Inner {
             }
             if let Some(s) = flow.tcp.as_deref_mut() {
                 let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
-                let depth = self.cfg.proto_depth[flow.app.proto.index()].unwrap_or(self.cfg.depth);
-                let up = s.packet(to_server, flags, seq, ack, pkt.payload, depth);
+                let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
                 stream_added = up.added;
                 stream_events = up.events;
                 closing = flags & (tcp::FIN | tcp::RST) != 0;
