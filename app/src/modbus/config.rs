@@ -1,7 +1,10 @@
 //! Modbus's config section, `app-layer.protocols.modbus` (Suricata's names and
 //! defaults): `request-flood`, the live transactions at which a flow is flooded
-//! (`modbus.flooded`; 0: no limit). Suricata's `stream-depth` is not modelled (the
-//! flow's stream depth applies).
+//! (`modbus.flooded`; 0: no limit). Suricata's `stream-depth` is accepted and ignored:
+//! Suricata 8.0.6 ignores it too (measured with `../shared/tools/suricata-ref` on
+//! `tests/data/ics.pcap`: with `stream.reassembly.depth: 64`, `modbus.stream-depth`
+//! of 32, 200 or 1mb leaves the alerts of the global depth; without it, 32 cuts
+//! nothing), and the flow's stream depth applies.
 
 use meerkat_config::de;
 use serde::Deserialize;
