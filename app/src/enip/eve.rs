@@ -505,30 +505,7 @@ pub fn device_type_name(d: u16) -> Option<&'static str> {
     })
 }
 
-/// Vendor names of the ODVA vendor ids most seen on plant networks; Suricata names
-/// about 1,500 (the others are `unknown-<id>` here).
+/// The name of ODVA vendor `v` (see [`super::vendors`]).
 pub fn vendor_name(v: u16) -> Option<&'static str> {
-    Some(match v {
-        1 => "Rockwell Automation/Allen-Bradley",
-        5 => "Rockwell Automation/Reliance Elec.",
-        40 => "Wago Corporation",
-        44 => "Yaskawa Electric America Inc.",
-        46 => "ABB Industrial Systems",
-        47 => "Omron Corporation",
-        48 => "Turck Inc.",
-        57 => "Pepperl + Fuchs",
-        82 => "Mitsubishi Electric Automation Inc.",
-        90 => "HMS Industrial Networks AB",
-        108 => "Beckhoff Automation GmbH",
-        109 => "National Instruments",
-        145 => "Siemens Energy & Automation/Drives",
-        161 => "Mitsubishi Electric Corporation",
-        243 => "Schneider Automation Inc.",
-        255 => "Bosch Rexroth",
-        283 => "Hilscher GmbH",
-        309 => "Prosoft Technology",
-        326 => "GE Fanuc Automation North America Inc.",
-        356 => "Fanuc Robotics America",
-        _ => return None,
-    })
+    super::vendors::name(v)
 }

@@ -10,6 +10,7 @@ pub mod detect;
 pub mod eve;
 pub mod parser;
 pub mod state;
+pub mod vendors;
 
 pub use state::{EnipConfig, EnipState, EnipTx};
 
@@ -293,5 +294,18 @@ mod tests {
             String::from_utf8(buf).unwrap(),
             r#"{"enip":{"request":{"command":"list_identity","status":"success"},"response":{"command":"list_identity","status":"success","identity":{"protocol_version":1,"revision":"4.3","vendor_id":"Rockwell Automation/Allen-Bradley","device_type":"Communications Adapter","product_code":58,"status":48,"serial":5393806,"product_name":"1756-ENBT/A","state":3}}}}"#
         );
+    }
+
+    #[test]
+    fn vendor_table_is_sorted_and_named_as_suricata_for_common_ids() {
+        assert!(vendors::VENDORS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(vendors::VENDORS.len() > 1400);
+        assert_eq!(
+            vendors::name(1),
+            Some("Rockwell Automation/Allen-Bradley")
+        );
+        assert_eq!(vendors::name(40), Some("Wago Corporation"));
+        assert_eq!(vendors::name(0), None);
+        assert_eq!(vendors::name(u16::MAX), None);
     }
 }
