@@ -313,6 +313,44 @@ fn sdp_field<'a>(m: &'a Message, s: &'a Sdp, f: SdpField, i: usize) -> Buf<'a> {
     }
 }
 
+/// The bytes of a message's frame `f` (a message without a body has no body frame).
+fn frame_range(m: &Message, f: FrameField) -> Option<Range<u32>> {
+    Some(match f {
+        FrameField::Pdu => 0..m.raw.len() as u32,
+        FrameField::Line => m.line.start..m.line.end + 2,
+        FrameField::Headers => m.header_section.clone(),
+        FrameField::Body if m.body.is_empty() => return None,
+        FrameField::Body => m.body.clone(),
+    })
+}
+
+/// [`crate::Transaction::frame`] for SIP. Each message makes, in order, its `pdu`,
+/// start line, headers and (with one) body frames, numbered on from the direction's
+/// earlier messages'; all but a datagram's `pdu` are attached to the message's
+/// transaction, under Suricata's SIP transaction id (one more than the EVE `tx_id`).
+pub fn frame_meta(tx: &SipTx, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+    let (Field::Frame(f), dir) = field(id)? else {
+        return None;
+    };
+    if dir != tx.dir || index != 0 {
+        return None;
+    }
+    let r = frame_range(&tx.msg, f)?;
+    let nth = match f {
+        FrameField::Pdu => 0,
+        FrameField::Line => 1,
+        FrameField::Headers => 2,
+        FrameField::Body => 3,
+    };
+    let datagram_pdu = tx.offset.is_none() && nth == 0;
+    Some(crate::FrameMeta {
+        id: tx.frame_id + nth,
+        stream_offset: tx.offset.map(|o| o + u64::from(r.start)),
+        complete: true,
+        tx_id: (!datagram_pdu).then_some(tx.id + 1),
+    })
+}
+
 pub fn buffer(tx: &SipTx, id: BufferId, index: usize) -> Buf<'_> {
     let Some((f, dir)) = field(id) else {
         return Buf::Absent;
@@ -338,17 +376,10 @@ pub fn buffer(tx: &SipTx, id: BufferId, index: usize) -> Buf<'_> {
             .filter(|h| h.kind == k)
             .nth(index)
             .map_or(Buf::Absent, |h| Buf::Ready(m.text(&h.value))),
-        (Field::Frame(f), _) => {
-            let r = match f {
-                FrameField::Pdu => 0..m.raw.len() as u32,
-                FrameField::Line => m.line.start..m.line.end + 2,
-                FrameField::Headers => m.header_section.clone(),
-                // No body, no body frame.
-                FrameField::Body if m.body.is_empty() => return Buf::Absent,
-                FrameField::Body => m.body.clone(),
-            };
-            one(m, Some(&r), index)
-        }
+        (Field::Frame(f), _) => match frame_range(m, f) {
+            Some(r) => one(m, Some(&r), index),
+            None => Buf::Absent,
+        },
         (Field::Sdp(f), _) => match &m.sdp {
             Some(s) => sdp_field(m, s, f, index),
             None => Buf::Absent,
@@ -371,6 +402,8 @@ mod tests {
             id: 0,
             dir,
             msg: parse(bytes, true).unwrap().0,
+            offset: Some(0),
+            frame_id: 1,
         }
     }
 
@@ -478,5 +511,16 @@ mod tests {
         );
         assert_eq!(buffer(&r, FRAME_RESPONSE_BODY, 0), Buf::Absent);
         assert_eq!(buffer(&r, FRAME_REQUEST_LINE, 0), Buf::Absent);
+        // Placed in the stream, numbered pdu, line, headers, body.
+        let line = frame_meta(&t, FRAME_REQUEST_LINE, 0).unwrap();
+        assert_eq!((line.id, line.stream_offset, line.tx_id), (2, Some(0), Some(1)));
+        let body = frame_meta(&t, FRAME_REQUEST_BODY, 0).unwrap();
+        assert_eq!(body.id, 4);
+        assert_eq!(body.stream_offset, Some(INVITE.len() as u64 - 137));
+        // A datagram's pdu is attached to no transaction and has no offset.
+        let udp = SipTx { offset: None, ..t };
+        let pdu = frame_meta(&udp, FRAME_PDU_REQ, 0).unwrap();
+        assert_eq!((pdu.id, pdu.stream_offset, pdu.tx_id), (1, None, None));
+        assert!(frame_meta(&r, FRAME_RESPONSE_BODY, 0).is_none());
     }
 }

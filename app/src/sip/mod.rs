@@ -138,6 +138,10 @@ impl Transaction for SipTx {
     fn record(&self) -> Option<AppRecord> {
         Some(AppRecord::Sip(logger::record(&self.msg)))
     }
+
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        detect::frame_meta(self, id, index)
+    }
 }
 
 #[cfg(test)]

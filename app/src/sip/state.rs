@@ -21,6 +21,10 @@ pub struct SipTx {
     pub id: u64,
     pub dir: Dir,
     pub msg: Message,
+    /// TCP: the stream offset of the message's first byte (`None` over UDP).
+    pub offset: Option<u64>,
+    /// The id of its `pdu` frame (its other frames follow).
+    pub frame_id: u64,
 }
 
 /// TCP: the bytes of an incomplete message of one direction.
@@ -67,6 +71,10 @@ pub struct SipState {
     pending: [Pending; 2],
     /// TCP: framing was lost in that direction (a gap, or bytes that are not SIP).
     lost: [bool; 2],
+    /// TCP: per direction, the stream offset of the first byte not parsed yet.
+    offset: [u64; 2],
+    /// Per direction, the id of the next frame (Suricata numbers from 1).
+    next_frame: [u64; 2],
 }
 
 impl SipState {
@@ -77,6 +85,8 @@ impl SipState {
             next_id: 0,
             pending: [Pending::default(), Pending::default()],
             lost: [false; 2],
+            offset: [0; 2],
+            next_frame: [1; 2],
         }
     }
 
@@ -86,7 +96,7 @@ impl SipState {
 
     /// A parsed message of direction `dir`: requests go to the server, responses to
     /// the client, as Suricata's parser takes them; one the other way is invalid.
-    fn push(&mut self, dir: Dir, msg: Message, out: &mut ParseOutput) {
+    fn push(&mut self, dir: Dir, msg: Message, offset: Option<u64>, out: &mut ParseOutput) {
         if msg.is_request() != (dir == Dir::ToServer) {
             out.anomaly("sip.invalid_data");
             return;
@@ -101,10 +111,14 @@ impl SipState {
             out.anomaly("sip.invalid_data");
             self.txs.pop_front();
         }
+        let frame_id = self.next_frame[dir.index()];
+        self.next_frame[dir.index()] += if msg.body.is_empty() { 3 } else { 4 };
         self.txs.push_back(SipTx {
             id: self.next_id,
             dir,
             msg,
+            offset,
+            frame_id,
         });
         self.next_id += 1;
     }
@@ -122,7 +136,8 @@ impl SipState {
             }
             match parser::parse(&data[at..], true) {
                 Ok((m, used)) => {
-                    self.push(dir, m, out);
+                    let offset = self.offset[dir.index()] + at as u64;
+                    self.push(dir, m, Some(offset), out);
                     at += used;
                 }
                 Err(Error::Incomplete) => break,
@@ -132,6 +147,7 @@ impl SipState {
                 }
             }
         }
+        self.offset[dir.index()] += at as u64;
         Some(at)
     }
 
@@ -176,7 +192,7 @@ impl AppState for SipState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         match self.transport {
             Transport::Udp => match parser::parse(data, false) {
-                Ok((m, _)) => self.push(dir, m, out),
+                Ok((m, _)) => self.push(dir, m, None, out),
                 Err(Error::Incomplete) => out.anomaly("sip.incomplete_data"),
                 Err(Error::Invalid) => out.anomaly("sip.invalid_data"),
             },

@@ -54,6 +54,11 @@ impl Inner {
                 ev.tc_progress = tc.to_string();
             }
         }
+        // An alert on a frame is about the frame's transaction, under the id the frame
+        // names it by (Suricata's own transaction id for SIP and DNS).
+        if let Some(t) = self.pending_frame.as_ref().and_then(|f| f.tx_id) {
+            ev.tx_id = Some(t);
+        }
         if let (Some(a), Some(alert)) = (h.action, ev.alert.as_mut()) {
             alert.action = events::rate_filtered_action(sig.rule.action, a) as i32;
         }
