@@ -191,7 +191,49 @@ fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
     }
 }
 
+pub const FRAME_PDU_TS: BufferId = BufferId::of(AppProto::Dns, 100);
+pub const FRAME_PDU_TC: BufferId = BufferId::of(AppProto::Dns, 101);
+
+/// The frames of DNS: `pdu`, each message (over TCP, without its length prefix).
+pub static FRAMES: &[BufferDef] = &[def(
+    "pdu",
+    &[],
+    None,
+    AppProto::Dns,
+    Some(FRAME_PDU_TS),
+    Some(FRAME_PDU_TC),
+    false,
+)];
+
+fn frame_of(tx: &DnsTx, id: BufferId) -> Option<Option<&super::state::PduFrame>> {
+    match id {
+        FRAME_PDU_TS => Some(tx.frames[0].as_deref()),
+        FRAME_PDU_TC => Some(tx.frames[1].as_deref()),
+        _ => None,
+    }
+}
+
+/// [`crate::Transaction::frame`] for DNS: the message's frame, attached to its
+/// transaction under Suricata's id for it (one more than the EVE `tx_id`).
+pub fn frame_meta(tx: &DnsTx, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+    let f = frame_of(tx, id)??;
+    (index == 0).then(|| crate::FrameMeta {
+        id: f.id,
+        stream_offset: f.offset,
+        complete: true,
+        tx_id: Some(tx.id + 1),
+    })
+}
+
 pub fn buffer(tx: &DnsTx, id: BufferId, index: usize) -> Buf<'_> {
+    if let Some(f) = frame_of(tx, id) {
+        return match f {
+            Some(f) if index == 0 => Buf::Ready(&f.bytes),
+            Some(_) => Buf::Absent,
+            None if id == FRAME_PDU_TC && tx.response.is_none() => Buf::NotYet,
+            None => Buf::Absent,
+        };
+    }
     let (request, f) = match id {
         QUERY => (true, Field::Question),
         RESP_QUERIES => (false, Field::Question),

@@ -27,7 +27,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
     buffers: detect::BUFFERS,
-    frames: &[],
+    frames: detect::FRAMES,
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
@@ -192,6 +192,10 @@ impl Transaction for DnsTx {
             .as_ref()
             .or(self.request.as_ref())
             .map(|m| self.message_record(m))
+    }
+
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        detect::frame_meta(self, id, index)
     }
 
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {

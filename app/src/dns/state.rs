@@ -17,6 +17,18 @@ pub struct DnsTx {
     pub id: u64,
     pub request: Option<Message>,
     pub response: Option<Message>,
+    /// Per direction, the `pdu` frame of the message that came that way.
+    pub frames: [Option<Box<PduFrame>>; 2],
+}
+
+/// A DNS message as its `pdu` frame: its bytes (without a TCP length prefix), where
+/// they lie in the direction's stream (`None` over UDP), and its frame id (Suricata
+/// numbers each direction's messages from 1).
+#[derive(Debug)]
+pub struct PduFrame {
+    pub bytes: Box<[u8]>,
+    pub offset: Option<u64>,
+    pub id: u64,
 }
 
 impl DnsTx {
@@ -38,6 +50,10 @@ pub struct DnsState {
     pending: [Vec<u8>; 2],
     /// TCP: a gap made the framing unrecoverable in that direction.
     lost: [bool; 2],
+    /// TCP: per direction, the stream offset of the first byte not framed yet.
+    offset: [u64; 2],
+    /// Per direction, the frame id of the next message.
+    next_frame: [u64; 2],
 }
 
 impl DnsState {
@@ -48,6 +64,8 @@ impl DnsState {
             next_id: 0,
             pending: [Vec::new(), Vec::new()],
             lost: [false; 2],
+            offset: [0; 2],
+            next_frame: [1; 2],
         }
     }
 
@@ -55,7 +73,15 @@ impl DnsState {
         self.txs.iter()
     }
 
-    fn message(&mut self, _dir: Dir, data: &[u8], out: &mut ParseOutput) {
+    /// A message that came in direction `dir` (at stream offset `offset` over TCP).
+    fn message(&mut self, dir: Dir, data: &[u8], offset: Option<u64>, out: &mut ParseOutput) {
+        let d = dir.index();
+        let frame = Box::new(PduFrame {
+            bytes: data.into(),
+            offset,
+            id: self.next_frame[d],
+        });
+        self.next_frame[d] += 1;
         let Some(m) = parser::parse(data) else {
             out.anomaly("dns.malformed_data");
             return;
@@ -70,23 +96,22 @@ impl DnsState {
                 t.response.is_none() && t.request.as_ref().is_some_and(|q| q.header.id == id)
             }) {
                 tx.response = Some(m);
+                tx.frames[d].get_or_insert(frame);
                 return;
             }
-            self.push(
-                DnsTx {
-                    response: Some(m),
-                    ..DnsTx::default()
-                },
-                out,
-            );
+            let mut tx = DnsTx {
+                response: Some(m),
+                ..DnsTx::default()
+            };
+            tx.frames[d] = Some(frame);
+            self.push(tx, out);
         } else {
-            self.push(
-                DnsTx {
-                    request: Some(m),
-                    ..DnsTx::default()
-                },
-                out,
-            );
+            let mut tx = DnsTx {
+                request: Some(m),
+                ..DnsTx::default()
+            };
+            tx.frames[d] = Some(frame);
+            self.push(tx, out);
         }
     }
 
@@ -133,7 +158,7 @@ fn events(m: &Message, out: &mut ParseOutput) {
 impl AppState for DnsState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         match self.transport {
-            Transport::Udp => self.message(dir, data, out),
+            Transport::Udp => self.message(dir, data, None, out),
             Transport::Tcp => {
                 let d = dir.index();
                 if self.lost[d] {
@@ -151,9 +176,11 @@ impl AppState for DnsState {
                         break;
                     };
                     // `buf` was taken out of `self`, so no copy is needed here.
-                    self.message(dir, msg, out);
+                    let offset = self.offset[d] + at as u64 + 2;
+                    self.message(dir, msg, Some(offset), out);
                     at += 2 + len;
                 }
+                self.offset[d] += at as u64;
                 buf.drain(..at);
                 debug_assert!(buf.len() <= MAX_TCP_MESSAGE + 2);
                 self.pending[d] = buf;
