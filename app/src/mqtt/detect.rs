@@ -130,7 +130,10 @@ fn frame_range(p: &super::parser::PduFrame, kind: u64) -> std::ops::Range<usize>
 fn frame_buffer(tx: &MqttTx, id: BufferId, index: usize) -> Option<Buf<'_>> {
     let (dir, kind) = frame_kind(id)?;
     Some(match frame_pdu(tx, dir, index) {
-        Some(p) => Buf::Ready(&p.bytes[frame_range(p, kind)]),
+        Some(p) if tx.ready() => Buf::Ready(&p.bytes[frame_range(p, kind)]),
+        // Partial while packets may join: a rule that does not match the packets so
+        // far is tried again when one does.
+        Some(p) => Buf::Partial(&p.bytes[frame_range(p, kind)]),
         None if tx.ready() => Buf::Absent,
         // More packets may join (a reply): an item not there yet.
         None if index == 0 => Buf::NotYet,

@@ -1,5 +1,6 @@
 //! The inspection buffers of an SSH connection: each side's identification line
-//! (`ssh.proto`, `ssh.software`) and KEXINIT (`ssh.hassh*`).
+//! (`ssh.proto`, `ssh.software`) and KEXINIT (`ssh.hassh*`), and the frames of its
+//! binary packets (`record.hdr`, `record.data`, `record.pdu`).
 
 use crate::buffers::{BufferDef, def};
 use crate::{AppProto, BufferId};
@@ -70,3 +71,46 @@ pub static BUFFERS: &[BufferDef] = &[
         false,
     ),
 ];
+
+pub const FRAME_HDR_TS: BufferId = BufferId::of(AppProto::Ssh, 100);
+pub const FRAME_HDR_TC: BufferId = BufferId::of(AppProto::Ssh, 101);
+pub const FRAME_DATA_TS: BufferId = BufferId::of(AppProto::Ssh, 102);
+pub const FRAME_DATA_TC: BufferId = BufferId::of(AppProto::Ssh, 103);
+pub const FRAME_PDU_TS: BufferId = BufferId::of(AppProto::Ssh, 104);
+pub const FRAME_PDU_TC: BufferId = BufferId::of(AppProto::Ssh, 105);
+
+const fn frame(name: &'static str, ts: BufferId, tc: BufferId) -> BufferDef {
+    def(name, &[], None, AppProto::Ssh, Some(ts), Some(tc), true)
+}
+
+/// The frames of SSH's binary packets, one of each per packet up to NEWKEYS.
+pub static FRAMES: &[BufferDef] = &[
+    frame("record.hdr", FRAME_HDR_TS, FRAME_HDR_TC),
+    frame("record.data", FRAME_DATA_TS, FRAME_DATA_TC),
+    frame("record.pdu", FRAME_PDU_TS, FRAME_PDU_TC),
+];
+
+/// A frame buffer's direction and which of a packet's frames it is (0 `record.hdr`,
+/// 1 `record.data`, 2 `record.pdu`: their order of creation).
+pub fn frame_kind(id: BufferId) -> Option<(crate::Dir, u64)> {
+    use crate::Dir::{ToClient, ToServer};
+    Some(match id {
+        FRAME_HDR_TS => (ToServer, 0),
+        FRAME_HDR_TC => (ToClient, 0),
+        FRAME_DATA_TS => (ToServer, 1),
+        FRAME_DATA_TC => (ToClient, 1),
+        FRAME_PDU_TS => (ToServer, 2),
+        FRAME_PDU_TC => (ToClient, 2),
+        _ => return None,
+    })
+}
+
+/// The bytes of frame `kind` of a packet: its header is 6 bytes (length, padding
+/// length, message type), its data the rest.
+pub fn frame_range(len: usize, kind: u64) -> std::ops::Range<usize> {
+    match kind {
+        0 => 0..len.min(6),
+        1 => len.min(6)..len,
+        _ => 0..len,
+    }
+}

@@ -28,7 +28,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(SshState::new())),
     buffers: detect::BUFFERS,
-    frames: &[],
+    frames: detect::FRAMES,
     keywords: &[],
     events: EVENTS,
     events_upper_case: false,
@@ -78,23 +78,15 @@ impl Transaction for SshTx {
         self.side(dir).done
     }
 
-    /// 0 nothing, 1 banner parsed, 2 KEXINIT parsed, 3 done (NEWKEYS or end).
+    /// The stage ([`SshTx::stage`]), and the packets read (so that each new one is
+    /// inspected for its frames).
     fn progress(&self, dir: Dir) -> u8 {
-        let s = self.side(dir);
-        if s.done {
-            3
-        } else if s.hassh.is_some() {
-            2
-        } else if s.banner_done {
-            1
-        } else {
-            0
-        }
+        self.stage(dir) | ((self.records[dir.index()].len() % 64) as u8) << 2
     }
 
     /// Suricata's SSH parser's state names.
     fn progress_name(&self, dir: Dir) -> Option<&'static str> {
-        Some(match (dir, self.progress(dir)) {
+        Some(match (dir, self.stage(dir)) {
             (Dir::ToServer, 0) => "request_in_progress",
             (Dir::ToServer, 1 | 2) => "request_banner_done",
             (Dir::ToServer, _) => "request_finished",
@@ -104,7 +96,29 @@ impl Transaction for SshTx {
         })
     }
 
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        let (dir, kind) = detect::frame_kind(id)?;
+        let r = self.records[dir.index()].get(index)?;
+        Some(crate::FrameMeta {
+            id: r.id + kind,
+            stream_offset: Some(r.offset + detect::frame_range(r.bytes.len(), kind).start as u64),
+            complete: true,
+            tx_id: Some(0),
+        })
+    }
+
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        if let Some((dir, kind)) = detect::frame_kind(id) {
+            let side = self.side(dir);
+            return match self.records[dir.index()].get(index) {
+                // Partial while more packets may come: a rule that does not match
+                // the packets so far is tried again on the next.
+                Some(r) if side.done => Buf::Ready(&r.bytes[detect::frame_range(r.bytes.len(), kind)]),
+                Some(r) => Buf::Partial(&r.bytes[detect::frame_range(r.bytes.len(), kind)]),
+                None if index == 0 => not_yet(side.done),
+                None => Buf::Absent,
+            };
+        }
         if index > 0 {
             return Buf::Absent;
         }
@@ -139,6 +153,22 @@ impl Transaction for SshTx {
     fn record(&self) -> Option<AppRecord> {
         // No EVE `ssh` event type yet: alerts carry `app_proto` only.
         None
+    }
+}
+
+impl SshTx {
+    /// 0 nothing, 1 banner parsed, 2 KEXINIT parsed, 3 done (NEWKEYS or end).
+    pub fn stage(&self, dir: Dir) -> u8 {
+        let s = self.side(dir);
+        if s.done {
+            3
+        } else if s.hassh.is_some() {
+            2
+        } else if s.banner_done {
+            1
+        } else {
+            0
+        }
     }
 }
 

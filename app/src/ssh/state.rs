@@ -1,6 +1,7 @@
 //! SSH per-flow state: each direction is an identification line, then binary packets
-//! (RFC 4253 §6) up to NEWKEYS. Only KEXINIT packets are buffered (to read their
-//! algorithm lists); every other packet is skipped as it streams by.
+//! (RFC 4253 §6) up to NEWKEYS. The packets are kept (for their frames, and the
+//! KEXINIT's algorithm lists) up to [`MAX_KEPT`] bytes per direction; past that they
+//! are skipped as they stream by.
 
 use md5::{Digest, Md5};
 
@@ -17,6 +18,9 @@ pub const MAX_RECORD_LEN: usize = 256 * 1024;
 pub const MAX_KEXINIT_LEN: usize = 64 * 1024;
 /// Name-lists kept from a KEXINIT for HASSH, bytes each.
 pub const MAX_NAME_LIST: usize = 16 * 1024;
+/// Bytes of packets kept per direction for their frames (a key exchange takes a few
+/// KiB); the packets past it have no frame bytes.
+pub const MAX_KEPT: usize = 256 * 1024;
 
 const MSG_KEXINIT: u8 = 20;
 const MSG_NEWKEYS: u8 = 21;
@@ -41,10 +45,25 @@ pub struct Side {
     pub done: bool,
 }
 
+/// A binary packet as Suricata's SSH frames see it: `record.hdr` (its first 6 bytes:
+/// length, padding length, message type), `record.data` (the rest) and `record.pdu`
+/// (all of it), numbered in that order.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// Stream offset of its first byte.
+    pub offset: u64,
+    /// The id of its `record.hdr` frame (`record.data` is the next, `record.pdu` the
+    /// one after).
+    pub id: u64,
+    pub bytes: Box<[u8]>,
+}
+
 /// The one transaction of an SSH flow.
 #[derive(Debug, Clone, Default)]
 pub struct SshTx {
     pub sides: [Side; 2],
+    /// Per direction, the packets kept (see [`MAX_KEPT`]).
+    pub records: [Vec<Record>; 2],
 }
 
 impl SshTx {
@@ -59,8 +78,8 @@ enum St {
     Banner,
     /// Reading a packet header (`buf` holds up to 6 bytes).
     Header,
-    /// Buffering a KEXINIT packet of this many bytes (after the length field).
-    Kex(usize),
+    /// Buffering a packet of this many bytes (length field included).
+    Keep(usize),
     /// Skipping this many bytes of a packet.
     Skip(usize),
     Done,
@@ -71,6 +90,16 @@ struct DirParser {
     st: St,
     buf: Vec<u8>,
     pre_lines: usize,
+    /// Stream offset of the next byte, of the packet being read, and the id of its
+    /// first frame.
+    pos: u64,
+    record_at: u64,
+    record_id: u64,
+    next_frame: u64,
+    /// Bytes of packets kept so far.
+    kept: usize,
+    /// The packet being read is a NEWKEYS: the last one read.
+    last: bool,
 }
 
 /// One flow's SSH state.
@@ -93,6 +122,12 @@ impl SshState {
             st: St::Banner,
             buf: Vec::new(),
             pre_lines: 0,
+            pos: 0,
+            record_at: 0,
+            record_id: 0,
+            next_frame: 1,
+            kept: 0,
+            last: false,
         };
         SshState {
             tx: SshTx::default(),
@@ -154,6 +189,9 @@ impl SshState {
 
     fn header(&mut self, d: usize, data: &[u8], out: &mut ParseOutput) -> usize {
         let p = &mut self.dirs[d];
+        if p.buf.is_empty() {
+            p.record_at = p.pos;
+        }
         let take = (6 - p.buf.len()).min(data.len());
         p.buf.extend_from_slice(&data[..take]);
         if p.buf.len() < 6 {
@@ -166,26 +204,48 @@ impl SshState {
             self.finish(d);
             return data.len();
         }
-        match msg {
-            MSG_NEWKEYS => {
-                // Encrypted from here on.
-                self.finish(d);
-                return data.len();
-            }
-            MSG_KEXINIT if len + 4 <= MAX_KEXINIT_LEN && self.tx.sides[d].hassh.is_none() => {
-                p.st = St::Kex(len + 4);
-            }
-            MSG_KEXINIT if len + 4 > MAX_KEXINIT_LEN => {
-                out.anomaly("ssh.long_kex_record");
-                p.buf.clear();
-                p.st = St::Skip(len - 2);
-            }
-            _ => {
-                p.buf.clear();
-                p.st = St::Skip(len - 2);
-            }
+        // Its frames are numbered whether or not its bytes are kept.
+        p.record_id = p.next_frame;
+        p.next_frame += 3;
+        // Encrypted after a NEWKEYS.
+        p.last = msg == MSG_NEWKEYS;
+        if msg == MSG_KEXINIT && len + 4 > MAX_KEXINIT_LEN {
+            out.anomaly("ssh.long_kex_record");
+        }
+        if len + 4 <= MAX_KEXINIT_LEN && p.kept + len + 4 <= MAX_KEPT {
+            p.kept += len + 4;
+            p.st = St::Keep(len + 4);
+        } else {
+            p.buf.clear();
+            p.st = St::Skip(len - 2);
         }
         take
+    }
+
+    /// A packet read whole: its frames, and its algorithm lists if it is the side's
+    /// first KEXINIT.
+    fn record(&mut self, d: usize, packet: Vec<u8>, out: &mut ParseOutput) {
+        let p = &mut self.dirs[d];
+        if packet.get(5) == Some(&MSG_KEXINIT) && self.tx.sides[d].hassh.is_none() {
+            match hassh(&packet, d == 0) {
+                Some(h) => self.tx.sides[d].hassh = Some(h),
+                None => out.anomaly("ssh.invalid_record"),
+            }
+        }
+        self.tx.records[d].push(Record {
+            offset: p.record_at,
+            id: p.record_id,
+            bytes: packet.into(),
+        });
+    }
+
+    /// The end of a packet: the next one's header, or the end after a NEWKEYS.
+    fn packet_done(&mut self, d: usize) {
+        if self.dirs[d].last {
+            self.finish(d);
+        } else {
+            self.dirs[d].st = St::Header;
+        }
     }
 
     fn run(&mut self, d: usize, mut data: &[u8], out: &mut ParseOutput) {
@@ -196,25 +256,28 @@ impl SshState {
                 St::Header => self.header(d, data, out),
                 St::Skip(n) => {
                     let k = n.min(data.len());
-                    self.dirs[d].st = if k == n { St::Header } else { St::Skip(n - k) };
+                    if k == n {
+                        self.packet_done(d);
+                    } else {
+                        self.dirs[d].st = St::Skip(n - k);
+                    }
                     k
                 }
-                St::Kex(total) => {
+                St::Keep(total) => {
                     let p = &mut self.dirs[d];
                     let k = (total - p.buf.len()).min(data.len());
                     p.buf.extend_from_slice(&data[..k]);
                     if p.buf.len() == total {
                         let packet = std::mem::take(&mut p.buf);
-                        p.st = St::Header;
-                        match hassh(&packet, d == 0) {
-                            Some(h) => self.tx.sides[d].hassh = Some(h),
-                            None => out.anomaly("ssh.invalid_record"),
-                        }
+                        self.record(d, packet, out);
+                        self.packet_done(d);
                     }
                     k
                 }
             };
-            data = &data[used.min(data.len())..];
+            let used = used.min(data.len());
+            self.dirs[d].pos += used as u64;
+            data = &data[used..];
         }
     }
 }
@@ -381,7 +444,7 @@ mod tests {
             .collect();
         assert_eq!(hash, want.as_bytes());
         assert!(tx.complete(Dir::ToServer));
-        assert_eq!(tx.progress(Dir::ToServer), 3);
+        assert_eq!(tx.stage(Dir::ToServer), 3);
         // The server's KEXINIT has not come: not yet, then absent once it ended.
         assert_eq!(tx.buffer(crate::ssh::detect::HASSH_SERVER, 0), Buf::NotYet);
         s.eof(Dir::ToClient, &mut out);
