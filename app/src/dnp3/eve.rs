@@ -103,10 +103,25 @@ fn object(x: &mut Obj<'_>, ob: &Dnp3Object) {
                     Some(dnp3_value::Value::Uint(u)) => {
                         pt.u64(name, u);
                     }
+                    // As Suricata, which writes every integer field unsigned: a
+                    // negative one as its 64-bit two's complement.
                     Some(dnp3_value::Value::Int(i)) => {
-                        pt.i64(name, i);
+                        pt.u64(name, i as u64);
                     }
                     Some(dnp3_value::Value::Float(f)) => float(pt, name, f),
+                    Some(dnp3_value::Value::Text(ref b)) => {
+                        text(pt, name, b);
+                    }
+                    Some(dnp3_value::Value::Octets(ref b)) => {
+                        if !b.is_empty() {
+                            pt.raw(name, |buf| base64(buf, b));
+                        }
+                    }
+                    Some(dnp3_value::Value::Cstr(ref b)) => {
+                        if let Ok(s) = std::str::from_utf8(b) {
+                            pt.str(name, s);
+                        }
+                    }
                     None => {}
                 }
             }
@@ -124,4 +139,49 @@ fn float(o: &mut Obj<'_>, name: &str, f: f64) {
             buf.extend_from_slice(b"null");
         }
     });
+}
+
+/// Bytes as Suricata writes a string of them: as they are when UTF-8, else every byte
+/// from 0x80 up as the four characters `\xNN`.
+fn text(o: &mut Obj<'_>, name: &str, b: &[u8]) {
+    match std::str::from_utf8(b) {
+        Ok(s) => {
+            o.str(name, s);
+        }
+        Err(_) => {
+            let mut s = String::with_capacity(b.len() * 2);
+            for &c in b {
+                if c.is_ascii() {
+                    s.push(char::from(c));
+                } else {
+                    s.push_str("\\x");
+                    s.push(char::from(HEX[usize::from(c >> 4)]));
+                    s.push(char::from(HEX[usize::from(c & 15)]));
+                }
+            }
+            o.str(name, &s);
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes `b` in standard base64 with padding, quoted.
+fn base64(buf: &mut Vec<u8>, b: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    buf.push(b'"');
+    for chunk in b.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &c)| n | u32::from(c) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                buf.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]);
+            } else {
+                buf.push(b'=');
+            }
+        }
+    }
+    buf.push(b'"');
 }
