@@ -112,17 +112,16 @@ fn object(x: &mut Obj<'_>, ob: &Dnp3Object) {
                     Some(dnp3_value::Value::Text(ref b)) => {
                         text(pt, name, b);
                     }
-                    Some(dnp3_value::Value::Octets(ref b)) => {
-                        if !b.is_empty() {
-                            pt.raw(name, |buf| base64(buf, b));
-                        }
+                    // Empty octets are not written.
+                    Some(dnp3_value::Value::Octets(ref b)) if !b.is_empty() => {
+                        pt.raw(name, |buf| base64(buf, b));
                     }
                     Some(dnp3_value::Value::Cstr(ref b)) => {
                         if let Ok(s) = std::str::from_utf8(b) {
                             pt.str(name, s);
                         }
                     }
-                    None => {}
+                    Some(dnp3_value::Value::Octets(_)) | None => {}
                 }
             }
         });
@@ -184,4 +183,45 @@ fn base64(buf: &mut Vec<u8>, b: &[u8]) {
         }
     }
     buf.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(f: impl FnOnce(&mut Obj<'_>)) -> String {
+        let mut buf = Vec::new();
+        let mut o = Obj::new(&mut buf);
+        f(&mut o);
+        o.end();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn base64_pads() {
+        for (b, want) in [
+            (&b""[..], r#""""#),
+            (b"\x10\x20\x30\x40", r#""ECAwQA==""#),
+            (b"\xaa\xbb\xcc", r#""qrvM""#),
+            (b"\x01\x02\x03\x04\x05", r#""AQIDBAU=""#),
+        ] {
+            let mut buf = Vec::new();
+            base64(&mut buf, b);
+            assert_eq!(String::from_utf8(buf).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn text_as_suricata() {
+        // UTF-8 as it is (control characters escaped); else every byte from 0x80 up as
+        // `\xNN`, even those of a valid character.
+        assert_eq!(
+            field(|o| text(o, "t", "é\0".as_bytes())),
+            "{\"t\":\"é\\u0000\"}"
+        );
+        assert_eq!(
+            field(|o| text(o, "t", b"\xe9\xff\xc3\xa9a")),
+            r#"{"t":"\\xe9\\xff\\xc3\\xa9a"}"#
+        );
+    }
 }
