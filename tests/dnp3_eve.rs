@@ -2,7 +2,7 @@
 //! responses, a request flood, a message of too many points), the alerts per signature
 //! and the `dnp3` objects inside them must be the reference's
 //! (`suricata-8.0.6-eve.json`), in order; skips when `../shared` is absent. The second
-//! test, three sessions with the object types Suricata decodes (fixed and variable
+//! test, four sessions with the object types Suricata decodes (fixed and variable
 //! length) made by `tests/data/dnp3_objects_pcap.py`, has the reference's `dnp3`
 //! records beside it (`tests/data/dnp3_objects_ref.py`), compared value for value and
 //! key order too.

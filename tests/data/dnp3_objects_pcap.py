@@ -1,9 +1,10 @@
 # Writes tests/data/dnp3-objects.pcap (python3 dnp3_objects_pcap.py dnp3-objects.pcap):
-# three DNP3 sessions over TCP with the object types Suricata decodes (flags, counters,
+# four DNP3 sessions over TCP with the object types Suricata decodes (flags, counters,
 # analogs as integers and floats, times, packed states with and without a prefix, size
 # prefixes; file transfer, data sets and secure authentication with their strings and
 # octet strings), segmented messages, a confirm, an unsolicited response, unknown and
-# short objects, lengths refused, a reserved range and too many points.
+# short objects, lengths refused, a reserved range and too many points; and every
+# fixed-size type once in a request and once in a response.
 # dnp3-objects.dnp3.json holds, by client port, the `dnp3` records Suricata 8.0.6 writes
 # for it: python3 dnp3_objects_ref.py dnp3-objects.pcap dnp3-objects.dnp3.json (runs
 # ../shared/tools/suricata-ref -k none, with app-layer.protocols.dnp3.enabled=yes,
@@ -256,5 +257,23 @@ t.send(False, b''.join(resp(129, 0, obj(111, 3, 0x17, c8(1), b'\x00abc') + obj(8
 t.send(True, b''.join(req(2, obj(30, 1, 0x70, r8(0, 0), bytes([1]) + struct.pack('<i', 5)), seq=6)))
 t.send(True, b''.join(req(2, obj(30, 1, 0x08, c16(96), (bytes([1]) + struct.pack('<i', 5)) * 2), seq=7)))
 t.send(False, b''.join(resp(129, 0, b'', seq=7)))
+pkts += t.close()
+
+# Every fixed-size type of Suricata's table, one point each (1-byte count, 1-byte index
+# prefix) of a byte pattern: 0x3c in the request, 0xbc (negative values, high bits) in
+# its response. The bytes left after the point read as an object of a reserved range
+# code, which ends the decoding quietly.
+t = Tcp(40200)
+variations = {1: 2, 2: 3, 3: 2, 4: 3, 10: 2, 11: 2, 12: 3, 13: 2, 20: 8, 21: 12, 22: 8,
+              23: 8, 30: 6, 31: 8, 32: 8, 33: 8, 34: 3, 40: 4, 41: 4, 42: 8, 43: 8, 50: 4,
+              51: 2, 52: 2, 80: 1, 81: 1, 86: 2, 102: 1, 121: 1, 122: 2}
+n = 0
+for g, vs in variations.items():
+    for v in range(1, vs + 1):
+        if (g, v) == (86, 1):
+            continue
+        t.send(True, b''.join(req(2, obj(g, v, 0x17, c8(1), bytes([5]) + bytes([0x3c]) * 20), seq=n)))
+        t.send(False, b''.join(resp(129, 0, obj(g, v, 0x17, c8(1), bytes([6]) + bytes([0xbc]) * 20), seq=n)))
+        n += 1
 pkts += t.close()
 wrpcap(sys.argv[1], pkts)
