@@ -344,8 +344,10 @@ fn points_of(t: &ObjType, r: &mut Rd<'_>, o: &mut Object, count: usize) -> Resul
     let mut index = o.start;
     match t.layout {
         Layout::Packed { bits, .. } => {
-            o.points.reserve(count);
-            o.values.reserve(count);
+            // Eight points a byte at most.
+            let room = count.min(r.0.len().saturating_mul(8));
+            o.points.reserve(room);
+            o.values.reserve(room);
             // As Suricata: one prefix for every point, and `count / 8 + 1` bytes
             // whatever the width (a last byte may be read for no point).
             let prefix = r.uint(plen).ok_or(Stop::UnknownObject)? as u32;
@@ -369,8 +371,11 @@ fn points_of(t: &ObjType, r: &mut Rd<'_>, o: &mut Object, count: usize) -> Resul
             if !t.prefixes.allow(code) || r.0.len() < count / 8 {
                 return Err(Stop::UnknownObject);
             }
-            o.points.reserve(count);
-            o.values.reserve(count * t.values());
+            // Reserved for the points the bytes left can hold (a point takes one at
+            // least, but for a 120.9 without prefix, which grows the vectors as it goes).
+            let room = count.min(r.0.len());
+            o.points.reserve(room);
+            o.values.reserve(room * t.values());
             for _ in 0..count {
                 let prefix = r.uint(plen).ok_or(Stop::UnknownObject)? as u32;
                 let at = o.values.len();
