@@ -103,11 +103,25 @@ fn object(x: &mut Obj<'_>, ob: &Dnp3Object) {
                     Some(dnp3_value::Value::Uint(u)) => {
                         pt.u64(name, u);
                     }
+                    // As Suricata, which writes every integer field unsigned: a
+                    // negative one as its 64-bit two's complement.
                     Some(dnp3_value::Value::Int(i)) => {
-                        pt.i64(name, i);
+                        pt.u64(name, i as u64);
                     }
                     Some(dnp3_value::Value::Float(f)) => float(pt, name, f),
-                    None => {}
+                    Some(dnp3_value::Value::Text(ref b)) => {
+                        text(pt, name, b);
+                    }
+                    // Empty octets are not written.
+                    Some(dnp3_value::Value::Octets(ref b)) if !b.is_empty() => {
+                        pt.raw(name, |buf| base64(buf, b));
+                    }
+                    Some(dnp3_value::Value::Cstr(ref b)) => {
+                        if let Ok(s) = std::str::from_utf8(b) {
+                            pt.str(name, s);
+                        }
+                    }
+                    Some(dnp3_value::Value::Octets(_)) | None => {}
                 }
             }
         });
@@ -124,4 +138,90 @@ fn float(o: &mut Obj<'_>, name: &str, f: f64) {
             buf.extend_from_slice(b"null");
         }
     });
+}
+
+/// Bytes as Suricata writes a string of them: as they are when UTF-8, else every byte
+/// from 0x80 up as the four characters `\xNN`.
+fn text(o: &mut Obj<'_>, name: &str, b: &[u8]) {
+    match std::str::from_utf8(b) {
+        Ok(s) => {
+            o.str(name, s);
+        }
+        Err(_) => {
+            let mut s = String::with_capacity(b.len() * 2);
+            for &c in b {
+                if c.is_ascii() {
+                    s.push(char::from(c));
+                } else {
+                    s.push_str("\\x");
+                    s.push(char::from(HEX[usize::from(c >> 4)]));
+                    s.push(char::from(HEX[usize::from(c & 15)]));
+                }
+            }
+            o.str(name, &s);
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes `b` in standard base64 with padding, quoted.
+fn base64(buf: &mut Vec<u8>, b: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    buf.push(b'"');
+    for chunk in b.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &c)| n | u32::from(c) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                buf.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]);
+            } else {
+                buf.push(b'=');
+            }
+        }
+    }
+    buf.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(f: impl FnOnce(&mut Obj<'_>)) -> String {
+        let mut buf = Vec::new();
+        let mut o = Obj::new(&mut buf);
+        f(&mut o);
+        o.end();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn base64_pads() {
+        for (b, want) in [
+            (&b""[..], r#""""#),
+            (b"\x10\x20\x30\x40", r#""ECAwQA==""#),
+            (b"\xaa\xbb\xcc", r#""qrvM""#),
+            (b"\x01\x02\x03\x04\x05", r#""AQIDBAU=""#),
+        ] {
+            let mut buf = Vec::new();
+            base64(&mut buf, b);
+            assert_eq!(String::from_utf8(buf).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn text_as_suricata() {
+        // UTF-8 as it is (control characters escaped); else every byte from 0x80 up as
+        // `\xNN`, even those of a valid character.
+        assert_eq!(
+            field(|o| text(o, "t", "é\0".as_bytes())),
+            "{\"t\":\"é\\u0000\"}"
+        );
+        assert_eq!(
+            field(|o| text(o, "t", b"\xe9\xff\xc3\xa9a")),
+            r#"{"t":"\\xe9\\xff\\xc3\\xa9a"}"#
+        );
+    }
 }

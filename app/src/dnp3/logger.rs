@@ -8,10 +8,13 @@ use super::state::Dnp3Tx;
 
 fn value(v: &Value) -> Dnp3Value {
     Dnp3Value {
-        value: Some(match *v {
-            Value::U(u) => dnp3_value::Value::Uint(u),
-            Value::I(i) => dnp3_value::Value::Int(i),
-            Value::F(f) => dnp3_value::Value::Float(f),
+        value: Some(match v {
+            Value::U(u) => dnp3_value::Value::Uint(*u),
+            Value::I(i) => dnp3_value::Value::Int(*i),
+            Value::F(f) => dnp3_value::Value::Float(*f),
+            Value::Text(b) => dnp3_value::Value::Text(b.to_vec()),
+            Value::Octets(b) => dnp3_value::Value::Octets(b.to_vec()),
+            Value::CStr(b) => dnp3_value::Value::Cstr(b.to_vec()),
         }),
     }
 }

@@ -112,7 +112,7 @@ pub fn fuzz(data: &[u8]) {
         &mut out,
     );
     for o in &out {
-        let _ = logger::record(
+        let rec = logger::record(
             &Dnp3Tx {
                 id: 0,
                 kind: state::Kind::Request,
@@ -130,6 +130,8 @@ pub fn fuzz(data: &[u8]) {
             },
             true,
         );
+        let mut buf = Vec::new();
+        eve::render(&AppRecord::Dnp3(rec), &mut meerkat_eve::Obj::new(&mut buf));
     }
     crate::fuzz::probes(data);
 }

@@ -3,9 +3,36 @@
 //! decodes, field by field, with the field names its EVE `dnp3` records use.
 //!
 //! The protocol does not describe itself: an object of a type not in [`TYPES`] ends the
-//! decoding of its message (`dnp3.unknown_object`), as a truncated one does
-//! (`dnp3.malformed`). Points are bounded per message (`max-points`,
-//! `dnp3.too_many_points`) and objects too (`max-objects`, `dnp3.too_many_objects`).
+//! decoding of its message (`dnp3.unknown_object`), as a truncated one does, or one whose
+//! lengths do not hold (Suricata raises `dnp3.unknown_object` for both). Points are
+//! bounded per message (`max-points`, `dnp3.too_many_points`) and objects too
+//! (`max-objects`, `dnp3.too_many_objects`).
+//!
+//! Variable-length types (file transfer, 70; data sets, 83; secure authentication, 120)
+//! carry strings and octet strings whose length is a field before them or what the
+//! point's size prefix leaves after its fixed fields; every such length is checked
+//! against the bytes left (and [`MAX_TEXT_U8`] / [`MAX_TEXT_U16`] where Suricata
+//! bounds it) before anything is read.
+
+/// The longest text a 70.4, 70.5 or 70.6 point carries (Suricata's one-byte length):
+/// a longer one ends the decoding.
+pub const MAX_TEXT_U8: usize = 255;
+/// The longest text a 70.8 or 120.7 point carries (Suricata's two-byte length).
+pub const MAX_TEXT_U16: usize = 65535;
+/// Fields of one object type at most (the length of a variable field refers to an
+/// earlier one by its place).
+pub const MAX_FIELDS: usize = 16;
+
+/// Where a variable field's length comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Len {
+    /// The value of the point's field at this place (among the type's fields).
+    Field(usize),
+    /// What the point's prefix (its size) leaves after the fields before: more than
+    /// `Some(max)` ends the decoding; with `None` the length is cut to 16 bits, as
+    /// Suricata's (only 120.9 can have a longer prefix).
+    Rest(Option<usize>),
+}
 
 /// One field of an object type.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +48,14 @@ pub enum Field {
     I32(&'static str),
     F32(&'static str),
     F64(&'static str),
+    /// A 24-bit unsigned integer.
+    U24(&'static str),
+    /// Four bytes logged as a C string (up to the first NUL).
+    Code4(&'static str),
+    /// A string of bytes (logged as text).
+    Text(&'static str, Len),
+    /// An octet string (logged in base64).
+    Octets(&'static str, Len),
 }
 
 impl Field {
@@ -32,14 +67,36 @@ impl Field {
         }
     }
 
-    /// Its bytes on the wire.
-    fn size(&self) -> usize {
+    /// Its bytes on the wire, when fixed.
+    fn size(&self) -> Option<usize> {
         match self {
-            Field::Bits(_) | Field::U8(_) => 1,
-            Field::U16(_) | Field::I16(_) => 2,
-            Field::U32(_) | Field::I32(_) | Field::F32(_) => 4,
-            Field::Time(_) => 6,
-            Field::F64(_) => 8,
+            Field::Bits(_) | Field::U8(_) => Some(1),
+            Field::U16(_) | Field::I16(_) => Some(2),
+            Field::U24(_) => Some(3),
+            Field::U32(_) | Field::I32(_) | Field::F32(_) | Field::Code4(_) => Some(4),
+            Field::Time(_) => Some(6),
+            Field::F64(_) => Some(8),
+            Field::Text(..) | Field::Octets(..) => None,
+        }
+    }
+}
+
+/// The prefix codes an object type is decoded with (others end the decoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefixes {
+    Any,
+    /// A size: codes 4 to 6.
+    Size,
+    /// A two-byte size: code 5.
+    Size2,
+}
+
+impl Prefixes {
+    fn allow(self, code: u8) -> bool {
+        match self {
+            Prefixes::Any => true,
+            Prefixes::Size => prefix_is_size(code),
+            Prefixes::Size2 => code == 5,
         }
     }
 }
@@ -60,6 +117,7 @@ pub struct ObjType {
     pub group: u8,
     pub variation: u8,
     pub layout: Layout,
+    pub prefixes: Prefixes,
 }
 
 impl ObjType {
@@ -79,7 +137,11 @@ impl ObjType {
                 | Field::I16(n)
                 | Field::I32(n)
                 | Field::F32(n)
-                | Field::F64(n) => (&[], Some(n)),
+                | Field::F64(n)
+                | Field::U24(n)
+                | Field::Code4(n)
+                | Field::Text(n, _)
+                | Field::Octets(n, _) => (&[], Some(n)),
             };
             bits.iter().map(|(n, _)| *n).chain(one)
         }))
@@ -103,11 +165,17 @@ pub fn find(group: u8, variation: u8) -> Option<&'static ObjType> {
 }
 
 /// A point's value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     U(u64),
     I(i64),
     F(f64),
+    /// Bytes logged as text.
+    Text(Box<[u8]>),
+    /// Bytes logged in base64.
+    Octets(Box<[u8]>),
+    /// A C string's bytes (before its NUL), logged when they are UTF-8.
+    CStr(Box<[u8]>),
 }
 
 /// A decoded object header and its points.
@@ -244,14 +312,14 @@ fn range_pair(r: &mut Rd<'_>, n: usize) -> Result<(u32, u32, u32), Stop> {
     Ok((start, stop, stop.wrapping_sub(start).wrapping_add(1)))
 }
 
-/// Bytes of the prefix of prefix code `code` (1-3: an index, 4-6: a size).
-fn prefix_len(code: u8) -> Option<usize> {
+/// Bytes of the prefix of prefix code `code` (1-3: an index, 4-6: a size; as
+/// Suricata, the reserved code 7 has none).
+fn prefix_len(code: u8) -> usize {
     match code {
-        0 => Some(0),
-        1 | 4 => Some(1),
-        2 | 5 => Some(2),
-        3 | 6 => Some(4),
-        _ => None,
+        1 | 4 => 1,
+        2 | 5 => 2,
+        3 | 6 => 4,
+        _ => 0,
     }
 }
 
@@ -272,14 +340,16 @@ pub fn prefix_is_size(code: u8) -> bool {
 
 fn points_of(t: &ObjType, r: &mut Rd<'_>, o: &mut Object, count: usize) -> Result<(), Stop> {
     let code = o.prefix_code();
+    let plen = prefix_len(code);
     let mut index = o.start;
-    o.points.reserve(count);
-    o.values.reserve(count * t.values());
     match t.layout {
         Layout::Packed { bits, .. } => {
+            // Eight points a byte at most.
+            let room = count.min(r.0.len().saturating_mul(8));
+            o.points.reserve(room);
+            o.values.reserve(room);
             // As Suricata: one prefix for every point, and `count / 8 + 1` bytes
             // whatever the width (a last byte may be read for no point).
-            let plen = prefix_len(code).ok_or(Stop::UnknownObject)?;
             let prefix = r.uint(plen).ok_or(Stop::UnknownObject)? as u32;
             let mask = (1u8 << bits) - 1;
             let mut left = count;
@@ -297,29 +367,22 @@ fn points_of(t: &ObjType, r: &mut Rd<'_>, o: &mut Object, count: usize) -> Resul
             }
         }
         Layout::Fields(fields) => {
-            let plen = prefix_len(code).ok_or(Stop::UnknownObject)?;
+            // As Suricata: fewer bytes than a bit per point decode none.
+            if !t.prefixes.allow(code) || r.0.len() < count / 8 {
+                return Err(Stop::UnknownObject);
+            }
+            // Reserved for the points the bytes left can hold (a point takes one at
+            // least, but for a 120.9 without prefix, which grows the vectors as it goes).
+            let room = count.min(r.0.len());
+            o.points.reserve(room);
+            o.values.reserve(room * t.values());
             for _ in 0..count {
                 let prefix = r.uint(plen).ok_or(Stop::UnknownObject)? as u32;
-                for f in fields {
-                    let b = r.take(f.size()).ok_or(Stop::UnknownObject)?;
-                    let u = b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x));
-                    match *f {
-                        Field::Bits(bits) => {
-                            let mut shift = 0u8;
-                            for &(_, w) in bits {
-                                let m = (1u64 << w) - 1;
-                                o.values.push(Value::U((u >> shift) & m));
-                                shift += w;
-                            }
-                        }
-                        Field::I16(_) => o.values.push(Value::I(i64::from(u as u16 as i16))),
-                        Field::I32(_) => o.values.push(Value::I(i64::from(u as u32 as i32))),
-                        Field::F32(_) => {
-                            o.values.push(Value::F(f64::from(f32::from_bits(u as u32))))
-                        }
-                        Field::F64(_) => o.values.push(Value::F(f64::from_bits(u))),
-                        _ => o.values.push(Value::U(u)),
-                    }
+                let at = o.values.len();
+                if point(fields, r, prefix, &mut o.values).is_none() {
+                    // The point cut short is not kept.
+                    o.values.truncate(at);
+                    return Err(Stop::UnknownObject);
                 }
                 o.points.push((prefix, point_index(code, prefix, index)));
                 index = index.wrapping_add(1);
@@ -327,6 +390,68 @@ fn points_of(t: &ObjType, r: &mut Rd<'_>, o: &mut Object, count: usize) -> Resul
         }
     }
     Ok(())
+}
+
+/// Decodes one point's fields after its prefix (`prefix`) into `out`; `None` when its
+/// bytes or lengths do not hold.
+fn point(fields: &[Field], r: &mut Rd<'_>, prefix: u32, out: &mut Vec<Value>) -> Option<()> {
+    let start = r.0.len();
+    // The integer value of each field so far, for the lengths that refer to them.
+    let mut ints = [0u64; MAX_FIELDS];
+    for (i, f) in fields.iter().enumerate() {
+        let len = |len: Len, left: usize| -> Option<usize> {
+            match len {
+                Len::Field(j) => usize::try_from(*ints.get(j)?).ok(),
+                Len::Rest(max) => {
+                    let rest = usize::try_from(prefix).ok()?.checked_sub(start - left)?;
+                    match max {
+                        Some(m) => (rest <= m).then_some(rest),
+                        None => Some(rest & 0xffff),
+                    }
+                }
+            }
+        };
+        match *f {
+            Field::Text(_, l) => {
+                let n = len(l, r.0.len())?;
+                out.push(Value::Text(r.take(n)?.into()));
+                continue;
+            }
+            Field::Octets(_, l) => {
+                let n = len(l, r.0.len())?;
+                out.push(Value::Octets(r.take(n)?.into()));
+                continue;
+            }
+            Field::Code4(_) => {
+                let b = r.take(4)?;
+                let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                out.push(Value::CStr(b.get(..end)?.into()));
+                continue;
+            }
+            _ => {}
+        }
+        let b = r.take(f.size()?)?;
+        let u = b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x));
+        if let Some(slot) = ints.get_mut(i) {
+            *slot = u;
+        }
+        match *f {
+            Field::Bits(bits) => {
+                let mut shift = 0u8;
+                for &(_, w) in bits {
+                    let m = (1u64 << w) - 1;
+                    out.push(Value::U((u >> shift) & m));
+                    shift += w;
+                }
+            }
+            Field::I16(_) => out.push(Value::I(i64::from(u as u16 as i16))),
+            Field::I32(_) => out.push(Value::I(i64::from(u as u32 as i32))),
+            Field::F32(_) => out.push(Value::F(f64::from(f32::from_bits(u as u32)))),
+            Field::F64(_) => out.push(Value::F(f64::from_bits(u))),
+            _ => out.push(Value::U(u)),
+        }
+    }
+    Some(())
 }
 
 use Field::*;
@@ -425,10 +550,16 @@ const SEC: Field = Bits(&[
 const TS: Field = Time("timestamp");
 
 const fn t(group: u8, variation: u8, fields: &'static [Field]) -> ObjType {
+    tp(group, variation, Prefixes::Any, fields)
+}
+
+/// A type decoded only with the prefix codes `prefixes`.
+const fn tp(group: u8, variation: u8, prefixes: Prefixes, fields: &'static [Field]) -> ObjType {
     ObjType {
         group,
         variation,
         layout: Layout::Fields(fields),
+        prefixes,
     }
 }
 
@@ -437,12 +568,19 @@ const fn packed(group: u8, variation: u8, bits: u8, name: &'static str) -> ObjTy
         group,
         variation,
         layout: Layout::Packed { bits, name },
+        prefixes: Prefixes::Any,
     }
 }
 
-/// The object types decoded, sorted by group and variation (the fixed-size types of
-/// Suricata's table; its variable-size ones, file transfer (70), data sets (83) and
-/// secure authentication (120 but variations 3 and 4), end decoding as unknown).
+/// What the size prefix leaves, unbounded (cut to 16 bits).
+const REST: Len = Len::Rest(None);
+const SIZE: Prefixes = Prefixes::Size;
+const SIZE2: Prefixes = Prefixes::Size2;
+
+/// The object types decoded, sorted by group and variation: Suricata's table. Types it
+/// does not decode (device attributes, 0; octet strings, 110 and 111; virtual terminal,
+/// 112 and 113; data set prototypes and descriptors, 85 to 88 but 86.2; ...) end the
+/// decoding as unknown.
 pub static TYPES: &[ObjType] = &[
     packed(1, 1, 1, "state"),
     t(1, 2, &[BIN]),
@@ -564,6 +702,111 @@ pub static TYPES: &[ObjType] = &[
     t(51, 2, &[TS]),
     t(52, 1, &[U16("delay_secs")]),
     t(52, 2, &[U16("delay_ms")]),
+    t(
+        70,
+        1,
+        &[
+            U16("filename_size"),
+            U8("filetype_code"),
+            U8("attribute_code"),
+            U16("start_record"),
+            U16("end_record"),
+            U32("file_size"),
+            Time("created_timestamp"),
+            U16("permission"),
+            U32("file_id"),
+            U32("owner_id"),
+            U32("group_id"),
+            U8("file_function_code"),
+            U8("status_code"),
+            Text("filename", Len::Field(0)),
+            U16("data_size"),
+            Text("data", Len::Field(14)),
+        ],
+    ),
+    t(
+        70,
+        2,
+        &[
+            U16("username_offset"),
+            U16("username_size"),
+            U16("password_offset"),
+            U16("password_size"),
+            U32("authentication_key"),
+            Text("username", Len::Field(1)),
+            Text("password", Len::Field(3)),
+        ],
+    ),
+    t(
+        70,
+        3,
+        &[
+            U16("filename_offset"),
+            U16("filename_size"),
+            Time("created"),
+            U16("permissions"),
+            U32("authentication_key"),
+            U32("file_size"),
+            U16("operational_mode"),
+            U16("maximum_block_size"),
+            U16("request_id"),
+            Text("filename", Len::Field(1)),
+        ],
+    ),
+    tp(
+        70,
+        4,
+        SIZE,
+        &[
+            U32("file_handle"),
+            U32("file_size"),
+            U16("maximum_block_size"),
+            U16("request_id"),
+            U8("status_code"),
+            Text("optional_text", Len::Rest(Some(MAX_TEXT_U8))),
+        ],
+    ),
+    tp(
+        70,
+        5,
+        SIZE,
+        &[
+            U32("file_handle"),
+            U32("block_number"),
+            Text("file_data", Len::Rest(Some(MAX_TEXT_U8))),
+        ],
+    ),
+    tp(
+        70,
+        6,
+        SIZE,
+        &[
+            U32("file_handle"),
+            U32("block_number"),
+            U8("status_code"),
+            Text("optional_text", Len::Rest(Some(MAX_TEXT_U8))),
+        ],
+    ),
+    t(
+        70,
+        7,
+        &[
+            U16("filename_offset"),
+            U16("filename_size"),
+            U16("file_type"),
+            U32("file_size"),
+            Time("created_timestamp"),
+            U16("permissions"),
+            U16("request_id"),
+            Text("filename", Len::Field(1)),
+        ],
+    ),
+    tp(
+        70,
+        8,
+        SIZE2,
+        &[Text("file_specification", Len::Rest(Some(MAX_TEXT_U16)))],
+    ),
     packed(80, 1, 1, "state"),
     t(
         81,
@@ -572,6 +815,17 @@ pub static TYPES: &[ObjType] = &[
             Bits(&[("fill_percentage", 7), ("overflow_state", 1)]),
             U8("group"),
             U8("variation"),
+        ],
+    ),
+    // Suricata's keys for the vendor code and the data objects name its C fields.
+    t(
+        83,
+        1,
+        &[
+            Code4("data->vendor_code"),
+            U16("object_id"),
+            U16("length"),
+            Octets("data->data_objects", Len::Field(2)),
         ],
     ),
     t(
@@ -589,8 +843,130 @@ pub static TYPES: &[ObjType] = &[
         ])],
     ),
     t(102, 1, &[U8("value")]),
+    tp(
+        120,
+        1,
+        SIZE2,
+        &[
+            U32("csq"),
+            U16("usr"),
+            U8("mal"),
+            U8("reason"),
+            Octets("data->challenge_data", REST),
+        ],
+    ),
+    tp(
+        120,
+        2,
+        SIZE2,
+        &[U32("csq"), U16("usr"), Octets("data->mac_value", REST)],
+    ),
     t(120, 3, &[U32("csq"), U16("user_number")]),
     t(120, 4, &[U16("user_number")]),
+    tp(
+        120,
+        5,
+        SIZE2,
+        &[
+            U32("ksq"),
+            U16("user_number"),
+            U8("key_wrap_alg"),
+            U8("key_status"),
+            U8("mal"),
+            U16("challenge_data_len"),
+            Octets("data->challenge_data", Len::Field(5)),
+            Octets("data->mac_value", REST),
+        ],
+    ),
+    tp(
+        120,
+        6,
+        SIZE2,
+        &[
+            U24("ksq"),
+            U16("usr"),
+            Octets("data->wrapped_key_data", REST),
+        ],
+    ),
+    tp(
+        120,
+        7,
+        SIZE2,
+        &[
+            U32("sequence_number"),
+            U16("usr"),
+            U16("association_id"),
+            U8("error_code"),
+            Time("time_of_error"),
+            Text("error_text", Len::Rest(Some(MAX_TEXT_U16))),
+        ],
+    ),
+    tp(
+        120,
+        8,
+        SIZE2,
+        &[
+            U8("key_change_method"),
+            U8("certificate_type"),
+            Octets("data->certificate", REST),
+        ],
+    ),
+    // As Suricata: any prefix, its value the MAC's length whatever it is.
+    t(120, 9, &[Octets("data->mac_value", REST)]),
+    tp(
+        120,
+        10,
+        SIZE2,
+        &[
+            U8("key_change_method"),
+            U8("operation"),
+            U32("scs"),
+            U16("user_role"),
+            U16("user_role_expiry_interval"),
+            U16("username_len"),
+            U16("user_public_key_len"),
+            U16("certification_data_len"),
+            Text("username", Len::Field(5)),
+            Octets("data->user_public_key", Len::Field(6)),
+            Octets("data->certification_data", Len::Field(7)),
+        ],
+    ),
+    tp(
+        120,
+        11,
+        SIZE2,
+        &[
+            U8("key_change_method"),
+            U16("username_len"),
+            U16("master_challenge_data_len"),
+            Text("username", Len::Field(1)),
+            Octets("data->master_challenge_data", Len::Field(2)),
+        ],
+    ),
+    tp(
+        120,
+        12,
+        SIZE2,
+        &[
+            U32("ksq"),
+            U16("user_number"),
+            U16("challenge_data_len"),
+            Octets("data->challenge_data", Len::Field(2)),
+        ],
+    ),
+    tp(
+        120,
+        13,
+        SIZE2,
+        &[
+            U32("ksq"),
+            U16("user_number"),
+            U16("encrypted_update_key_len"),
+            Octets("data->encrypted_update_key_data", Len::Field(2)),
+        ],
+    ),
+    tp(120, 14, SIZE2, &[Octets("data->digital_signature", REST)]),
+    tp(120, 15, SIZE2, &[Octets("data->mac", REST)]),
     t(121, 1, &[SEC, U16("association_id"), U32("count_value")]),
     t(122, 1, &[SEC, U16("association_id"), U32("count_value")]),
     t(
@@ -625,7 +1001,99 @@ mod tests {
                 }
             }
             assert_eq!(t.names().count(), t.values());
+            let Layout::Fields(f) = t.layout else {
+                continue;
+            };
+            assert!(f.len() <= MAX_FIELDS);
+            // A length field comes before its field and is an integer.
+            for (i, field) in f.iter().enumerate() {
+                if let Text(_, Len::Field(j)) | Octets(_, Len::Field(j)) = *field {
+                    assert!(
+                        j < i && matches!(f[j], U16(_)),
+                        "{}.{}",
+                        t.group,
+                        t.variation
+                    );
+                }
+            }
         }
+    }
+
+    #[test]
+    fn variable_lengths() {
+        // 70.4, qualifier 0x5b (2-byte size prefix, 1-byte count), 2 points: size 15
+        // (13 bytes of fields and "ok"), then size 13 (no text).
+        let fixed = [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 4, 0, 5];
+        let mut d = vec![70, 4, 0x5b, 2, 15, 0];
+        d.extend_from_slice(&fixed);
+        d.extend_from_slice(b"ok");
+        d.extend_from_slice(&[13, 0]);
+        d.extend_from_slice(&fixed);
+        let mut out = Vec::new();
+        decode(&d, LIMITS, &mut out).unwrap();
+        assert_eq!(out[0].points, [(15, 0), (13, 1)]);
+        assert_eq!(out[0].values[5], Value::Text(b"ok"[..].into()));
+        assert_eq!(out[0].values[11], Value::Text(b""[..].into()));
+        // A size short of the fixed fields, and no size prefix at all.
+        for q in [[70, 4, 0x5b, 1, 12, 0], [70, 4, 0x07, 1, 0, 0]] {
+            let mut d = q.to_vec();
+            d.extend_from_slice(&fixed);
+            out.clear();
+            assert_eq!(decode(&d, LIMITS, &mut out), Err(Stop::UnknownObject));
+            assert!(out[0].points.is_empty() && out[0].values.is_empty());
+        }
+        // 70.5: 255 bytes of data hold, 256 do not.
+        for (n, ok) in [(255usize, true), (256, false)] {
+            let mut d = vec![70, 5, 0x5b, 1];
+            d.extend_from_slice(&((8 + n) as u16).to_le_bytes());
+            d.extend_from_slice(&[0; 8]);
+            d.resize(d.len() + n, b'x');
+            out.clear();
+            assert_eq!(decode(&d, LIMITS, &mut out).is_ok(), ok, "{n}");
+        }
+        // 83.1: a vendor code cut at its NUL, a length field beyond the bytes left.
+        out.clear();
+        let d = [83, 1, 0x5b, 1, 9, 0, b'A', 0, b'C', b'D', 6, 0, 1, 0, 0xff];
+        decode(&d, LIMITS, &mut out).unwrap();
+        assert_eq!(out[0].values[0], Value::CStr(b"A"[..].into()));
+        assert_eq!(out[0].values[3], Value::Octets([0xff][..].into()));
+        out.clear();
+        let d = [83, 1, 0x5b, 1, 9, 0, b'A', 0, b'C', b'D', 6, 0, 2, 0, 0xff];
+        assert_eq!(decode(&d, LIMITS, &mut out), Err(Stop::UnknownObject));
+        // 120.9 without a prefix: empty MACs; with a 4-byte index: its length in 16
+        // bits.
+        out.clear();
+        let d = [120, 9, 0x07, 2, 120, 9, 0x39, 1, 0, 0, 0, 2, 0, 1, 0, 7, 8];
+        decode(&d, LIMITS, &mut out).unwrap();
+        assert_eq!(
+            out[0].values,
+            [Value::Octets([][..].into()), Value::Octets([][..].into())]
+        );
+        assert_eq!(out[1].points, [(0x10002, 0x10002)]);
+        assert_eq!(out[1].values, [Value::Octets([7, 8][..].into())]);
+        // 120.1 takes only a 2-byte size.
+        out.clear();
+        let d = [120, 1, 0x4b, 1, 8, 1, 0, 0, 0, 2, 0, 3, 4];
+        assert_eq!(decode(&d, LIMITS, &mut out), Err(Stop::UnknownObject));
+    }
+
+    #[test]
+    fn reserved_prefix_and_short_counts() {
+        // Prefix code 7 reads no prefix.
+        let mut out = Vec::new();
+        decode(&[30, 1, 0x70, 0, 0, 1, 5, 0, 0, 0], LIMITS, &mut out).unwrap();
+        assert_eq!(out[0].points, [(0, 0)]);
+        // 96 points of 30.1 (2-byte count) in 10 bytes, fewer than 96 / 8: none.
+        let mut d = vec![30, 1, 0x08, 96, 0];
+        d.extend_from_slice(&[1, 5, 0, 0, 0, 1, 5, 0, 0, 0]);
+        out.clear();
+        assert_eq!(decode(&d, LIMITS, &mut out), Err(Stop::UnknownObject));
+        assert!(out[0].points.is_empty());
+        // Three points of 30.1, the last cut short: two kept, with their values only.
+        let d = [30, 1, 0, 0, 2, 1, 5, 0, 0, 0, 1, 6, 0, 0, 0, 1, 7];
+        out.clear();
+        assert_eq!(decode(&d, LIMITS, &mut out), Err(Stop::UnknownObject));
+        assert_eq!((out[0].points.len(), out[0].values.len()), (2, 18));
     }
 
     #[test]
