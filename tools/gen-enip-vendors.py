@@ -31,6 +31,7 @@ print("""//! ODVA's EtherNet/IP vendor ids and names (EVE `enip...identity.vendo
 //! here are `unknown-<id>` there.
 
 /// `(vendor id, name)`, sorted by id.
+#[rustfmt::skip]
 pub static VENDORS: &[(u16, &str)] = &[""")
 for k in sorted(names):
     v = names[k].replace('\\', '\\\\').replace('"', '\\"')

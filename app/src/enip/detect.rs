@@ -147,6 +147,39 @@ pub fn buffer(tx: &EnipTx, id: BufferId, index: usize) -> Buf<'_> {
     }
 }
 
+/// The frames a PDU makes: `hdr`, `data`, `pdu`, one `enip.item` per item and one
+/// `cip` per CIP message, in Suricata's order of creation.
+pub fn frame_count(msg: &super::state::Msg) -> u64 {
+    let cips = (0..).take_while(|&i| cip_frame(msg, i).is_some()).count();
+    (3 + msg.pdu.items().len() + cips) as u64
+}
+
+/// [`crate::Transaction::frame`] for ENIP: a PDU's frames are attached to its
+/// transaction.
+pub fn frame_meta(tx: &EnipTx, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+    let dir = match id {
+        FRAME_PDU_TC | FRAME_HDR_TC | FRAME_DATA_TC | FRAME_CIP_TC | FRAME_ITEM_TC => Dir::ToClient,
+        _ => Dir::ToServer,
+    };
+    let msg = tx.msg(dir)?;
+    let items = msg.pdu.items();
+    // (the frame's place among the PDU's frames, its first byte in the PDU)
+    let (nth, start) = match id {
+        FRAME_HDR_TS | FRAME_HDR_TC if index == 0 => (0, 0),
+        FRAME_DATA_TS | FRAME_DATA_TC if index == 0 => (1, HEADER_LEN),
+        FRAME_PDU_TS | FRAME_PDU_TC if index == 0 => (2, 0),
+        FRAME_ITEM_TS | FRAME_ITEM_TC => (3 + index, items.get(index)?.span.start),
+        FRAME_CIP_TS | FRAME_CIP_TC => (3 + items.len() + index, cip_frame(msg, index)?.start),
+        _ => return None,
+    };
+    Some(crate::FrameMeta {
+        id: msg.frame_id + nth as u64,
+        stream_offset: msg.offset.map(|o| o + start as u64),
+        complete: true,
+        tx_id: Some(tx.id),
+    })
+}
+
 /// ENIP's keywords that are not buffers.
 pub static KEYWORDS: &[KeywordDef] = &[
     KeywordDef::check("enip_command", &[], parse_command, eval_command),

@@ -153,6 +153,10 @@ impl Transaction for EnipTx {
         }))
     }
 
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        detect::frame_meta(self, id, index)
+    }
+
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
     }
@@ -300,10 +304,7 @@ mod tests {
     fn vendor_table_is_sorted_and_named_as_suricata_for_common_ids() {
         assert!(vendors::VENDORS.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(vendors::VENDORS.len() > 1400);
-        assert_eq!(
-            vendors::name(1),
-            Some("Rockwell Automation/Allen-Bradley")
-        );
+        assert_eq!(vendors::name(1), Some("Rockwell Automation/Allen-Bradley"));
         assert_eq!(vendors::name(40), Some("Wago Corporation"));
         assert_eq!(vendors::name(0), None);
         assert_eq!(vendors::name(u16::MAX), None);

@@ -21,6 +21,11 @@ pub const MAX_PENDING: usize = HEADER_LEN + u16::MAX as usize;
 pub struct Msg {
     pub bytes: Vec<u8>,
     pub pdu: Pdu,
+    /// TCP: the stream offset of its first byte (`None` over UDP).
+    pub offset: Option<u64>,
+    /// The id of its first frame (`hdr`; then `data`, `pdu`, each item's `enip.item`,
+    /// each `cip`).
+    pub frame_id: u64,
 }
 
 #[derive(Debug)]
@@ -64,6 +69,11 @@ pub struct EnipState {
     pending: [Vec<u8>; 2],
     /// TCP: a gap; data is skipped until a segment starts with a valid header.
     gap: [bool; 2],
+    /// TCP: per direction, the stream offset of the next byte not parsed yet (the
+    /// first of `pending` when it holds some).
+    offset: [u64; 2],
+    /// Per direction, the id of the next frame (Suricata numbers from 1).
+    next_frame: [u64; 2],
 }
 
 impl EnipState {
@@ -75,6 +85,8 @@ impl EnipState {
             next_id: 0,
             pending: [Vec::new(), Vec::new()],
             gap: [false; 2],
+            offset: [0; 2],
+            next_frame: [1; 2],
         }
     }
 
@@ -83,14 +95,24 @@ impl EnipState {
     }
 
     /// One whole PDU of `dir`.
-    fn pdu(&mut self, dir: Dir, bytes: &[u8], pdu: Pdu, out: &mut ParseOutput) {
+    fn pdu(
+        &mut self,
+        dir: Dir,
+        bytes: &[u8],
+        pdu: Pdu,
+        offset: Option<u64>,
+        out: &mut ParseOutput,
+    ) {
         if pdu.invalid {
             out.anomaly("enip.invalid_pdu");
         }
         let msg = Msg {
             bytes: bytes.to_vec(),
             pdu,
+            offset,
+            frame_id: self.next_frame[dir.index()],
         };
+        self.next_frame[dir.index()] += super::detect::frame_count(&msg);
         if dir == Dir::ToClient {
             for t in self.txs.iter_mut() {
                 if t.response.is_some() {
@@ -130,12 +152,14 @@ impl EnipState {
         while at < data.len() {
             match parser::parse(&data[at..]) {
                 Ok((pdu, used)) => {
-                    self.pdu(dir, &data[at..at + used], pdu, out);
+                    let offset = self.offset[dir.index()] + at as u64;
+                    self.pdu(dir, &data[at..at + used], pdu, Some(offset), out);
                     at += used;
                 }
                 Err(_) => break,
             }
         }
+        self.offset[dir.index()] += at as u64;
         at
     }
 
@@ -144,6 +168,7 @@ impl EnipState {
         if self.gap[d] {
             // Resynchronise on a segment that starts with a header.
             if !parser::probe(data) {
+                self.offset[d] += data.len() as u64;
                 return;
             }
             self.gap[d] = false;
@@ -168,7 +193,9 @@ impl EnipState {
                 buf.extend_from_slice(&rest[..fill]);
                 rest = &rest[fill..];
             }
-            self.pdus(dir, &buf, out);
+            let used = self.pdus(dir, &buf, out);
+            // What of it did not parse is dropped.
+            self.offset[d] += (buf.len() - used) as u64;
             buf.clear();
             self.pending[d] = buf;
             // Then the rest of the segment, without a copy when it holds whole PDUs.
@@ -183,7 +210,7 @@ impl AppState for EnipState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         match self.transport {
             Transport::Udp => match parser::parse(data) {
-                Ok((pdu, used)) => self.pdu(dir, &data[..used], pdu, out),
+                Ok((pdu, used)) => self.pdu(dir, &data[..used], pdu, None, out),
                 // Suricata's parser errors on a short datagram.
                 Err(Error::Incomplete | Error::Invalid) => out.failed = true,
             },
@@ -191,9 +218,11 @@ impl AppState for EnipState {
         }
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
-        self.gap[dir.index()] = true;
-        self.pending[dir.index()] = Vec::new();
+    fn gap(&mut self, dir: Dir, len: u64, _out: &mut ParseOutput) {
+        let d = dir.index();
+        self.gap[d] = true;
+        self.offset[d] += self.pending[d].len() as u64 + len;
+        self.pending[d] = Vec::new();
     }
 
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {

@@ -9,6 +9,7 @@
 //! here are `unknown-<id>` there.
 
 /// `(vendor id, name)`, sorted by id.
+#[rustfmt::skip]
 pub static VENDORS: &[(u16, &str)] = &[
     (1, "Rockwell Automation/Allen-Bradley"),
     (2, "Namco Controls Corp."),
