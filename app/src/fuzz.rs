@@ -5,7 +5,8 @@
 //!
 //! Input layout: byte 0 picks the piece size (low 6 bits), interleaving (bit 6) and a
 //! gap (bit 7); bytes 1-2 (big endian) say how many of the remaining bytes go to the
-//! server; the rest goes to the client. Both directions then end.
+//! server (an even count also has the parser keep its frames' bytes,
+//! [`ParseOutput::keep_frames`]); the rest goes to the client. Both directions then end.
 
 use super::{AppState, BufferId, Dir, ParseOutput, Transaction};
 
@@ -17,7 +18,10 @@ pub fn drive(state: &mut dyn AppState, data: &[u8]) {
     let split = usize::from(u16::from_be_bytes([*hi, *lo])).min(rest.len());
     let (to_server, to_client) = rest.split_at(split);
     let step = usize::from(ctl % 64) + 1;
-    let mut out = ParseOutput::default();
+    let mut out = ParseOutput {
+        keep_frames: lo & 1 == 0,
+        ..ParseOutput::default()
+    };
     let mut a = to_server.chunks(step);
     let mut b = to_client.chunks(step);
     let interleave = ctl & 0x40 != 0;

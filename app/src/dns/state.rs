@@ -76,10 +76,13 @@ impl DnsState {
     /// A message that came in direction `dir` (at stream offset `offset` over TCP).
     fn message(&mut self, dir: Dir, data: &[u8], offset: Option<u64>, out: &mut ParseOutput) {
         let d = dir.index();
-        let frame = Box::new(PduFrame {
-            bytes: data.into(),
-            offset,
-            id: self.next_frame[d],
+        // Its bytes are copied only for a ruleset that inspects DNS frames.
+        let frame = out.keep_frames.then(|| {
+            Box::new(PduFrame {
+                bytes: data.into(),
+                offset,
+                id: self.next_frame[d],
+            })
         });
         self.next_frame[d] += 1;
         let Some(m) = parser::parse(data) else {
@@ -96,21 +99,23 @@ impl DnsState {
                 t.response.is_none() && t.request.as_ref().is_some_and(|q| q.header.id == id)
             }) {
                 tx.response = Some(m);
-                tx.frames[d].get_or_insert(frame);
+                if tx.frames[d].is_none() {
+                    tx.frames[d] = frame;
+                }
                 return;
             }
             let mut tx = DnsTx {
                 response: Some(m),
                 ..DnsTx::default()
             };
-            tx.frames[d] = Some(frame);
+            tx.frames[d] = frame;
             self.push(tx, out);
         } else {
             let mut tx = DnsTx {
                 request: Some(m),
                 ..DnsTx::default()
             };
-            tx.frames[d] = Some(frame);
+            tx.frames[d] = frame;
             self.push(tx, out);
         }
     }

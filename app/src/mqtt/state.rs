@@ -368,7 +368,11 @@ impl MqttState {
                         self.skip[d] = skipped - used;
                         // Only its `pdu` frame is made (and its bytes are not kept).
                         self.next_frame[d] += 1;
+                    } else if !out.keep_frames {
+                        self.next_frame[d] += 3;
                     } else {
+                        // Its bytes are copied only for a ruleset that inspects MQTT
+                        // frames.
                         self.next_frame[d] += 3;
                         msg.frame = Some(Box::new(parser::PduFrame {
                             dir,
@@ -633,7 +637,10 @@ mod tests {
     fn frames_are_placed_in_their_stream() {
         use crate::Transaction;
         let mut s = MqttState::new(MqttConfig::default());
-        let mut out = ParseOutput::default();
+        let mut out = ParseOutput {
+            keep_frames: true,
+            ..ParseOutput::default()
+        };
         // A CONNECT, then a PINGREQ and a QoS 0 PUBLISH in one segment, the PUBLISH's
         // last byte in the next.
         let mut ts = CONNECT_V4.to_vec();

@@ -212,7 +212,9 @@ impl SshState {
         if msg == MSG_KEXINIT && len + 4 > MAX_KEXINIT_LEN {
             out.anomaly("ssh.long_kex_record");
         }
-        if len + 4 <= MAX_KEXINIT_LEN && p.kept + len + 4 <= MAX_KEPT {
+        // Kept for its frames (when a rule inspects SSH frames) or its algorithms.
+        let wanted = out.keep_frames || (msg == MSG_KEXINIT && self.tx.sides[d].hassh.is_none());
+        if wanted && len + 4 <= MAX_KEXINIT_LEN && p.kept + len + 4 <= MAX_KEPT {
             p.kept += len + 4;
             p.st = St::Keep(len + 4);
         } else {
@@ -232,11 +234,13 @@ impl SshState {
                 None => out.anomaly("ssh.invalid_record"),
             }
         }
-        self.tx.records[d].push(Record {
-            offset: p.record_at,
-            id: p.record_id,
-            bytes: packet.into(),
-        });
+        if out.keep_frames {
+            self.tx.records[d].push(Record {
+                offset: p.record_at,
+                id: p.record_id,
+                bytes: packet.into(),
+            });
+        }
     }
 
     /// The end of a packet: the next one's header, or the end after a NEWKEYS.
