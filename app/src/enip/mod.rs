@@ -300,10 +300,7 @@ mod tests {
     fn vendor_table_is_sorted_and_named_as_suricata_for_common_ids() {
         assert!(vendors::VENDORS.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(vendors::VENDORS.len() > 1400);
-        assert_eq!(
-            vendors::name(1),
-            Some("Rockwell Automation/Allen-Bradley")
-        );
+        assert_eq!(vendors::name(1), Some("Rockwell Automation/Allen-Bradley"));
         assert_eq!(vendors::name(40), Some("Wago Corporation"));
         assert_eq!(vendors::name(0), None);
         assert_eq!(vendors::name(u16::MAX), None);

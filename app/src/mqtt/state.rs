@@ -647,12 +647,27 @@ mod tests {
         let meta = ping.frame(FRAME_PDU_TS, 0).unwrap();
         assert_eq!((meta.id, meta.stream_offset), (4, Some(c)));
         let publish = &s.txs[2];
-        assert_eq!(publish.buffer(FRAME_PDU_TS, 0), crate::Buf::Ready(&b"\x30\x04\x00\x01ab"[..]));
-        assert_eq!(publish.buffer(FRAME_HEADER_TS, 0), crate::Buf::Ready(&b"\x30\x04"[..]));
-        assert_eq!(publish.buffer(FRAME_DATA_TS, 0), crate::Buf::Ready(&b"\x00\x01ab"[..]));
+        assert_eq!(
+            publish.buffer(FRAME_PDU_TS, 0),
+            crate::Buf::Ready(&b"\x30\x04\x00\x01ab"[..])
+        );
+        assert_eq!(
+            publish.buffer(FRAME_HEADER_TS, 0),
+            crate::Buf::Ready(&b"\x30\x04"[..])
+        );
+        assert_eq!(
+            publish.buffer(FRAME_DATA_TS, 0),
+            crate::Buf::Ready(&b"\x00\x01ab"[..])
+        );
         let data = publish.frame(FRAME_DATA_TS, 0).unwrap();
-        assert_eq!((data.id, data.stream_offset, data.tx_id), (9, Some(c + 4), None));
+        assert_eq!(
+            (data.id, data.stream_offset, data.tx_id),
+            (9, Some(c + 4), None)
+        );
         // The other direction has none.
-        assert_eq!(publish.buffer(super::super::detect::FRAME_PDU_TC, 0), crate::Buf::Absent);
+        assert_eq!(
+            publish.buffer(super::super::detect::FRAME_PDU_TC, 0),
+            crate::Buf::Absent
+        );
     }
 }

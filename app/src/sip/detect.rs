@@ -513,7 +513,10 @@ mod tests {
         assert_eq!(buffer(&r, FRAME_REQUEST_LINE, 0), Buf::Absent);
         // Placed in the stream, numbered pdu, line, headers, body.
         let line = frame_meta(&t, FRAME_REQUEST_LINE, 0).unwrap();
-        assert_eq!((line.id, line.stream_offset, line.tx_id), (2, Some(0), Some(1)));
+        assert_eq!(
+            (line.id, line.stream_offset, line.tx_id),
+            (2, Some(0), Some(1))
+        );
         let body = frame_meta(&t, FRAME_REQUEST_BODY, 0).unwrap();
         assert_eq!(body.id, 4);
         assert_eq!(body.stream_offset, Some(INVITE.len() as u64 - 137));

@@ -113,7 +113,9 @@ impl Transaction for SshTx {
             return match self.records[dir.index()].get(index) {
                 // Partial while more packets may come: a rule that does not match
                 // the packets so far is tried again on the next.
-                Some(r) if side.done => Buf::Ready(&r.bytes[detect::frame_range(r.bytes.len(), kind)]),
+                Some(r) if side.done => {
+                    Buf::Ready(&r.bytes[detect::frame_range(r.bytes.len(), kind)])
+                }
                 Some(r) => Buf::Partial(&r.bytes[detect::frame_range(r.bytes.len(), kind)]),
                 None if index == 0 => not_yet(side.done),
                 None => Buf::Absent,

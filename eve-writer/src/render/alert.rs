@@ -132,13 +132,10 @@ fn payload(o: &mut Obj<'_>, ev: &Event, opts: &RenderOptions) {
 fn frame(o: &mut Obj<'_>, f: &meerkat_proto::events::Frame, opts: &RenderOptions) {
     let p = &f.payload[..f.payload.len().min(opts.max_stream_payload)];
     o.obj("frame", |fo| {
-        fo.str("type", &f.r#type)
-            .u64("id", f.id)
-            .str(
-                "direction",
-                if f.to_server { "toserver" } else { "toclient" },
-            )
-            ;
+        fo.str("type", &f.r#type).u64("id", f.id).str(
+            "direction",
+            if f.to_server { "toserver" } else { "toclient" },
+        );
         if let Some(at) = f.stream_offset {
             fo.u64("stream_offset", at);
         }
