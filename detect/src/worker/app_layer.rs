@@ -253,7 +253,9 @@ impl Inner {
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
             let id = tx.id();
-            flow.app.tx_cnt = flow.app.tx_cnt.max(id + 1);
+            if !tx.frames_only() {
+                flow.app.tx_cnt = flow.app.tx_cnt.max(id + 1);
+            }
             let td = match flow.app.txs.iter().position(|t| t.tx_id == id) {
                 Some(p) => p,
                 None => {
@@ -554,7 +556,7 @@ fn frame_event(
         id: meta.id,
         to_server: dir == Dir::ToServer,
         stream_offset: meta.stream_offset,
-        length: bytes.len() as u64,
+        length: meta.length.unwrap_or(bytes.len() as u64),
         payload: bytes[..bytes.len().min(MAX_FRAME_PAYLOAD)].to_vec(),
         complete: meta.complete,
         tx_id: meta.tx_id,
