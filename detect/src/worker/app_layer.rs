@@ -16,10 +16,15 @@ impl Inner {
         if out.anomalies.is_empty() {
             return;
         }
-        let newest = app
-            .state
-            .as_deref()
-            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()));
+        // The newest transaction (not a holder of frames of none, such as HTTP's
+        // stream frames).
+        let newest = app.state.as_deref().and_then(|s| {
+            (0..s.tx_count())
+                .rev()
+                .filter_map(|i| s.tx(i))
+                .find(|t| !t.frames_only())
+                .map(|t| t.id())
+        });
         let id = newest.unwrap_or(app.next_free);
         // EVE logs the anomaly with its transaction, as Suricata does: not when there is
         // none, nor when it was logged already (Suricata keeps a parser's events on its
