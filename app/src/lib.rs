@@ -143,6 +143,10 @@ pub trait AppState: Send + std::fmt::Debug {
     /// What the file layer does for this flow (see [`files`]); given right after the
     /// state is made. A protocol that carries no files ignores it.
     fn set_files(&mut self, _cfg: files::FileConfig) {}
+    /// The buffers of this protocol's frames that the loaded rules inspect (never
+    /// empty); given right after the state is made. A protocol that keeps bytes only
+    /// for its frames keeps those of these; one whose frames cost nothing ignores it.
+    fn set_frames(&mut self, _used: &[BufferId]) {}
     /// The files of live transaction `index` in `dir`, for the file store to write and
     /// for `filestore` rules to mark (`None` for a protocol that carries no files).
     fn tx_files_mut(&mut self, _index: usize, _dir: Dir) -> Option<&mut files::Files> {
@@ -255,6 +259,12 @@ pub trait Transaction: std::fmt::Debug {
     fn frame(&self, _id: BufferId, _index: usize) -> Option<FrameMeta> {
         None
     }
+    /// Whether this is no transaction of the protocol but a holder of frames attached
+    /// to none (HTTP's stream frames): it has no EVE transaction id (it counts in no
+    /// `tx_cnt`), no record and no buffer but its frames.
+    fn frames_only(&self) -> bool {
+        false
+    }
 }
 
 /// A frame of a transaction, as Suricata's EVE `frame` object names it: its id (per
@@ -268,4 +278,7 @@ pub struct FrameMeta {
     pub stream_offset: Option<u64>,
     pub complete: bool,
     pub tx_id: Option<u64>,
+    /// Its length in the stream when that is more than the buffer's bytes (a gap
+    /// inside it, or bytes past what the parser keeps); `None`: the buffer's length.
+    pub length: Option<u64>,
 }

@@ -121,6 +121,8 @@ pub struct Registry {
     entries: Vec<Entry>,
     /// What the file layer does in every new flow (the worker sets it).
     files: crate::files::FileConfig,
+    /// The frame buffers the loaded rules inspect.
+    frames: Vec<crate::BufferId>,
 }
 
 impl Default for Registry {
@@ -148,6 +150,7 @@ impl Registry {
         Registry {
             entries,
             files: crate::files::FileConfig::default(),
+            frames: Vec::new(),
         }
     }
 
@@ -190,6 +193,7 @@ impl Registry {
         Ok(Registry {
             entries,
             files: crate::files::FileConfig::default(),
+            frames: Vec::new(),
         })
     }
 
@@ -197,6 +201,12 @@ impl Registry {
     /// outputs and the loaded rules' needs).
     pub fn set_files(&mut self, cfg: crate::files::FileConfig) {
         self.files = cfg;
+    }
+
+    /// Sets the frame buffers the rules inspect, for the flows made from now on (a
+    /// parser may keep bytes only for the frames rules use).
+    pub fn set_frames(&mut self, used: Vec<crate::BufferId>) {
+        self.frames = used;
     }
 
     /// What the file layer does in new flows.
@@ -220,6 +230,13 @@ impl Registry {
         let mut s = p.new_state(transport);
         if self.files.track {
             s.set_files(self.files);
+        }
+        if self
+            .frames
+            .iter()
+            .any(|b| b.proto_index() == proto as usize)
+        {
+            s.set_frames(&self.frames);
         }
         Some(s)
     }

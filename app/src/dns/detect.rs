@@ -222,6 +222,7 @@ pub fn frame_meta(tx: &DnsTx, id: BufferId, index: usize) -> Option<crate::Frame
         stream_offset: f.offset,
         complete: true,
         tx_id: Some(tx.id + 1),
+        length: None,
     })
 }
 

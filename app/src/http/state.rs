@@ -24,6 +24,10 @@ pub const MAX_TX: usize = 512;
 pub const MAX_IGNORED_LINES: usize = 64;
 /// Most consecutive `100 Continue` responses accepted on one transaction.
 pub const MAX_INTERIM: usize = 8;
+/// Most bytes of a request or response kept for its frame (`frame:http1.request`,
+/// `frame:http1.response`), only when the rules use HTTP frames: the frame's bytes past
+/// it are not inspected (an alert's frame payload is cut to this size anyway).
+pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 
 /// HTTP parser settings (from `app-layer.protocols.http.libhtp.default-config`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +105,27 @@ pub struct Message {
     pub files: Files,
     /// A `multipart/form-data` request body being split into its file parts.
     pub multipart: Option<Box<super::multipart::Multipart>>,
+    /// Where the message lies in its direction's stream, for its frame.
+    pub frame: FramePlace,
+    /// The message as received (start line, headers, body as sent, gaps left out), up
+    /// to [`MAX_FRAME_BYTES`]; kept only when the rules use HTTP frames.
+    pub raw: Vec<u8>,
     decoder: Option<Decoder>,
+}
+
+/// A message's HTTP/1 frame (`http1.request` or `http1.response`): Suricata's frame
+/// starts where the message starts (leading empty lines included) and ends where the
+/// message completes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FramePlace {
+    /// Frame id within the direction (from 2: id 1 is the direction's `http1.stream`
+    /// frame, numbered as if the rules used all of HTTP's frame types).
+    pub id: u64,
+    /// Stream offset of the message's first byte.
+    pub offset: u64,
+    /// Its length in the stream so far (gaps and bytes past [`MAX_FRAME_BYTES`]
+    /// included).
+    pub len: u64,
 }
 
 impl Message {
@@ -204,6 +228,16 @@ struct DirParser {
     lines: Vec<(usize, usize)>,
     ignored: usize,
     eof: bool,
+    /// Stream bytes of this direction so far (data and gaps).
+    seen: u64,
+    /// Stream offset of the byte the state machine is at.
+    at: u64,
+    /// Messages begun in this direction.
+    messages: u64,
+    /// Empty lines skipped before the first message (part of its frame), kept only
+    /// when frames are; their stream offset.
+    lead: Vec<u8>,
+    lead_at: Option<u64>,
 }
 
 impl DirParser {
@@ -215,6 +249,11 @@ impl DirParser {
             lines: Vec::new(),
             ignored: 0,
             eof: false,
+            seen: 0,
+            at: 0,
+            messages: 0,
+            lead: Vec::new(),
+            lead_at: None,
         }
     }
 }
@@ -230,6 +269,36 @@ pub struct HttpState {
     tunnel: bool,
     /// What the file layer does (nothing unless the worker turned it on).
     files: FileConfig,
+    /// The rules use `http1.request` or `http1.response`: keep each message's bytes
+    /// (see [`Message::raw`]).
+    frames: bool,
+    /// The rules use `http1.stream`: keep each direction's bytes (up to
+    /// [`MAX_FRAME_BYTES`]) for its stream frame.
+    stream_frames: bool,
+    /// Each direction's bytes so far, for its stream frame.
+    stream_raw: [Vec<u8>; 2],
+    /// The stream frames of the directions that ended (see [`StreamTx`]).
+    streams: Vec<StreamTx>,
+}
+
+/// The `http1.stream` frame of one direction: all of its bytes (gaps left out, up to
+/// [`MAX_FRAME_BYTES`]), attached to no transaction. Suricata makes it with the
+/// direction's first byte (frame id 1) and inspects it once the direction ends; it is
+/// offered to the engine then, as a transaction of its own that has no other buffer,
+/// no record and no place among the EVE transaction ids.
+#[derive(Debug)]
+pub struct StreamTx {
+    pub dir: Dir,
+    pub raw: Vec<u8>,
+    /// The direction's length (gaps and bytes past [`MAX_FRAME_BYTES`] included).
+    pub len: u64,
+}
+
+impl StreamTx {
+    /// Its id, past any real transaction's.
+    pub fn id(&self) -> u64 {
+        u64::MAX - 1 + self.dir.index() as u64
+    }
 }
 
 fn side(dir: Dir) -> Side {
@@ -300,6 +369,10 @@ impl HttpState {
             dirs: [DirParser::new(), DirParser::new()],
             tunnel: false,
             files: FileConfig::default(),
+            frames: false,
+            stream_frames: false,
+            stream_raw: [Vec::new(), Vec::new()],
+            streams: Vec::new(),
         }
     }
 
@@ -340,14 +413,16 @@ impl HttpState {
         if self.dirs[d].st == St::Stopped {
             return;
         }
+        let base = self.dirs[d].seen - self.dirs[d].pending.len() as u64;
+        self.dirs[d].seen += data.len() as u64;
         if self.dirs[d].pending.is_empty() {
-            let n = self.run(dir, data, out);
+            let n = self.run(dir, base, data, out);
             let rest = &data[n.min(data.len())..];
             self.dirs[d].pending.extend_from_slice(rest);
         } else {
             let mut buf = std::mem::take(&mut self.dirs[d].pending);
             buf.extend_from_slice(data);
-            let n = self.run(dir, &buf, out);
+            let n = self.run(dir, base, &buf, out);
             buf.drain(..n.min(buf.len()));
             self.dirs[d].pending = buf;
         }
@@ -372,8 +447,9 @@ impl HttpState {
         self.dirs[d].st = St::Stopped;
     }
 
-    /// Runs the state machine over `buf`; returns the bytes consumed.
-    fn run(&mut self, dir: Dir, buf: &[u8], out: &mut ParseOutput) -> usize {
+    /// Runs the state machine over `buf`, whose first byte is at stream offset `base`;
+    /// returns the bytes consumed.
+    fn run(&mut self, dir: Dir, base: u64, buf: &[u8], out: &mut ParseOutput) -> usize {
         let mut at = 0usize;
         // Bounded: every step consumes bytes or changes state towards one that does;
         // a step that neither consumes nor progresses returns More.
@@ -385,6 +461,7 @@ impl HttpState {
             }
             let rest = &buf[at..];
             let st = self.dirs[dir.index()].st;
+            self.dirs[dir.index()].at = base + at as u64;
             if rest.is_empty() && !matches!(st, St::Finalize) {
                 break;
             }
@@ -438,11 +515,59 @@ impl HttpState {
                 }
             };
             match step {
-                Step::Go(n) => at += n,
+                Step::Go(n) => {
+                    if self.frames && n > 0 {
+                        self.keep_raw(dir, st, &rest[..n.min(rest.len())]);
+                    }
+                    at += n;
+                }
                 Step::More => break,
             }
         }
         at
+    }
+
+    /// Keeps `bytes`, just consumed in state `st`, for the frame of the message they
+    /// belong to. Empty lines between requests end the previous request's frame (as
+    /// Suricata's frames cut them); before the first request they start its frame.
+    fn keep_raw(&mut self, dir: Dir, st: St, bytes: &[u8]) {
+        let d = dir.index();
+        if st == St::Stopped {
+            return;
+        }
+        if st == St::Idle && self.dirs[d].messages == 0 {
+            let p = &mut self.dirs[d];
+            if p.lead_at.is_none() {
+                p.lead_at = Some(p.at);
+            }
+            let room = MAX_FRAME_BYTES.saturating_sub(p.lead.len());
+            p.lead.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            return;
+        }
+        let id = self.dirs[d].tx_id;
+        if let Some(m) = self.msg_mut(dir, id) {
+            m.frame.len += bytes.len() as u64;
+            let room = MAX_FRAME_BYTES.saturating_sub(m.raw.len());
+            m.raw.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
+
+    /// A message of `dir` starts in transaction `id` here: places its frame.
+    fn begin_frame(&mut self, dir: Dir, id: u64) {
+        let d = dir.index();
+        let p = &mut self.dirs[d];
+        p.messages += 1;
+        let offset = p.lead_at.take().unwrap_or(p.at);
+        let place = FramePlace {
+            id: p.messages + 1,
+            offset,
+            len: p.at - offset,
+        };
+        let lead = std::mem::take(&mut p.lead);
+        if let Some(m) = self.msg_mut(dir, id) {
+            m.frame = place;
+            m.raw = lead;
+        }
     }
 
     /// Idle: a new message starts with this byte.
@@ -467,6 +592,7 @@ impl HttpState {
                 };
                 self.dirs[d].tx_id = id;
                 self.dirs[d].st = St::Line;
+                self.begin_frame(dir, id);
                 if let Some(m) = self.msg_mut(dir, id) {
                     m.progress = Progress::Line;
                 }
@@ -496,6 +622,7 @@ impl HttpState {
                     }
                 };
                 self.dirs[d].tx_id = id;
+                self.begin_frame(dir, id);
                 if version == Some(Version::V0_9) {
                     // An HTTP/0.9 response has no status line and no headers.
                     if let Some(m) = self.msg_mut(dir, id) {
@@ -1242,11 +1369,23 @@ impl AppState for HttpState {
         if data.is_empty() {
             return;
         }
+        if self.stream_frames {
+            let raw = &mut self.stream_raw[dir.index()];
+            let room = MAX_FRAME_BYTES.saturating_sub(raw.len());
+            raw.extend_from_slice(&data[..data.len().min(room)]);
+        }
         self.feed(dir, data, out);
     }
 
     fn gap(&mut self, dir: Dir, len: u64, out: &mut ParseOutput) {
         let d = dir.index();
+        self.dirs[d].seen += len;
+        if self.frames && !matches!(self.dirs[d].st, St::Idle | St::Stopped) {
+            let id = self.dirs[d].tx_id;
+            if let Some(m) = self.msg_mut(dir, id) {
+                m.frame.len += len;
+            }
+        }
         let id = self.dirs[d].tx_id;
         match self.dirs[d].st {
             St::BodyLength(n) => {
@@ -1308,9 +1447,15 @@ impl AppState for HttpState {
             return;
         }
         self.dirs[d].eof = true;
+        if self.stream_frames && self.dirs[d].seen > 0 {
+            let raw = std::mem::take(&mut self.stream_raw[d]);
+            let len = self.dirs[d].seen;
+            self.streams.push(StreamTx { dir, raw, len });
+        }
         if self.dirs[d].st != St::Stopped {
             let buf = std::mem::take(&mut self.dirs[d].pending);
-            let n = self.run(dir, &buf, out);
+            let base = self.dirs[d].seen - buf.len() as u64;
+            let n = self.run(dir, base, &buf, out);
             let _ = n;
         }
         let st = self.dirs[d].st;
@@ -1335,15 +1480,28 @@ impl AppState for HttpState {
     }
 
     fn tx_count(&self) -> usize {
-        self.txs.len()
+        self.txs.len() + self.streams.len()
     }
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
-        self.txs.get(index).map(|t| t as &dyn Transaction)
+        match index.checked_sub(self.txs.len()) {
+            None => self.txs.get(index).map(|t| t as &dyn Transaction),
+            Some(i) => self.streams.get(i).map(|t| t as &dyn Transaction),
+        }
     }
 
     fn set_files(&mut self, cfg: FileConfig) {
         self.files = cfg;
+    }
+
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        use super::detect::{FRAME_REQUEST, FRAME_RESPONSE, FRAME_STREAM_TC, FRAME_STREAM_TS};
+        self.frames = used
+            .iter()
+            .any(|&b| b == FRAME_REQUEST || b == FRAME_RESPONSE);
+        self.stream_frames = used
+            .iter()
+            .any(|&b| b == FRAME_STREAM_TS || b == FRAME_STREAM_TC);
     }
 
     fn tx_files_mut(&mut self, index: usize, dir: Dir) -> Option<&mut Files> {

@@ -683,3 +683,106 @@ fn anomalies_as_libhtp_names_them() {
         );
     }
 }
+
+/// HTTP/1 frames: two pipelined requests (the first followed by an empty line, which
+/// is part of its frame, as in Suricata's), a chunked response and a response without a body, fed in
+/// small pieces; a gap inside a body is left out of the frame's bytes.
+#[test]
+fn frames() {
+    let req1 = b"GET /1 HTTP/1.1\r\nHost: a\r\n\r\n\r\n";
+    let req2 = b"HEAD /2 HTTP/1.1\r\nHost: a\r\n\r\n";
+    let resp1 = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    let resp2 = b"HTTP/1.1 204 No Content\r\n\r\n";
+    for step in [1, 5, 1000] {
+        let mut s = state();
+        s.set_frames(&[detect::FRAME_REQUEST, detect::FRAME_RESPONSE]);
+        let mut both = req1.to_vec();
+        both.extend_from_slice(req2);
+        feed(&mut s, Dir::ToServer, &both, step);
+        // A request without a body is complete at the end of its headers.
+        let t0 = tx(&s, 0);
+        assert_eq!(ready(t0.buffer(detect::FRAME_REQUEST, 0)), req1);
+        assert_eq!(t0.buffer(detect::FRAME_RESPONSE, 0), Buf::NotYet);
+        let m = t0.frame(detect::FRAME_REQUEST, 0).expect("frame");
+        assert_eq!(
+            (m.id, m.stream_offset, m.complete, m.tx_id),
+            (2, Some(0), true, Some(0))
+        );
+        let t1 = tx(&s, 1);
+        assert_eq!(ready(t1.buffer(detect::FRAME_REQUEST, 0)), req2);
+        let m = t1.frame(detect::FRAME_REQUEST, 0).expect("frame");
+        assert_eq!(m.id, 3);
+        assert_eq!(m.stream_offset, Some(req1.len() as u64));
+        assert_eq!(m.tx_id, Some(1));
+
+        feed(&mut s, Dir::ToClient, &resp1[..20], step);
+        // Inspected once complete.
+        assert_eq!(tx(&s, 0).buffer(detect::FRAME_RESPONSE, 0), Buf::NotYet);
+        feed(&mut s, Dir::ToClient, &resp1[20..], step);
+        feed(&mut s, Dir::ToClient, resp2, step);
+        let mut out = ParseOutput::default();
+        s.eof(Dir::ToClient, &mut out);
+        let t0 = tx(&s, 0);
+        assert_eq!(ready(t0.buffer(detect::FRAME_RESPONSE, 0)), resp1);
+        let m = t0.frame(detect::FRAME_RESPONSE, 0).expect("frame");
+        assert_eq!((m.id, m.stream_offset, m.tx_id), (2, Some(0), Some(0)));
+        let t1 = tx(&s, 1);
+        assert_eq!(ready(t1.buffer(detect::FRAME_RESPONSE, 0)), resp2);
+        let m = t1.frame(detect::FRAME_RESPONSE, 0).expect("frame");
+        assert_eq!((m.id, m.stream_offset), (3, Some(resp1.len() as u64)));
+    }
+
+    // A gap in a body: the offsets count it, the bytes leave it out.
+    let mut s = state();
+    s.set_frames(&[detect::FRAME_REQUEST, detect::FRAME_RESPONSE]);
+    let mut out = ParseOutput::default();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"GET /1 HTTP/1.0\r\n\r\nGET /2 HTTP/1.0\r\n\r\n",
+        1000,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nab",
+        1000,
+    );
+    s.gap(Dir::ToClient, 2, &mut out);
+    feed(&mut s, Dir::ToClient, b"cdHTTP/1.0 200 OK\r\n\r\n", 1000);
+    let m = tx(&s, 1).frame(detect::FRAME_RESPONSE, 0).expect("frame");
+    assert_eq!(m.stream_offset, Some(44));
+    let m = tx(&s, 0).frame(detect::FRAME_RESPONSE, 0).expect("frame");
+    assert_eq!(m.length, Some(44));
+    assert_eq!(
+        tx(&s, 0).buffer(detect::FRAME_RESPONSE, 0),
+        Buf::Ready(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nabcd")
+    );
+
+    // The stream frames: offered once their direction ended, attached to no
+    // transaction.
+    let mut s = state();
+    s.set_frames(&[detect::FRAME_STREAM_TC]);
+    feed(&mut s, Dir::ToServer, req1, 3);
+    feed(&mut s, Dir::ToClient, resp2, 3);
+    assert_eq!(s.tx_count(), 1);
+    let mut out = ParseOutput::default();
+    s.eof(Dir::ToClient, &mut out);
+    assert_eq!(s.tx_count(), 2);
+    let st = tx(&s, 1);
+    assert!(st.frames_only());
+    assert_eq!(
+        st.buffer(detect::FRAME_STREAM_TC, 0),
+        Buf::Ready(&resp2[..])
+    );
+    assert_eq!(st.buffer(detect::FRAME_STREAM_TS, 0), Buf::NotYet);
+    assert_eq!(st.buffer(detect::URI, 0), Buf::NotYet);
+    let m = st.frame(detect::FRAME_STREAM_TC, 0).expect("frame");
+    assert_eq!((m.id, m.stream_offset, m.tx_id), (1, Some(0), None));
+    assert_eq!(tx(&s, 0).buffer(detect::FRAME_REQUEST, 0), Buf::Ready(b""));
+
+    // Without frame rules, nothing is kept.
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, req1, 1000);
+    assert_eq!(tx(&s, 0).buffer(detect::FRAME_REQUEST, 0), Buf::Ready(b""));
+}

@@ -151,6 +151,7 @@ pub fn frame_meta(tx: &MqttTx, id: BufferId, index: usize) -> Option<crate::Fram
         stream_offset: Some(p.offset + frame_range(p, kind).start as u64),
         complete: true,
         tx_id: None,
+        length: None,
     })
 }
 

@@ -348,6 +348,7 @@ pub fn frame_meta(tx: &SipTx, id: BufferId, index: usize) -> Option<crate::Frame
         stream_offset: tx.offset.map(|o| o + u64::from(r.start)),
         complete: true,
         tx_id: (!datagram_pdu).then_some(tx.id + 1),
+        length: None,
     })
 }
 

@@ -104,6 +104,7 @@ impl Transaction for SshTx {
             stream_offset: Some(r.offset + detect::frame_range(r.bytes.len(), kind).start as u64),
             complete: true,
             tx_id: Some(0),
+            length: None,
         })
     }
 

@@ -388,6 +388,21 @@ impl Engine {
 
     /// Whether a loaded rule inspects a buffer of this family (`ja3`: `ja3.hash`,
     /// `ja3.string`, `ja3s.hash`, `ja3s.string`): the name up to its first dot or `s.`.
+    /// The frame buffers (both directions') some rule inspects.
+    pub fn frame_buffers(&self) -> Vec<BufferId> {
+        let mut v: Vec<BufferId> = Vec::new();
+        for b in self.sigs.iter().flat_map(|sig| sig.rule.buffers.iter()) {
+            if crate::app::buffers::is_frame(b.def) {
+                for id in [b.def.to_server, b.def.to_client].into_iter().flatten() {
+                    if !v.contains(&id) {
+                        v.push(id);
+                    }
+                }
+            }
+        }
+        v
+    }
+
     pub fn uses_buffer(&self, family: &str) -> bool {
         self.sigs.iter().any(|sig| {
             sig.rule.buffers.iter().any(|b| {

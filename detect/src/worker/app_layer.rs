@@ -16,10 +16,15 @@ impl Inner {
         if out.anomalies.is_empty() {
             return;
         }
-        let newest = app
-            .state
-            .as_deref()
-            .and_then(|s| s.tx(s.tx_count().checked_sub(1)?).map(|t| t.id()));
+        // The newest transaction (not a holder of frames of none, such as HTTP's
+        // stream frames).
+        let newest = app.state.as_deref().and_then(|s| {
+            (0..s.tx_count())
+                .rev()
+                .filter_map(|i| s.tx(i))
+                .find(|t| !t.frames_only())
+                .map(|t| t.id())
+        });
         let id = newest.unwrap_or(app.next_free);
         // EVE logs the anomaly with its transaction, as Suricata does: not when there is
         // none, nor when it was logged already (Suricata keeps a parser's events on its
@@ -259,7 +264,9 @@ impl Inner {
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
             let id = tx.id();
-            flow.app.tx_cnt = flow.app.tx_cnt.max(id + 1);
+            if !tx.frames_only() {
+                flow.app.tx_cnt = flow.app.tx_cnt.max(id + 1);
+            }
             let td = match flow.app.txs.iter().position(|t| t.tx_id == id) {
                 Some(p) => p,
                 None => {
@@ -560,7 +567,7 @@ fn frame_event(
         id: meta.id,
         to_server: dir == Dir::ToServer,
         stream_offset: meta.stream_offset,
-        length: bytes.len() as u64,
+        length: meta.length.unwrap_or(bytes.len() as u64),
         payload: bytes[..bytes.len().min(MAX_FRAME_PAYLOAD)].to_vec(),
         complete: meta.complete,
         tx_id: meta.tx_id,

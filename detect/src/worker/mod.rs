@@ -653,6 +653,7 @@ impl Worker {
             .unwrap_or_else(|| engine.uses_buffer("ja3"));
         let mut registry = registry;
         registry.set_files(file_config(&cfg, &engine));
+        registry.set_frames(engine.frame_buffers());
         let store = open_store(config, index);
         Worker {
             flows: FlowTable::new(index),

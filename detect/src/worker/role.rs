@@ -402,6 +402,7 @@ impl Worker {
                 // New flows get what the new rules need of the file layer.
                 let files = super::file_config(&self.x.cfg, &self.x.engine);
                 self.x.registry.set_files(files);
+                self.x.registry.set_frames(self.x.engine.frame_buffers());
                 counters.get(DetectCounter::RulesGeneration).set(generation);
                 counters.get(DetectCounter::RulesReloads).add(1);
                 tracing::info!(
