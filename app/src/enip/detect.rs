@@ -177,6 +177,7 @@ pub fn frame_meta(tx: &EnipTx, id: BufferId, index: usize) -> Option<crate::Fram
         stream_offset: msg.offset.map(|o| o + start as u64),
         complete: true,
         tx_id: Some(tx.id),
+        length: None,
     })
 }
 
