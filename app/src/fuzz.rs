@@ -5,8 +5,8 @@
 //!
 //! Input layout: byte 0 picks the piece size (low 6 bits), interleaving (bit 6) and a
 //! gap (bit 7); bytes 1-2 (big endian) say how many of the remaining bytes go to the
-//! server (an even count also has the parser keep its frames' bytes,
-//! [`ParseOutput::keep_frames`]); the rest goes to the client. Both directions then end.
+//! server (an even count also has the parser keep the bytes of all its frames,
+//! [`AppState::set_frames`]); the rest goes to the client. Both directions then end.
 
 use super::{AppState, BufferId, Dir, ParseOutput, Transaction};
 
@@ -18,10 +18,16 @@ pub fn drive(state: &mut dyn AppState, data: &[u8]) {
     let split = usize::from(u16::from_be_bytes([*hi, *lo])).min(rest.len());
     let (to_server, to_client) = rest.split_at(split);
     let step = usize::from(ctl % 64) + 1;
-    let mut out = ParseOutput {
-        keep_frames: lo & 1 == 0,
-        ..ParseOutput::default()
-    };
+    if lo & 1 == 0 {
+        let all: Vec<BufferId> = crate::PROTOCOLS
+            .iter()
+            .flat_map(|d| d.frames.iter())
+            .flat_map(|f| [f.to_server, f.to_client])
+            .flatten()
+            .collect();
+        state.set_frames(&all);
+    }
+    let mut out = ParseOutput::default();
     let mut a = to_server.chunks(step);
     let mut b = to_client.chunks(step);
     let interleave = ctl & 0x40 != 0;

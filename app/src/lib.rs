@@ -113,10 +113,6 @@ pub struct ParseOutput {
     /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
     /// the engine stops feeding it.
     pub failed: bool,
-    /// Set by the engine: some rule inspects this protocol's frames, so a parser that
-    /// would copy bytes only for its frames keeps them (it numbers and places its
-    /// frames either way).
-    pub keep_frames: bool,
 }
 
 impl ParseOutput {

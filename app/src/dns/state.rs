@@ -54,6 +54,8 @@ pub struct DnsState {
     offset: [u64; 2],
     /// Per direction, the frame id of the next message.
     next_frame: [u64; 2],
+    /// A rule inspects DNS frames: their bytes are kept ([`AppState::set_frames`]).
+    keep_frames: bool,
 }
 
 impl DnsState {
@@ -66,6 +68,7 @@ impl DnsState {
             lost: [false; 2],
             offset: [0; 2],
             next_frame: [1; 2],
+            keep_frames: false,
         }
     }
 
@@ -77,7 +80,7 @@ impl DnsState {
     fn message(&mut self, dir: Dir, data: &[u8], offset: Option<u64>, out: &mut ParseOutput) {
         let d = dir.index();
         // Its bytes are copied only for a ruleset that inspects DNS frames.
-        let frame = out.keep_frames.then(|| {
+        let frame = self.keep_frames.then(|| {
             Box::new(PduFrame {
                 bytes: data.into(),
                 offset,
@@ -191,6 +194,13 @@ impl AppState for DnsState {
                 self.pending[d] = buf;
             }
         }
+    }
+
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        use super::detect::{FRAME_PDU_TC, FRAME_PDU_TS};
+        self.keep_frames = used
+            .iter()
+            .any(|b| [FRAME_PDU_TS, FRAME_PDU_TC].contains(b));
     }
 
     fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {

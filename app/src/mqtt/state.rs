@@ -173,6 +173,9 @@ pub struct MqttState {
     /// of the next frame (Suricata numbers each direction's frames from 1).
     offset: [u64; 2],
     next_frame: [u64; 2],
+    /// A rule inspects MQTT frames: the packets' bytes are kept
+    /// ([`AppState::set_frames`]).
+    keep_frames: bool,
 }
 
 impl MqttState {
@@ -189,6 +192,7 @@ impl MqttState {
             completed_below: 0,
             offset: [0; 2],
             next_frame: [1; 2],
+            keep_frames: false,
         }
     }
 
@@ -368,7 +372,7 @@ impl MqttState {
                         self.skip[d] = skipped - used;
                         // Only its `pdu` frame is made (and its bytes are not kept).
                         self.next_frame[d] += 1;
-                    } else if !out.keep_frames {
+                    } else if !self.keep_frames {
                         self.next_frame[d] += 3;
                     } else {
                         // Its bytes are copied only for a ruleset that inspects MQTT
@@ -401,6 +405,22 @@ impl MqttState {
 }
 
 impl AppState for MqttState {
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        use super::detect::{
+            FRAME_DATA_TC, FRAME_DATA_TS, FRAME_HEADER_TC, FRAME_HEADER_TS, FRAME_PDU_TC,
+            FRAME_PDU_TS,
+        };
+        let mine = [
+            FRAME_PDU_TS,
+            FRAME_PDU_TC,
+            FRAME_HEADER_TS,
+            FRAME_HEADER_TC,
+            FRAME_DATA_TS,
+            FRAME_DATA_TC,
+        ];
+        self.keep_frames = used.iter().any(|b| mine.contains(b));
+    }
+
     fn parse(&mut self, dir: Dir, mut data: &[u8], out: &mut ParseOutput) {
         let d = dir.index();
         while !data.is_empty() && !self.lost[d] {
@@ -637,10 +657,8 @@ mod tests {
     fn frames_are_placed_in_their_stream() {
         use crate::Transaction;
         let mut s = MqttState::new(MqttConfig::default());
-        let mut out = ParseOutput {
-            keep_frames: true,
-            ..ParseOutput::default()
-        };
+        s.set_frames(&[super::super::detect::FRAME_PDU_TS]);
+        let mut out = ParseOutput::default();
         // A CONNECT, then a PINGREQ and a QoS 0 PUBLISH in one segment, the PUBLISH's
         // last byte in the next.
         let mut ts = CONNECT_V4.to_vec();

@@ -105,6 +105,9 @@ struct DirParser {
 /// One flow's SSH state.
 #[derive(Debug)]
 pub struct SshState {
+    /// A rule inspects SSH frames: the packets' bytes are kept
+    /// ([`AppState::set_frames`]).
+    keep_frames: bool,
     tx: SshTx,
     dirs: [DirParser; 2],
     freed: bool,
@@ -130,6 +133,7 @@ impl SshState {
             last: false,
         };
         SshState {
+            keep_frames: false,
             tx: SshTx::default(),
             dirs: [d(), d()],
             freed: false,
@@ -213,7 +217,7 @@ impl SshState {
             out.anomaly("ssh.long_kex_record");
         }
         // Kept for its frames (when a rule inspects SSH frames) or its algorithms.
-        let wanted = out.keep_frames || (msg == MSG_KEXINIT && self.tx.sides[d].hassh.is_none());
+        let wanted = self.keep_frames || (msg == MSG_KEXINIT && self.tx.sides[d].hassh.is_none());
         if wanted && len + 4 <= MAX_KEXINIT_LEN && p.kept + len + 4 <= MAX_KEPT {
             p.kept += len + 4;
             p.st = St::Keep(len + 4);
@@ -234,7 +238,7 @@ impl SshState {
                 None => out.anomaly("ssh.invalid_record"),
             }
         }
-        if out.keep_frames {
+        if self.keep_frames {
             self.tx.records[d].push(Record {
                 offset: p.record_at,
                 id: p.record_id,
@@ -339,6 +343,10 @@ fn hassh(packet: &[u8], client: bool) -> Option<Hassh> {
 }
 
 impl AppState for SshState {
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        self.keep_frames = used.iter().any(|&b| super::detect::frame_kind(b).is_some());
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         self.run(dir.index(), data, out);
     }

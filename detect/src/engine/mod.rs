@@ -131,9 +131,6 @@ pub struct Engine {
     headers: usize,
     class_rules: [Vec<u32>; 4],
     app_rules: [[Vec<u32>; 2]; crate::app::APP_PROTOS],
-    /// Per protocol: some rule inspects one of its frames (its parser keeps their
-    /// bytes only then).
-    frames_used: [bool; crate::app::APP_PROTOS],
 }
 
 /// One match to report.
@@ -246,11 +243,6 @@ impl Engine {
             // Register the rule in its groups.
             if app {
                 let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
-                if buffers.iter().any(|b| b.frame)
-                    && let Some(f) = e.frames_used.get_mut(proto)
-                {
-                    *f = true;
-                }
                 if let Some(g) = app_b.get_mut(proto) {
                     for d in [Dir::ToServer, Dir::ToClient] {
                         if dir.is_some_and(|rd| rd != d) {
@@ -463,11 +455,6 @@ impl Engine {
 
     pub fn sig(&self, i: u32) -> &Sig {
         &self.sigs[i as usize]
-    }
-
-    /// Whether some rule inspects a frame of `proto` (see [`app::ParseOutput::keep_frames`]).
-    pub fn inspects_frames(&self, proto: AppProto) -> bool {
-        self.frames_used[proto.index()]
     }
 
     /// Whether any rule inspects transactions of `proto`.

@@ -155,10 +155,7 @@ impl Inner {
         if app.state.is_none() {
             return false;
         }
-        let mut out = ParseOutput {
-            keep_frames: self.engine.inspects_frames(app.proto),
-            ..ParseOutput::default()
-        };
+        let mut out = ParseOutput::default();
         if let Some(state) = app.state.as_deref_mut() {
             state.parse(dir, data, &mut out);
         }
@@ -191,10 +188,7 @@ impl Inner {
                 self.pkt_proto_done = true;
                 self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
-                    let mut out = ParseOutput {
-                        keep_frames: self.engine.inspects_frames(proto),
-                        ..ParseOutput::default()
-                    };
+                    let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);
                     // The other direction lost bytes before the protocol was known:
                     // the parser is told now, after this direction's first data.
