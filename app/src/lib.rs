@@ -47,6 +47,7 @@ pub mod dns;
 pub mod enip;
 pub mod http;
 pub mod llmnr;
+pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
 pub mod sip;

@@ -50,6 +50,7 @@ protocols! {
     Tls => tls, record Tls;
     Ssh => ssh;
     Llmnr => llmnr;
+    Mdns => mdns, record Mdns;
     Sip => sip, record Sip;
     Mqtt => mqtt, record Mqtt;
     Modbus => modbus, record Modbus;

@@ -320,7 +320,7 @@ mod tests {
         let q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03www\x07example\x03com\x00\x00\x01\x00\x01";
         assert_eq!(
             probe(Transport::Udp, Dir::ToServer, [40000, 5353], q),
-            Detected::Proto(AppProto::Dns)
+            Detected::Proto(AppProto::Mdns)
         );
         assert_eq!(
             probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"G"),

@@ -162,7 +162,7 @@ fn item(b: Option<&[u8]>) -> Buf<'_> {
 
 /// What a buffer reads from a message.
 #[derive(Clone, Copy)]
-enum Field {
+pub(crate) enum Field {
     Question,
     Answer,
     Authority,
@@ -171,7 +171,7 @@ enum Field {
     Opcode,
 }
 
-fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
+pub(crate) fn field(m: &Message, f: Field, index: usize) -> Buf<'_> {
     match f {
         Field::Question => item(m.questions.get(index).map(|q| m.text(q.name))),
         Field::Answer => item(m.answers().get(index).map(|r| m.text(r.name))),

@@ -2,7 +2,7 @@
 //! checked against Suricata's EVE schema in the eve-writer's tests.
 
 use meerkat_eve::{Obj, array};
-use meerkat_proto::events::{Dns, DnsAnswer, DnsSoa, DnsSrv};
+use meerkat_proto::events::{Dns, DnsAnswer, DnsOpt, DnsSoa, DnsSrv};
 
 use crate::AppRecord;
 
@@ -40,7 +40,24 @@ fn answer(a: &mut Obj<'_>, r: &DnsAnswer) {
         a.obj("srv", |x| srv(x, s));
     } else if !r.rdata.is_empty() {
         a.bytes("rdata", &r.rdata);
+    } else if !r.opt.is_empty() {
+        a.raw("opt", |b| array(b, &r.opt, opt));
     }
+}
+
+/// An EDNS option: its code and its data in hex.
+pub fn opt(o: &mut Obj<'_>, x: &DnsOpt) {
+    o.u64("code", u64::from(x.code)).str("data", &hex(&x.data));
+}
+
+fn hex(b: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * b.len());
+    for &c in b {
+        s.push(char::from(HEX[usize::from(c >> 4)]));
+        s.push(char::from(HEX[usize::from(c & 0xf)]));
+    }
+    s
 }
 
 /// Whether an answer has data a `grouped` list shows.

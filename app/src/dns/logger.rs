@@ -1,9 +1,9 @@
 //! The EVE `dns` record (Suricata's version-3 shape): one per message, `type` request
 //! or response, with queries, answers, authorities and additionals.
 
-use meerkat_proto::events::{Dns, DnsAnswer, DnsMx, DnsQuery, DnsSoa, DnsSrv};
+use meerkat_proto::events::{Dns, DnsAnswer, DnsMx, DnsOpt, DnsQuery, DnsSoa, DnsSrv};
 
-use super::parser::{Message, Rdata, Record};
+use super::parser::{Message, Rdata, Record, opt_options, txt_strings};
 
 fn answer(m: &Message, r: &Record) -> DnsAnswer {
     let t = |s| m.text(s).to_vec();
@@ -15,6 +15,22 @@ fn answer(m: &Message, r: &Record) -> DnsAnswer {
     };
     match &r.rdata {
         Rdata::Text(s) => a.rdata = t(*s),
+        Rdata::Txt(s) => {
+            // DNS logs the strings joined, mDNS one by one.
+            for part in txt_strings(m.text(*s)) {
+                a.rdata.extend_from_slice(part);
+                a.txt.push(part.to_vec());
+            }
+        }
+        Rdata::Opt(s) => {
+            a.opt = opt_options(m.text(*s))
+                .map(|(code, data)| DnsOpt {
+                    code: u32::from(code),
+                    data: data.to_vec(),
+                })
+                .collect();
+        }
+        Rdata::Raw(s) => a.raw = t(*s),
         Rdata::Soa {
             mname,
             rname,
@@ -91,7 +107,8 @@ pub fn record(m: &Message) -> Dns {
         additionals: m
             .additionals()
             .iter()
-            .filter(|r| r.rrtype != 41)
+            // An OPT record is logged when it has options (Suricata).
+            .filter(|r| !matches!(r.rdata, Rdata::Opt(s) if m.text(s).is_empty()))
             .map(|r| answer(m, r))
             .collect(),
         // Set by the transaction, which knows its id.

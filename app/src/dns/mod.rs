@@ -20,7 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     aliases: &[],
     enabled_by_default: true,
     transports: Transports::BOTH,
-    default_ports: &[53, 5353],
+    default_ports: &[53],
     port_bound: false,
     probe,
     probe_on_port: Some(probe_on_port),
@@ -172,6 +172,9 @@ impl Transaction for DnsTx {
     }
 
     fn complete(&self, dir: Dir) -> bool {
+        if self.mdns.is_some() {
+            return true;
+        }
         match dir {
             Dir::ToServer => self.request.is_some() || self.response.is_some(),
             Dir::ToClient => self.response.is_some(),
@@ -184,10 +187,20 @@ impl Transaction for DnsTx {
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        if self.mdns.is_some() {
+            return crate::mdns::detect::buffer(self, id, index);
+        }
         detect::buffer(self, id, index)
     }
 
     fn record(&self) -> Option<AppRecord> {
+        if self.mdns.is_some() {
+            return self.response.as_ref().or(self.request.as_ref()).map(|m| {
+                let mut r = logger::record(m);
+                r.tx_id = self.id;
+                AppRecord::Mdns(r)
+            });
+        }
         self.response
             .as_ref()
             .or(self.request.as_ref())
@@ -199,6 +212,13 @@ impl Transaction for DnsTx {
     }
 
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        if self.mdns.is_some() {
+            // One event per message, as the client -> server half.
+            return match dir {
+                Dir::ToServer => self.record(),
+                Dir::ToClient => None,
+            };
+        }
         let m = match dir {
             Dir::ToServer => self.request.as_ref(),
             Dir::ToClient => self.response.as_ref(),

@@ -200,8 +200,35 @@ pub enum Rdata {
         port: u16,
         name: Span,
     },
-    /// A type without a rendering.
+    /// TXT (and SPF) strings, each with its length byte before it ([`txt_strings`]).
+    Txt(Span),
+    /// OPT: its options as on the wire, code, length and data each ([`opt_options`]).
+    Opt(Span),
+    /// Any other type: the rdata bytes as they are.
+    Raw(Span),
+    /// Rdata of a known type that did not parse.
     None,
+}
+
+/// The strings of a [`Rdata::Txt`] text.
+pub fn txt_strings(mut b: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        let (&l, rest) = b.split_first()?;
+        let (s, rest) = rest.split_at(usize::from(l).min(rest.len()));
+        b = rest;
+        Some(s)
+    })
+}
+
+/// The options (code, data) of a [`Rdata::Opt`] text; a cut option ends the list.
+pub fn opt_options(mut b: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
+    std::iter::from_fn(move || {
+        let code = be16(b, 0)?;
+        let len = usize::from(be16(b, 2)?);
+        let data = b.get(4..4 + len)?;
+        b = &b[4 + len..];
+        Some((code, data))
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -448,19 +475,23 @@ impl Message {
                 }
             }
             16 | 99 => {
+                // The strings as on the wire (length-prefixed), the first
+                // MAX_TXT_STRINGS of them: DNS logs them joined, mDNS one by one.
                 let t0 = self.text.len();
                 let mut i = 0;
                 let mut n = 0;
                 while i < rd.len() && n < MAX_TXT_STRINGS {
                     let l = usize::from(rd[i]);
                     let s = &rd[i + 1..(i + 1 + l).min(rd.len())];
+                    self.text.push(s.len() as u8);
                     self.text.extend_from_slice(s);
                     i += 1 + l;
                     n += 1;
                 }
-                Rdata::Text(self.span_from(t0))
+                Rdata::Txt(self.span_from(t0))
             }
-            _ => Rdata::None,
+            41 => Rdata::Opt(self.add_text(rd)),
+            _ => Rdata::Raw(self.add_text(rd)),
         }
     }
 }
@@ -693,7 +724,13 @@ pub(crate) mod tests {
         assert!(
             matches!(a[2].rdata, Rdata::Srv { port: 443, name, .. } if p.text(name) == b"www.example.com")
         );
-        assert_eq!(p.rdata_text(&a[3]), Some(&b"hiyo"[..]));
+        let Rdata::Txt(txt) = a[3].rdata else {
+            panic!("{:?}", a[3].rdata)
+        };
+        assert_eq!(
+            txt_strings(p.text(txt)).collect::<Vec<_>>(),
+            [&b"hi"[..], &b"yo"[..]]
+        );
         assert_eq!(
             p.rdata_text(&a[4]),
             Some(&b"2001:0db8:0000:0000:0000:0000:0000:0001"[..])

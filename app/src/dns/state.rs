@@ -19,6 +19,10 @@ pub struct DnsTx {
     pub response: Option<Message>,
     /// Per direction, the `pdu` frame of the message that came that way.
     pub frames: [Option<Box<PduFrame>>; 2],
+    /// An mDNS message, and the direction of the flow it came in: a transaction of its
+    /// own, whatever its QR bit, complete at once and inspected and logged as
+    /// `to_server` (as Suricata's mDNS).
+    pub mdns: Option<Dir>,
 }
 
 /// A DNS message as its `pdu` frame: its bytes (without a TCP length prefix), where
@@ -56,6 +60,8 @@ pub struct DnsState {
     next_frame: [u64; 2],
     /// A rule inspects DNS frames: their bytes are kept ([`AppState::set_frames`]).
     keep_frames: bool,
+    /// mDNS: every message is a transaction of its own ([`DnsTx::mdns`]).
+    multicast: bool,
 }
 
 impl DnsState {
@@ -69,6 +75,15 @@ impl DnsState {
             offset: [0; 2],
             next_frame: [1; 2],
             keep_frames: false,
+            multicast: false,
+        }
+    }
+
+    /// The state of an mDNS flow: DNS messages, each a transaction of its own.
+    pub fn multicast(transport: Transport) -> DnsState {
+        DnsState {
+            multicast: true,
+            ..DnsState::new(transport)
         }
     }
 
@@ -96,7 +111,19 @@ impl DnsState {
         // The QR bit says what the message is; the direction is only a hint (Suricata
         // raises nothing for a message the wrong way).
         let is_response = m.header.qr();
-        if is_response {
+        if self.multicast {
+            let mut tx = DnsTx {
+                mdns: Some(dir),
+                ..DnsTx::default()
+            };
+            if is_response {
+                tx.response = Some(m);
+            } else {
+                tx.request = Some(m);
+            }
+            tx.frames[d] = frame;
+            self.push(tx, out);
+        } else if is_response {
             let id = m.header.id;
             if let Some(tx) = self.txs.iter_mut().find(|t| {
                 t.response.is_none() && t.request.as_ref().is_some_and(|q| q.header.id == id)
