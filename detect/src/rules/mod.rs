@@ -11,6 +11,7 @@ pub mod classification;
 pub mod keywords;
 pub mod parse;
 pub mod reference;
+pub mod requires;
 pub mod suricata;
 pub mod thresholds;
 
@@ -136,6 +137,9 @@ impl RuleContext {
 pub struct Loaded {
     pub rules: Vec<Rule>,
     pub problems: Vec<RuleProblem>,
+    /// Rules skipped because their `requires:` is not met (not errors: Suricata logs
+    /// one line counting them).
+    pub skipped: Vec<RuleProblem>,
     /// Flowbit, flowint and xbit names used by the rules.
     pub names: Names,
     /// threshold.config lines that are not Suricata's syntax (skipped; the other
@@ -237,7 +241,36 @@ pub fn parse_rule_in(
         .find(|o| o.keyword == "sid")
         .and_then(|o| o.value)
         .and_then(|v| parse::unquote(v).trim().parse().ok());
+    // `requires` before anything else: a rule for a later version may have a header or
+    // keywords this one does not know.
+    for o in raw.options.iter().filter(|o| o.keyword == "requires") {
+        let v = parse::unquote(o.value.unwrap_or_default());
+        let known = |k: &str| suricata::meerkat_supports(k, ctx);
+        match requires::check(v.trim(), requires::SURICATA_VERSION, known) {
+            Ok(Ok(())) => {}
+            Ok(Err(unmet)) => {
+                return Err((
+                    sid,
+                    (
+                        Some("requires".to_string()),
+                        format!("{REQUIRES_UNMET}{unmet}"),
+                    ),
+                ));
+            }
+            Err(e) => return Err((sid, (Some("requires".to_string()), e))),
+        }
+    }
     build(&raw, text, file, ctx, names).map_err(|f| (sid, f))
+}
+
+/// The start of the reason of a rule skipped for its `requires:`.
+pub const REQUIRES_UNMET: &str = "requirements not met: ";
+
+impl RuleProblem {
+    /// Whether the rule was skipped for its `requires:` (not an error).
+    pub fn is_skipped(&self) -> bool {
+        self.keyword.as_deref() == Some("requires") && self.reason.starts_with(REQUIRES_UNMET)
+    }
 }
 
 fn build(
@@ -576,13 +609,20 @@ fn load_text(
                     }
                 }
             }
-            Err((sid, (keyword, reason))) => loaded.problems.push(RuleProblem {
-                file: path.to_path_buf(),
-                line,
-                sid,
-                keyword,
-                reason,
-            }),
+            Err((sid, (keyword, reason))) => {
+                let p = RuleProblem {
+                    file: path.to_path_buf(),
+                    line,
+                    sid,
+                    keyword,
+                    reason,
+                };
+                if p.is_skipped() {
+                    loaded.skipped.push(p);
+                } else {
+                    loaded.problems.push(p);
+                }
+            }
         }
     }
 }

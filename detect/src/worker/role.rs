@@ -126,6 +126,13 @@ fn load_ruleset(config: &Config, index: usize) -> Result<Loaded, DetectError> {
         for p in &loaded.problems {
             tracing::warn!("rule not loaded: {p}");
         }
+        if !loaded.skipped.is_empty() {
+            tracing::info!(
+                skipped = loaded.skipped.len(),
+                "rules skipped: their `requires` is not met by Suricata {}",
+                rules::requires::SURICATA_VERSION
+            );
+        }
         loaded.log_threshold_problems();
     }
     let summary = WorkerSummary {

@@ -1,5 +1,5 @@
 //! Rule metadata keywords: `msg`, `sid`, `rev`, `gid`, `priority`, `classtype`,
-//! `reference`, `metadata`, `target`, `noalert`, `tag`, `prefilter`.
+//! `reference`, `metadata`, `target`, `noalert`, `tag`, `prefilter`, `requires`.
 
 use super::*;
 
@@ -11,6 +11,10 @@ impl Builder<'_> {
             "sid" => self.rule.sid = num(kw, v)?,
             "rev" => self.rule.rev = num(kw, v)?,
             "gid" => self.rule.gid = num(kw, v)?,
+            // Checked before the rule is built (`rules::requires`): met here.
+            "requires" => {
+                value_of(kw, v)?;
+            }
             "priority" => self.priority = Some(num(kw, v)?),
             "classtype" => {
                 let name = parse::unquote(value_of(kw, v)?);
