@@ -14,7 +14,9 @@ pub(super) fn only_sets_flowbits(rule: &Rule) -> bool {
         && rule.tx_checks.is_empty()
 }
 
-/// Suricata's IP-only rule test.
+/// Suricata's IP-only rule test, and its "like IP-only" one (the same with ports): such
+/// a rule is checked on the first packet of each flow direction only (measured against
+/// the reference: `alert tcp any any -> any 8080 (sid:1;)` alerts once per session).
 pub(super) fn is_ip_only(rule: &Rule) -> bool {
     rule.app_proto.is_none()
         && rule.payload.is_empty()
@@ -25,8 +27,6 @@ pub(super) fn is_ip_only(rule: &Rule) -> bool {
         && rule.flow == crate::rules::FlowOpts::default()
         && rule.payload_source == PayloadSource::Any
         && only_sets_flowbits(rule)
-        && rule.sport.is_any()
-        && rule.dport.is_any()
 }
 
 /// Suricata's protocol-detection-only rule test: `app-layer-protocol` and nothing but

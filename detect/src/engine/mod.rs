@@ -80,8 +80,9 @@ pub struct Sig {
     dir: Option<Dir>,
     /// Whether the rule is evaluated on transactions (sticky buffers, TLS checks).
     app: bool,
-    /// An IP-only rule (no ports, payload or packet keywords; at most `flowbits:set`):
-    /// like Suricata, it is checked on the first packet of each direction of a flow only.
+    /// An IP-only or like-IP-only rule (no payload or packet keywords, ports allowed; at
+    /// most `flowbits:set`): like Suricata, it is checked on the first packet of each
+    /// direction of a flow only.
     ip_only: bool,
     /// Made of `app-layer-protocol` checks alone (Suricata's "PD-only" rule): checked
     /// only on packets where protocol detection finished.
