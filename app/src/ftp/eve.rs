@@ -1,7 +1,8 @@
 //! The EVE `ftp` and `ftp_data` objects, in Suricata's field order: `command`, then
 //! `command_data` and `command_truncated` when the command has data, the reply
 //! lines' `completion_code` and `reply`, `dynamic_port` when a data connection was
-//! announced, `mode` for the commands that announce one, `reply_received` (`yes`/`no`) and `reply_truncated`.
+//! announced, `mode` for the commands that announce one, `reply_received`
+//! (`yes`/`no`) and `reply_truncated`.
 
 use meerkat_eve::Obj;
 use meerkat_proto::events::{Ftp, FtpData};
