@@ -45,6 +45,7 @@ pub mod value;
 pub mod dnp3;
 pub mod dns;
 pub mod enip;
+pub mod ftp;
 pub mod http;
 pub mod llmnr;
 pub mod mdns;

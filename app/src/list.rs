@@ -56,6 +56,7 @@ protocols! {
     Modbus => modbus, record Modbus;
     Enip => enip, record Enip;
     Dnp3 => dnp3, record Dnp3;
+    Ftp => ftp, record Ftp;
 }
 
 impl AppProto {
