@@ -49,6 +49,7 @@ pub mod http;
 pub mod llmnr;
 pub mod modbus;
 pub mod mqtt;
+pub mod rfb;
 pub mod sip;
 pub mod ssh;
 pub mod tls;

@@ -55,6 +55,7 @@ protocols! {
     Modbus => modbus, record Modbus;
     Enip => enip, record Enip;
     Dnp3 => dnp3, record Dnp3;
+    Rfb => rfb, record Rfb;
 }
 
 impl AppProto {
