@@ -51,6 +51,7 @@ pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
+pub mod rfb;
 pub mod sip;
 pub mod ssh;
 pub mod tls;

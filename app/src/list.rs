@@ -57,6 +57,7 @@ protocols! {
     Enip => enip, record Enip;
     Dnp3 => dnp3, record Dnp3;
     Ftp => ftp, record Ftp;
+    Rfb => rfb, record Rfb;
 }
 
 impl AppProto {

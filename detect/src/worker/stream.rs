@@ -221,6 +221,11 @@ impl Inner {
                 let mut out = ParseOutput::default();
                 state.gap(dir, gap, &mut out);
                 self.parse_output(&out, &mut flow.app, dir);
+                // A parser that takes no gaps (Suricata's RFB) fails on the flow.
+                if out.failed {
+                    flow.app.state = None;
+                    flow.app.parse_error = true;
+                }
             } else if !flow.app.detection_done {
                 flow.app.early_gap[d] = true;
             }
