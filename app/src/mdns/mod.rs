@@ -98,7 +98,7 @@ pub fn fuzz(data: &[u8]) {
 mod tests {
     use super::*;
     use crate::dns::parser::tests::{QUERY, RESPONSE};
-    use crate::{AppRecord, AppState, Buf, ParseOutput, Transaction};
+    use crate::{AppRecord, AppState, Buf, ParseOutput};
 
     #[test]
     fn every_message_is_a_transaction_of_its_own() {
