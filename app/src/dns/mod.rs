@@ -171,17 +171,13 @@ impl Transaction for DnsTx {
         self.id
     }
 
-    fn complete(&self, dir: Dir) -> bool {
-        if self.mdns.is_some() {
-            return true;
-        }
-        match dir {
-            Dir::ToServer => self.request.is_some() || self.response.is_some(),
-            Dir::ToClient => self.response.is_some(),
-        }
+    /// A transaction is its one message: complete both ways once made (Suricata's DNS
+    /// transactions are, progress 1 in each direction).
+    fn complete(&self, _dir: Dir) -> bool {
+        self.request.is_some() || self.response.is_some()
     }
 
-    /// 1 once the direction's message is in.
+    /// 1 once the message is in.
     fn progress(&self, dir: Dir) -> u8 {
         u8::from(self.complete(dir))
     }
@@ -276,7 +272,7 @@ mod tests {
     }
 
     #[test]
-    fn udp_transactions_match_by_id() {
+    fn every_message_is_a_transaction() {
         let mut s = DnsState::new(Transport::Udp);
         let mut out = ParseOutput::default();
         let mut other = QUERY.to_vec();
@@ -285,24 +281,31 @@ mod tests {
         s.parse(Dir::ToServer, &other, &mut out);
         s.parse(Dir::ToClient, RESPONSE, &mut out);
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
-        assert_eq!(s.tx_count(), 2);
-        let t0 = s.tx(0).unwrap();
-        assert!(t0.complete(Dir::ToClient));
-        assert!(!s.tx(1).unwrap().complete(Dir::ToClient));
-        assert_eq!(t0.buffer(detect::QUERY, 0), Buf::Ready(b"www.example.com"));
-        assert_eq!(t0.buffer(detect::QUERY, 1), Buf::Absent);
-        let Some(AppRecord::Dns(r)) = t0.event_record(Dir::ToClient) else {
+        assert_eq!(s.tx_count(), 3, "a response is not joined to its query");
+        let (q, r) = (s.tx(0).unwrap(), s.tx(2).unwrap());
+        assert_eq!((q.id(), r.id()), (0, 2));
+        for t in [q, r] {
+            assert!(t.complete(Dir::ToServer) && t.complete(Dir::ToClient));
+        }
+        assert_eq!(q.buffer(detect::QUERY, 0), Buf::Ready(b"www.example.com"));
+        assert_eq!(q.buffer(detect::QUERY, 1), Buf::Absent);
+        // The query's transaction has no response buffers, and never will.
+        assert_eq!(q.buffer(detect::RESP_ANSWERS, 0), Buf::Absent);
+        assert_eq!(r.buffer(detect::QUERY, 0), Buf::Absent);
+        assert!(q.event_record(Dir::ToClient).is_none());
+        assert!(r.event_record(Dir::ToServer).is_none());
+        let Some(AppRecord::Dns(rr)) = r.event_record(Dir::ToClient) else {
             panic!()
         };
-        assert_eq!(r.r#type, "response");
-        assert_eq!(r.answers.len(), 2);
-        let Some(AppRecord::Dns(q)) = t0.event_record(Dir::ToServer) else {
+        assert_eq!((rr.r#type.as_str(), rr.tx_id), ("response", 2));
+        assert_eq!(rr.answers.len(), 2);
+        let Some(AppRecord::Dns(qq)) = q.event_record(Dir::ToServer) else {
             panic!()
         };
-        assert_eq!(q.r#type, "request");
-        assert!(q.rd);
+        assert_eq!(qq.r#type, "request");
+        assert!(qq.rd);
         s.free_below(1);
-        assert_eq!(s.tx_count(), 1);
+        assert_eq!(s.tx_count(), 2);
     }
 
     #[test]
@@ -320,9 +323,11 @@ mod tests {
         assert_eq!(s.tx_count(), 2);
         let mut resp = (RESPONSE.len() as u16).to_be_bytes().to_vec();
         resp.extend_from_slice(RESPONSE);
-        s.parse(Dir::ToClient, &resp, &mut out);
-        assert!(s.tx(0).unwrap().complete(Dir::ToClient));
-        assert!(!s.tx(1).unwrap().complete(Dir::ToClient));
+        s.parse(Dir::ToClient, &resp[..7], &mut out);
+        assert_eq!(s.tx_count(), 2, "half a response is no message yet");
+        s.parse(Dir::ToClient, &resp[7..], &mut out);
+        assert_eq!(s.tx_count(), 3);
+        assert!(s.tx(2).unwrap().buffer(detect::RESP_ANSWERS, 0) != Buf::Absent);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! One DNS flow (UDP datagrams or a TCP stream of length-prefixed messages) and its
-//! transactions: a query and the response with the same id.
+//! transactions: one per message, query or response, as Suricata 8 has them.
 
 use std::collections::VecDeque;
 
@@ -11,7 +11,7 @@ pub const MAX_TX: usize = 256;
 /// Largest TCP-framed message (the length prefix is 16 bits).
 pub const MAX_TCP_MESSAGE: usize = 65_535;
 
-/// A query and its response.
+/// One DNS message: a query or a response (Suricata 8 makes each its own transaction).
 #[derive(Debug, Default)]
 pub struct DnsTx {
     pub id: u64,
@@ -108,46 +108,21 @@ impl DnsState {
             return;
         };
         events(&m, out);
-        // The QR bit says what the message is; the direction is only a hint (Suricata
-        // raises nothing for a message the wrong way).
-        let is_response = m.header.qr();
-        if self.multicast {
-            let mut tx = DnsTx {
-                mdns: Some(dir),
-                ..DnsTx::default()
-            };
-            if is_response {
-                tx.response = Some(m);
-            } else {
-                tx.request = Some(m);
-            }
-            tx.frames[d] = frame;
-            self.push(tx, out);
-        } else if is_response {
-            let id = m.header.id;
-            if let Some(tx) = self.txs.iter_mut().find(|t| {
-                t.response.is_none() && t.request.as_ref().is_some_and(|q| q.header.id == id)
-            }) {
-                tx.response = Some(m);
-                if tx.frames[d].is_none() {
-                    tx.frames[d] = frame;
-                }
-                return;
-            }
-            let mut tx = DnsTx {
-                response: Some(m),
-                ..DnsTx::default()
-            };
-            tx.frames[d] = frame;
-            self.push(tx, out);
+        // Every message is a transaction of its own, as in Suricata 8 (a response is
+        // not joined to its query: `tx_id` 0 and 1 for a lookup). The QR bit says what
+        // the message is; the direction is only a hint (Suricata raises nothing for a
+        // message the wrong way).
+        let mut tx = DnsTx {
+            mdns: self.multicast.then_some(dir),
+            ..DnsTx::default()
+        };
+        if m.header.qr() {
+            tx.response = Some(m);
         } else {
-            let mut tx = DnsTx {
-                request: Some(m),
-                ..DnsTx::default()
-            };
-            tx.frames[d] = frame;
-            self.push(tx, out);
+            tx.request = Some(m);
         }
+        tx.frames[d] = frame;
+        self.push(tx, out);
     }
 
     fn push(&mut self, mut tx: DnsTx, _out: &mut ParseOutput) {
@@ -274,9 +249,9 @@ mod tests {
             &dns_response_a(7, "example.com", [192, 0, 2, 1]),
             &mut out,
         );
-        assert_eq!(s.tx_count(), 1, "the response joins its query");
+        assert_eq!(s.tx_count(), 2, "the response is a transaction of its own");
         assert!(s.txs.capacity() > 0);
-        s.free_below(1);
+        s.free_below(2);
         assert_eq!(s.tx_count(), 0);
         assert_eq!(
             s.txs.capacity(),
@@ -285,6 +260,6 @@ mod tests {
         );
         // The next query on the same flow still gets the next id.
         s.parse(Dir::ToServer, &dns_query(8, "example.org", 1), &mut out);
-        assert_eq!(s.tx(0).map(|t| t.id()), Some(1));
+        assert_eq!(s.tx(0).map(|t| t.id()), Some(2));
     }
 }
