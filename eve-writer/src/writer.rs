@@ -746,7 +746,6 @@ impl Writer {
 
     fn reopen(&mut self) -> ReopenReply {
         let now = Instant::now();
-        self.counters.reopens.add(1);
         let mut reply = ReopenReply::default();
         for t in &mut self.targets {
             if t.reopen(now) {
@@ -757,6 +756,8 @@ impl Writer {
                     .push(format!("{}: still failing, retrying", t.label()));
             }
         }
+        // Counted once the files are reopened: a reader of the counter may rely on them.
+        self.counters.reopens.add(1);
         self.release();
         reply
     }
