@@ -42,6 +42,7 @@ pub mod list;
 pub mod registry;
 pub mod value;
 
+pub mod dcerpc;
 pub mod dnp3;
 pub mod dns;
 pub mod enip;

@@ -449,7 +449,12 @@ impl Builder<'_> {
                 ("hex", None) => read.base = NumBase::Hex,
                 ("dec", None) => read.base = NumBase::Dec,
                 ("oct", None) => read.base = NumBase::Oct,
-                ("dce", None) => return Err(fail(kw, "dce is not supported (no DCERPC parser)")),
+                ("dce", None) => {
+                    return Err(fail(
+                        kw,
+                        "the `dce` byte order (the stub data's) is not supported",
+                    ));
+                }
                 ("bitmask", Some(m)) => {
                     read.bitmask = Some(parse_u64(m).ok_or_else(|| fail(kw, "bad bitmask"))?);
                 }
