@@ -366,9 +366,7 @@ impl Mime {
     /// Which enclosing boundary `line` is (innermost first).
     fn boundary_in(&self, line: &[u8]) -> Option<usize> {
         let rest = line.strip_prefix(b"--")?;
-        self.boundaries
-            .iter()
-            .rposition(|b| rest.starts_with(b))
+        self.boundaries.iter().rposition(|b| rest.starts_with(b))
     }
 
     fn boundary(&mut self, index: usize, line: &[u8], cfg: &FileConfig) {
@@ -679,7 +677,10 @@ mod tests {
         );
         let e = &m.email;
         assert_eq!(e.from.as_deref(), Some(&b"a@b.c"[..]));
-        assert_eq!(e.to, vec![b"x <x@y.z>".to_vec(), b"\"Doe, J\" <j@d.e>".to_vec()]);
+        assert_eq!(
+            e.to,
+            vec![b"x <x@y.z>".to_vec(), b"\"Doe, J\" <j@d.e>".to_vec()]
+        );
         assert_eq!(e.subject.as_deref(), Some(&b"hello world"[..]));
         assert_eq!(
             e.received,
@@ -732,7 +733,9 @@ mod tests {
     fn bounds_hold() {
         let mut text = String::new();
         for i in 0..100 {
-            text.push_str(&format!("Content-Type: multipart/mixed; boundary=b{i}\r\n\r\n--b{i}\r\n"));
+            text.push_str(&format!(
+                "Content-Type: multipart/mixed; boundary=b{i}\r\n\r\n--b{i}\r\n"
+            ));
         }
         let m = parse(&text);
         assert!(m.boundaries.len() <= MAX_DEPTH);

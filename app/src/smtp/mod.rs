@@ -140,7 +140,10 @@ pub fn probe(_t: Transport, dir: Dir, data: &[u8]) -> Probe {
                         Probe::NoMatch
                     };
                 };
-                if data[..end].windows(4).any(|w| w.eq_ignore_ascii_case(b"smtp")) {
+                if data[..end]
+                    .windows(4)
+                    .any(|w| w.eq_ignore_ascii_case(b"smtp"))
+                {
                     Probe::Match
                 } else {
                     Probe::NoMatch
@@ -226,10 +229,7 @@ mod tests {
         assert_eq!(probe(t, Dir::ToServer, b"EH"), Probe::NeedMore);
         assert_eq!(probe(t, Dir::ToClient, b"220 mx ESMTP\r\n"), Probe::Match);
         assert_eq!(probe(t, Dir::ToClient, b"220 (vsFTPd)\r\n"), Probe::NoMatch);
-        assert_eq!(
-            probe_on_port(t, Dir::ToClient, b"220 mx\r\n"),
-            Probe::Match
-        );
+        assert_eq!(probe_on_port(t, Dir::ToClient, b"220 mx\r\n"), Probe::Match);
         assert_eq!(
             probe_on_port(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"),
             Probe::NoMatch

@@ -54,7 +54,10 @@ enum Mode {
     Command,
     Data,
     /// A `BDAT` chunk: bytes still to come, and whether it is the last one.
-    Bdat { left: u64, last: bool },
+    Bdat {
+        left: u64,
+        last: bool,
+    },
     /// After STARTTLS: not parsed.
     Tls,
 }
@@ -111,7 +114,9 @@ impl Default for SmtpState {
 fn verb_is(line: &[u8], verb: &[u8]) -> bool {
     line.len() >= verb.len()
         && line[..verb.len()].eq_ignore_ascii_case(verb)
-        && line.get(verb.len()).is_none_or(|&c| c == b' ' || c == b'\t')
+        && line
+            .get(verb.len())
+            .is_none_or(|&c| c == b' ' || c == b'\t')
 }
 
 /// What follows `prefix` (compared without case), leading spaces dropped.
@@ -128,7 +133,9 @@ pub fn bdat(line: &[u8]) -> Option<(u64, bool)> {
     let rest = after(line, b"BDAT ")?;
     let mut words = rest.split(|&b| b == b' ').filter(|w| !w.is_empty());
     let n = std::str::from_utf8(words.next()?).ok()?.parse().ok()?;
-    let last = words.next().is_some_and(|w| w.eq_ignore_ascii_case(b"LAST"));
+    let last = words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"LAST"));
     Some((n, last))
 }
 
@@ -218,6 +225,10 @@ impl SmtpState {
             self.events = ev;
             return;
         }
+        if line.is_empty() {
+            // An empty line (the line ending after a BDAT chunk) is no command.
+            return;
+        }
         if line.len() > MAX_COMMAND_LINE {
             self.events.push(EV_LONG_COMMAND);
         }
@@ -295,6 +306,12 @@ impl SmtpState {
             return;
         }
         let code = &line[..3];
+        // The greeting answers no command, even when the engine parsed the client's
+        // first command before it (the two directions are fed by their own streams).
+        if !self.first_reply_seen && code == b"220" {
+            self.first_reply_seen = true;
+            return;
+        }
         let Some(p) = self.pending.pop_front() else {
             if !self.first_reply_seen {
                 self.first_reply_seen = true;
@@ -310,7 +327,9 @@ impl SmtpState {
         match p {
             Pending::Data if code != b"354" => {
                 self.events.push(EV_DATA_REJECTED);
-                if self.mode == Mode::Data {
+                // Only a refusal ends the message mode: a reply matched out of turn
+                // must not turn the message's lines into commands.
+                if self.mode == Mode::Data && matches!(code[0], b'4' | b'5') {
                     self.mode = Mode::Command;
                     if let Some(t) = self.current() {
                         t.mime = None;
@@ -514,10 +533,14 @@ pub(crate) mod tests {
     fn starttls_stops_parsing_and_long_lines_are_cut() {
         let mut s = SmtpState::new();
         let mut out = ParseOutput::default();
-        s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
         s.parse(Dir::ToServer, b"STARTTLS\r\n", &mut out);
+        s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
         s.parse(Dir::ToClient, b"220 go ahead\r\n\x16\x03\x01", &mut out);
-        s.parse(Dir::ToServer, b"\x16\x03\x01\x00\x05MAIL FROM:<x>\r\n", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"\x16\x03\x01\x00\x05MAIL FROM:<x>\r\n",
+            &mut out,
+        );
         assert!(s.txs[0].mail_from.is_none());
         let mut s = SmtpState::new();
         let long = vec![b'A'; MAX_LINE_LEN * 3];
