@@ -351,11 +351,11 @@ impl Mime {
         if self.email.done {
             return;
         }
-        if self.phase == Phase::Body || !self.top {
-            if let Some(b) = self.boundary_in(line) {
-                self.boundary(b, line, cfg);
-                return;
-            }
+        if (self.phase == Phase::Body || !self.top)
+            && let Some(b) = self.boundary_in(line)
+        {
+            self.boundary(b, line, cfg);
+            return;
         }
         match self.phase {
             Phase::Headers => self.header_line(line, cfg, out),
@@ -474,17 +474,13 @@ impl Mime {
         };
         match name {
             b"from" => set(&mut e.from),
-            b"to" => {
-                if e.to_raw.is_none() {
-                    e.to_raw = Some(value.to_vec());
-                    addresses(value, &mut e.to);
-                }
+            b"to" if e.to_raw.is_none() => {
+                e.to_raw = Some(value.to_vec());
+                addresses(value, &mut e.to);
             }
-            b"cc" => {
-                if e.cc_raw.is_none() {
-                    e.cc_raw = Some(value.to_vec());
-                    addresses(value, &mut e.cc);
-                }
+            b"cc" if e.cc_raw.is_none() => {
+                e.cc_raw = Some(value.to_vec());
+                addresses(value, &mut e.cc);
             }
             b"subject" => set(&mut e.subject),
             b"date" => set(&mut e.date),

@@ -94,7 +94,7 @@ pub fn fuzz(data: &[u8]) {
     for l in data.split(|&b| b == b'\n') {
         m.line(l, &cfg, &mut ev);
     }
-    m.end(data.len() % 2 == 0, &cfg);
+    m.end(data.len().is_multiple_of(2), &cfg);
     let _ = state::bdat(data);
     crate::fuzz::probes(data);
 }
