@@ -115,6 +115,27 @@ pub fn sticky(kw: &str) -> Option<&'static BufferDef> {
     }
 }
 
+/// Buffer names that several protocols define, each with buffers of its own (the
+/// first protocol's is [`sticky`]'s; a rule of another protocol gets that one's,
+/// [`sticky_in`]).
+pub const SHARED_NAMES: &[&str] = &["file.data", "file_data", "file.name"];
+
+/// The buffer keyword spelled `kw` as a sticky buffer in a rule of protocol `proto`:
+/// the protocol's own buffer of a shared name (`file.data` of `alert smtp`), else
+/// [`sticky`]'s.
+pub fn sticky_in(kw: &str, proto: Option<AppProto>) -> Option<&'static BufferDef> {
+    if SHARED_NAMES.contains(&kw)
+        && let Some(d) = proto.and_then(AppProto::descriptor)
+        && let Some(b) = d
+            .buffers
+            .iter()
+            .find(|b| b.name == kw || b.aliases.contains(&kw))
+    {
+        return Some(b);
+    }
+    sticky(kw)
+}
+
 /// The buffer keyword spelled `kw` as a content modifier (`http_uri`).
 pub fn modifier(kw: &str) -> Option<&'static BufferDef> {
     TABLES.modifiers.get(kw).copied()
@@ -176,6 +197,15 @@ mod tests {
         assert!(sticky("http.nope").is_none());
         assert_eq!(keyword("ssl_state").map(|(d, _)| d.name), Some("tls"));
         assert!(keyword("http.uri").is_none());
+        assert_eq!(sticky("file.data").unwrap().proto, AppProto::Http);
+        assert_eq!(
+            sticky_in("file_data", Some(AppProto::Smtp)).unwrap().proto,
+            AppProto::Smtp
+        );
+        assert_eq!(
+            sticky_in("file.data", Some(AppProto::Http)).unwrap().proto,
+            AppProto::Http
+        );
         let pdu = frame(None, "sip.pdu").unwrap();
         assert_eq!(pdu.proto, AppProto::Sip);
         assert!(std::ptr::eq(
@@ -198,8 +228,12 @@ mod tests {
         let mut ids = Vec::new();
         for d in PROTOCOLS {
             for b in d.buffers {
-                names.push(b.name);
-                names.extend(b.aliases);
+                // Shared names are each protocol's own (`sticky_in`); HTTP's is the
+                // default.
+                if d.proto == AppProto::Http || !SHARED_NAMES.contains(&b.name) {
+                    names.push(b.name);
+                    names.extend(b.aliases);
+                }
                 assert_eq!(b.proto, d.proto, "{}", b.name);
                 ids.extend(b.to_server.iter().chain(&b.to_client).copied());
             }

@@ -54,6 +54,7 @@ pub mod modbus;
 pub mod mqtt;
 pub mod rfb;
 pub mod sip;
+pub mod smtp;
 pub mod ssh;
 pub mod tls;
 

@@ -59,6 +59,7 @@ protocols! {
     Ftp => ftp, record Ftp;
     Rfb => rfb, record Rfb;
     Dcerpc => dcerpc, record Dcerpc;
+    Smtp => smtp, record Smtp;
 }
 
 impl AppProto {

@@ -275,7 +275,7 @@ impl<'a> Builder<'a> {
         if let Some(def) = app::buffers::modifier(kw) {
             return self.legacy_modifier(kw, def);
         }
-        if let Some(def) = app::buffers::sticky(kw) {
+        if let Some(def) = app::buffers::sticky_in(kw, self.rule.app_proto) {
             if v.is_some() {
                 return Err(fail(kw, "takes no value (it selects a buffer)"));
             }
