@@ -53,6 +53,7 @@ pub mod modbus;
 pub mod mqtt;
 pub mod rfb;
 pub mod sip;
+pub mod snmp;
 pub mod ssh;
 pub mod tls;
 

@@ -58,6 +58,7 @@ protocols! {
     Dnp3 => dnp3, record Dnp3;
     Ftp => ftp, record Ftp;
     Rfb => rfb, record Rfb;
+    Snmp => snmp, record Snmp;
 }
 
 impl AppProto {
