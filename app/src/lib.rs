@@ -47,6 +47,7 @@ pub mod dns;
 pub mod enip;
 pub mod ftp;
 pub mod http;
+pub mod ike;
 pub mod llmnr;
 pub mod mdns;
 pub mod modbus;

@@ -59,6 +59,7 @@ protocols! {
     Ftp => ftp, record Ftp;
     Rfb => rfb, record Rfb;
     Snmp => snmp, record Snmp;
+    Ike => ike, record Ike;
 }
 
 impl AppProto {
