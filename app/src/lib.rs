@@ -48,6 +48,7 @@ pub mod dns;
 pub mod enip;
 pub mod ftp;
 pub mod http;
+pub mod ike;
 pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
@@ -55,6 +56,7 @@ pub mod mqtt;
 pub mod rfb;
 pub mod sip;
 pub mod smtp;
+pub mod snmp;
 pub mod ssh;
 pub mod tls;
 

@@ -60,6 +60,8 @@ protocols! {
     Rfb => rfb, record Rfb;
     Dcerpc => dcerpc, record Dcerpc;
     Smtp => smtp, record Smtp;
+    Snmp => snmp, record Snmp;
+    Ike => ike, record Ike;
 }
 
 impl AppProto {
