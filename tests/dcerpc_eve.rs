@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{assert_schema_valid, eve, run_in, shared, stderr};
+use common::{assert_schema_valid, eve, run_pcap, shared};
 
 fn records(events: &[serde_json::Value]) -> Vec<String> {
     let mut v: Vec<String> = events
@@ -82,26 +82,14 @@ fn corpus_dcerpc_records_and_alerts_are_the_references() {
         ("dcerpc-issue-7187-01", "test.pcap", true, false, true),
     ] {
         let dir = shared.join("corpus/suricata-verify").join(test);
-        let logs = tempfile::tempdir().unwrap();
-        let mut args = vec![
-            "run",
-            "-q",
-            "-r",
-            pcap,
-            "-S",
-            "test.rules",
-            "-l",
-            logs.path().to_str().unwrap(),
-        ];
+        let mut extra = Vec::new();
         if no_checksum {
-            args.extend(["-k", "none"]);
+            extra.extend(["-k", "none"]);
         }
         if inline {
-            args.extend(["--set", "stream.inline=true"]);
+            extra.extend(["--set", "stream.inline=true"]);
         }
-        let o = run_in(&dir, &args);
-        assert!(o.status.success(), "{test}: {}", stderr(&o));
-        let ours = eve(&logs.path().join("eve.json"));
+        let ours = run_pcap(&dir, &dir.join(pcap), &dir.join("test.rules"), &extra);
         assert_schema_valid(&ours);
         let reference = eve(&dir.join("suricata-8.0.6-eve.json"));
         assert!(!records(&reference).is_empty(), "{test}");

@@ -14,27 +14,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_schema_valid, eve, run_in, shared, stderr};
+use common::{assert_schema_valid, eve, run_pcap, shared};
 
 fn run(dir: &Path, pcap: &Path, rules: &Path) -> Vec<serde_json::Value> {
-    let logs = tempfile::tempdir().unwrap();
-    let o = run_in(
-        dir,
-        &[
-            "run",
-            "-q",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-            "-l",
-            logs.path().to_str().unwrap(),
-            "-k",
-            "none",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours = eve(&logs.path().join("eve.json"));
+    let ours = run_pcap(dir, pcap, rules, &["-k", "none"]);
     assert_schema_valid(&ours);
     ours
 }

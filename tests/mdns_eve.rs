@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{assert_schema_valid, eve, run_in, shared, stderr};
+use common::{assert_schema_valid, eve, run_pcap, shared};
 
 fn mdns_records(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
     events
@@ -30,24 +30,7 @@ fn run(
     rules: &std::path::Path,
     schema: bool,
 ) -> Vec<serde_json::Value> {
-    let logs = tempfile::tempdir().unwrap();
-    let o = run_in(
-        dir,
-        &[
-            "run",
-            "-q",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-            "-l",
-            logs.path().to_str().unwrap(),
-            "-k",
-            "none",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours = eve(&logs.path().join("eve.json"));
+    let ours = run_pcap(dir, pcap, rules, &["-k", "none"]);
     if schema {
         assert_schema_valid(&ours);
     }

@@ -18,7 +18,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{assert_schema_valid, eve, run_in, shared, stderr};
+use common::{assert_schema_valid, eve, run_pcap, shared};
 
 /// (test, pcap and rules in the test's directory, `--set` overrides, smtp records
 /// compared, fileinfo records compared).
@@ -91,27 +91,11 @@ fn smtp_records_and_alerts_are_the_references() {
     let set = shared.join("corpus/suricata-verify");
     for &(name, pcap, rules, sets, smtp_equal, fileinfo_equal) in TESTS {
         let dir = set.join(name);
-        let logs = tempfile::tempdir().unwrap();
-        let pcap = dir.join(pcap);
-        let rules = dir.join(rules);
-        let mut args = vec![
-            "run",
-            "-q",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-            "-l",
-            logs.path().to_str().unwrap(),
-            "-k",
-            "none",
-        ];
+        let mut extra = vec!["-k", "none"];
         for s in sets {
-            args.extend(["--set", s]);
+            extra.extend(["--set", s]);
         }
-        let o = run_in(&dir, &args);
-        assert!(o.status.success(), "{name}: {}", stderr(&o));
-        let ours = eve(&logs.path().join("eve.json"));
+        let ours = run_pcap(&dir, &dir.join(pcap), &dir.join(rules), &extra);
         assert_schema_valid(&ours);
         let reference = eve(&dir.join("suricata-8.0.6-eve.json"));
         assert!(!records(&reference, "smtp").is_empty(), "{name}");

@@ -36,6 +36,32 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs `meerkat run -q -r PCAP -S RULES -l <a fresh directory> EXTRA...` in `dir`
+/// (checksums as `extra` says), asserts that it succeeded and returns the events it
+/// wrote.
+pub fn run_pcap(dir: &Path, pcap: &Path, rules: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let logs = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "run",
+        "-q",
+        "-r",
+        pcap.to_str().unwrap(),
+        "-S",
+        rules.to_str().unwrap(),
+        "-l",
+        logs.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = run_in(dir, &args);
+    assert!(
+        o.status.success(),
+        "meerkat {}: {}",
+        args.join(" "),
+        stderr(&o)
+    );
+    eve(&logs.path().join("eve.json"))
+}
+
 /// Every line of an EVE file as JSON.
 pub fn eve(path: &Path) -> Vec<serde_json::Value> {
     let text =

@@ -152,9 +152,8 @@ const NO_RANGE: u64 = 0xffff_0000;
 fn parse_opnum(v: Option<&str>) -> Result<KwValue, String> {
     let s = required(v)?;
     let mut words = [NO_RANGE << 32 | NO_RANGE; 4];
-    let mut ranges = 0usize;
     let mut list_ok = true;
-    for part in s.split(',').map(str::trim) {
+    for (ranges, part) in s.split(',').map(str::trim).enumerate() {
         let (lo, hi) = match part.split_once('-') {
             Some((a, b)) => (a.trim().parse::<u16>(), b.trim().parse::<u16>()),
             None => (part.parse::<u16>(), part.parse::<u16>()),
@@ -171,12 +170,11 @@ fn parse_opnum(v: Option<&str>) -> Result<KwValue, String> {
         }
         let r = u64::from(lo) << 16 | u64::from(hi);
         let w = &mut words[ranges / 2];
-        *w = if ranges % 2 == 0 {
+        *w = if ranges.is_multiple_of(2) {
             (*w & 0xffff_ffff) | r << 32
         } else {
             (*w & !0xffff_ffff) | r
         };
-        ranges += 1;
     }
     if list_ok {
         return Ok(KwValue::Words(words));

@@ -102,8 +102,11 @@ pub struct Payloads {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed;
 
+/// A generic payload read: (its next payload type, its body), and the bytes after it.
+type PayloadAndRest<'a> = ((u8, &'a [u8]), &'a [u8]);
+
 /// One generic payload: (its next payload type, its body), and the rest.
-fn payload(data: &[u8]) -> Option<((u8, &[u8]), &[u8])> {
+fn payload(data: &[u8]) -> Option<PayloadAndRest<'_>> {
     let [next, _reserved, hi, lo, ..] = *data else {
         return None;
     };
@@ -183,10 +186,8 @@ impl Reader<'_> {
             }
             PT_KEY_EXCHANGE => self.out.key_exchange = body.to_vec(),
             PT_NONCE => self.out.nonce = body.to_vec(),
-            PT_VENDOR_ID => {
-                if self.out.vendor_ids.len() < MAX_VENDOR_IDS {
-                    self.out.vendor_ids.push(body.to_vec());
-                }
+            PT_VENDOR_ID if self.out.vendor_ids.len() < MAX_VENDOR_IDS => {
+                self.out.vendor_ids.push(body.to_vec());
             }
             _ => {}
         }
