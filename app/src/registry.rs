@@ -332,7 +332,7 @@ mod tests {
         );
         assert_eq!(
             probe(Transport::Tcp, Dir::ToServer, [40000, 80], b"HELO x\r\n"),
-            Detected::None
+            Detected::Proto(AppProto::Smtp)
         );
         assert_eq!(
             probe(Transport::Udp, Dir::ToServer, [40000, 5355], q),

@@ -147,7 +147,8 @@ mod tests {
         assert!(has("app-layer.protocols.http.enabled", "yes"));
         // A Suricata protocol Meerkat does not parse: off, so that suricata-update
         // disables its rules.
-        assert!(has("app-layer.protocols.smtp.enabled", "no"));
+        assert!(has("app-layer.protocols.pop3.enabled", "no"));
+        assert!(has("app-layer.protocols.smtp.enabled", "yes"));
         assert_eq!(
             get(&c, "default-log-dir").as_deref(),
             Some("/var/log/meerkat")
