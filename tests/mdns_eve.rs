@@ -91,7 +91,9 @@ fn crafted_mdns_is_as_the_reference() {
     // Flows go to two workers: the EVE file interleaves them in no set order.
     let mut records = records;
     records.sort_by_key(|r| r["pcap_cnt"].as_u64());
-    assert_eq!(serde_json::Value::from(records), want["mdns"]);
+    let mut want_records = want["mdns"].as_array().cloned().unwrap_or_default();
+    want_records.sort_by_key(|r| r["pcap_cnt"].as_u64());
+    assert_eq!(records, want_records);
     let mut alerts: Vec<(u64, u64)> = ours
         .iter()
         .filter(|e| e["event_type"] == "alert")
