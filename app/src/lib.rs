@@ -53,6 +53,7 @@ pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
+pub mod ntp;
 pub mod rfb;
 pub mod sip;
 pub mod smtp;
@@ -211,6 +212,12 @@ pub trait Transaction: std::fmt::Debug {
     fn id(&self) -> u64;
     /// Whether the direction's part of the transaction is complete.
     fn complete(&self, dir: Dir) -> bool;
+    /// Whether rules inspect the transaction in direction `dir`: both (the default),
+    /// or only the one it came in for a transaction of one message (Suricata 8's
+    /// unidirectional transactions, such as an NTP packet's).
+    fn inspects(&self, _dir: Dir) -> bool {
+        true
+    }
     /// How far the direction's part has got: a number that grows whenever a buffer of
     /// that direction becomes available or final (e.g. HTTP request: 1 request line,
     /// 2 headers, 3 body started, 4 complete). The engine inspects a transaction again

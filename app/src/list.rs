@@ -62,6 +62,7 @@ protocols! {
     Smtp => smtp, record Smtp;
     Snmp => snmp, record Snmp;
     Ike => ike, record Ike;
+    Ntp => ntp, record Ntp;
 }
 
 impl AppProto {

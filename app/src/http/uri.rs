@@ -7,7 +7,9 @@
 //! - UTF-8 in the path is reduced to one byte per character (best fit; `?` when there is
 //!   none);
 //! - runs of `/` are compressed and dot segments removed (RFC 3986 5.2.4);
-//! - the query is kept raw; the fragment is percent-decoded.
+//! - the query and the fragment are percent-decoded (`%XX`, `%uXXXX`) and nothing
+//!   else: `+`, `\\`, dots and UTF-8 stay as they are (Suricata 8's libhtp-rs; 7 kept
+//!   the query raw).
 //!
 //! `http.uri.raw` is the request-line URI untouched.
 
@@ -98,6 +100,22 @@ fn bestfit(cp: u32) -> u8 {
 
 /// Percent-decodes a path: `%XX`, `%uXXXX`; invalid escapes are kept; `\` becomes `/`.
 fn decode_path(p: &[u8], out: &mut Vec<u8>) {
+    percent_decode(p, true, out);
+}
+
+/// Percent-decodes a query or a fragment: as a path, with `\` kept.
+fn decode_query(p: &[u8], out: &mut Vec<u8>) {
+    percent_decode(p, false, out);
+}
+
+fn percent_decode(p: &[u8], backslash_is_slash: bool, out: &mut Vec<u8>) {
+    let slash = |b: u8| {
+        if backslash_is_slash && b == b'\\' {
+            b'/'
+        } else {
+            b
+        }
+    };
     let mut i = 0;
     while i < p.len() {
         let c = p[i];
@@ -109,8 +127,7 @@ fn decode_path(p: &[u8], out: &mut Vec<u8>) {
                 let cp = h
                     .iter()
                     .fold(0u32, |a, &d| a << 4 | u32::from(hex(d).unwrap_or(0)));
-                let b = bestfit(cp);
-                out.push(if b == b'\\' { b'/' } else { b });
+                out.push(slash(bestfit(cp)));
                 i += 6;
                 continue;
             }
@@ -118,8 +135,7 @@ fn decode_path(p: &[u8], out: &mut Vec<u8>) {
                 p.get(i + 1).copied().and_then(hex),
                 p.get(i + 2).copied().and_then(hex),
             ) {
-                let d = a << 4 | b;
-                out.push(if d == b'\\' { b'/' } else { d });
+                out.push(slash(a << 4 | b));
                 i += 3;
                 continue;
             }
@@ -127,7 +143,7 @@ fn decode_path(p: &[u8], out: &mut Vec<u8>) {
             i += 1;
             continue;
         }
-        out.push(if c == b'\\' { b'/' } else { c });
+        out.push(slash(c));
         i += 1;
     }
 }
@@ -210,13 +226,11 @@ pub fn normalize_with_path(uri: &[u8]) -> (Vec<u8>, usize) {
     let path_len = out.len();
     if let Some(q) = parts.query {
         out.push(b'?');
-        out.extend_from_slice(q);
+        decode_query(q, &mut out);
     }
     if let Some(f) = parts.fragment {
         out.push(b'#');
-        let mut d = Vec::new();
-        decode_path(f, &mut d);
-        out.extend_from_slice(&d);
+        decode_query(f, &mut out);
     }
     (out, path_len)
 }
@@ -238,7 +252,12 @@ mod tests {
         assert_eq!(n("/a\\b%5cc"), "/a/b/c");
         assert_eq!(n("/%zz%4"), "/%zz%4");
         assert_eq!(n("/%u0041%uFF21"), "/AA");
-        assert_eq!(n("/x?a=%41&b=../c"), "/x?a=%41&b=../c");
+        // The query is percent-decoded and nothing more (as Suricata 8.0.6 has it).
+        assert_eq!(n("/x?a=%41&b=../c"), "/x?a=A&b=../c");
+        assert_eq!(n("/b?x=%2fy%26z%3d+%2523"), "/b?x=/y&z=+%23");
+        assert_eq!(n("/d?x=%41%zz%4"), "/d?x=A%zz%4");
+        assert_eq!(n("/e?x=%u0041%uff21"), "/e?x=AA");
+        assert_eq!(n("/l?x=%5cy\\z#fr%41"), "/l?x=\\y\\z#frA");
         assert_eq!(n("/x#fr%41g"), "/x#frAg");
         assert_eq!(n("/../../etc/passwd"), "/etc/passwd");
         assert_eq!(n("/caf%C3%A9"), "/caf\u{e9}".replace('\u{e9}', "\u{fffd}"));

@@ -420,7 +420,9 @@ fn byte_jump(j: &ByteJump, buf: &[u8], s: &mut Scratch) -> bool {
         }
     };
     let at = read_at(&j.read, s);
-    if j.read.relative && at >= buf.len() as i64 {
+    // A relative jump needs bytes after the cursor, unless it reads none (a zero-byte
+    // count at the very end still moves the cursor by its `post_offset`, bug-4623).
+    if j.read.relative && (at > buf.len() as i64 || (at == buf.len() as i64 && n > 0)) {
         return false;
     }
     let Some((v, used)) = read_field(&j.read, n, buf, at) else {
@@ -578,6 +580,15 @@ mod tests {
         ));
         // Relative with nothing left after the cursor: no match.
         assert!(!m(r#"content:"xyz"; byte_jump:0,0,relative;"#, buf));
+        // ... but a zero-byte jump back from the very end moves the cursor (bug-4623).
+        assert!(m(
+            r#"content:"xyz"; byte_jump:0,0,relative,post_offset -3; content:"xyz"; within:3;"#,
+            buf
+        ));
+        assert!(!m(
+            r#"content:"xyz"; byte_jump:1,0,relative,post_offset -3; content:"xyz"; within:3;"#,
+            buf
+        ));
         // from_end counts back from the end of the buffer.
         assert!(m(
             r#"byte_jump:0,0,from_end,post_offset -3; content:"xyz"; within:3;"#,

@@ -243,42 +243,55 @@ impl Engine {
             let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();
             // Register the rule in its groups.
             if app {
-                let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
-                if let Some(g) = app_b.get_mut(proto) {
-                    for d in [Dir::ToServer, Dir::ToClient] {
-                        if dir.is_some_and(|rd| rd != d) {
-                            continue;
-                        }
-                        // A rule inspects a direction only if all its buffers exist there.
-                        if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
-                            continue;
-                        }
-                        e.app_rules[proto][d.index()].push(id);
-                        match &rule.fast {
-                            Some(fp) => match fp.list {
-                                ListRef::Buffer(bi) => {
-                                    if let Some(b) = buffers.get(bi)
-                                        && let Some(bid) = b.ids[d.index()]
-                                    {
-                                        // One prefilter per (buffer, transforms).
-                                        let list = &mut g[d.index()];
-                                        let pos = list
-                                            .iter()
-                                            .position(|(x, t, _)| *x == bid && *t == b.transforms)
-                                            .unwrap_or_else(|| {
-                                                list.push((
-                                                    bid,
-                                                    b.transforms.clone(),
-                                                    MpmBuilder::new(algo),
-                                                ));
-                                                list.len() - 1
-                                            });
-                                        list[pos].2.add(&fp.bytes, fp.nocase, id);
+                // A rule of no protocol here has only file keywords (`filemd5`, `filesize`
+                // on `alert ip`): it inspects the transactions of every protocol, as in
+                // Suricata (where a transaction without files never matches it).
+                let protos: Vec<usize> = match rule.app_proto {
+                    Some(p) => vec![p as usize],
+                    None => std::iter::once(AppProto::Unknown)
+                        .chain(AppProto::ALL.iter().copied())
+                        .map(|p| p as usize)
+                        .collect(),
+                };
+                for proto in protos {
+                    if let Some(g) = app_b.get_mut(proto) {
+                        for d in [Dir::ToServer, Dir::ToClient] {
+                            if dir.is_some_and(|rd| rd != d) {
+                                continue;
+                            }
+                            // A rule inspects a direction only if all its buffers exist there.
+                            if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
+                                continue;
+                            }
+                            e.app_rules[proto][d.index()].push(id);
+                            match &rule.fast {
+                                Some(fp) => match fp.list {
+                                    ListRef::Buffer(bi) => {
+                                        if let Some(b) = buffers.get(bi)
+                                            && let Some(bid) = b.ids[d.index()]
+                                        {
+                                            // One prefilter per (buffer, transforms).
+                                            let list = &mut g[d.index()];
+                                            let pos = list
+                                                .iter()
+                                                .position(|(x, t, _)| {
+                                                    *x == bid && *t == b.transforms
+                                                })
+                                                .unwrap_or_else(|| {
+                                                    list.push((
+                                                        bid,
+                                                        b.transforms.clone(),
+                                                        MpmBuilder::new(algo),
+                                                    ));
+                                                    list.len() - 1
+                                                });
+                                            list[pos].2.add(&fp.bytes, fp.nocase, id);
+                                        }
                                     }
-                                }
-                                ListRef::Payload => e.app[proto].always[d.index()].push(id),
-                            },
-                            None => e.app[proto].always[d.index()].push(id),
+                                    ListRef::Payload => e.app[proto].always[d.index()].push(id),
+                                },
+                                None => e.app[proto].always[d.index()].push(id),
+                            }
                         }
                     }
                 }

@@ -218,6 +218,35 @@ impl Inner {
         }
     }
 
+    /// The transaction a packet rule's alert on a UDP flow names (EVE `tx_id` and the
+    /// protocol's object), as Suricata 8 has it for a rule of an app-layer protocol:
+    /// the oldest transaction of the packet's direction rules have not inspected yet
+    /// (packet rules run before transaction rules, so it is the one this datagram
+    /// made, if any).
+    pub(super) fn packet_alert_tx(
+        &self,
+        flow: &Flow,
+        dir: Dir,
+        h: &Hit,
+    ) -> Option<(u64, Option<AppRecord>)> {
+        if h.tx.is_some() || self.engine.sig(h.sig).rule.app_proto.is_none() {
+            return None;
+        }
+        let state = flow.app.state.as_deref()?;
+        (0..state.tx_count())
+            .filter_map(|i| state.tx(i))
+            .filter(|t| !t.frames_only() && t.inspects(dir))
+            .find(|t| {
+                let id = t.id();
+                !flow
+                    .app
+                    .txs
+                    .iter()
+                    .any(|d| d.tx_id == id && d.inspected[dir.index()] == Some(t.progress(dir)))
+            })
+            .map(|t| (t.id(), t.record()))
+    }
+
     /// Inspects and logs the flow's transactions after progress in `dir`.
     pub(super) fn inspect_txs(
         &mut self,
@@ -278,7 +307,9 @@ impl Inner {
             {
                 s.sides[dir.index()].trigger_raw = true;
             }
-            if flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending {
+            if tx.inspects(dir)
+                && (flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending)
+            {
                 flow.app.txs[td].inspected[dir.index()] = Some(progress);
                 hits.clear();
                 let with_events;
@@ -367,9 +398,9 @@ impl Inner {
             // Free only once both directions were inspected at their final progress:
             // the other direction's last bytes (e.g. a response completed by its FIN)
             // may not have been inspected yet.
-            let seen_final = [Dir::ToServer, Dir::ToClient]
-                .iter()
-                .all(|&d| flow.app.txs[td].inspected[d.index()] == Some(tx.progress(d)));
+            let seen_final = [Dir::ToServer, Dir::ToClient].iter().all(|&d| {
+                !tx.inspects(d) || flow.app.txs[td].inspected[d.index()] == Some(tx.progress(d))
+            });
             if flow.app.txs[td].logged
                 && complete_both
                 && (seen_final || ending)

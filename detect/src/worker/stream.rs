@@ -169,8 +169,20 @@ impl Inner {
             let mut hits = std::mem::take(&mut self.hits);
             self.engine
                 .inspect_packet(&mut self.st, &view, Some(&mut flow.vars), &mut hits);
+            let pdir = if to_server {
+                Dir::ToServer
+            } else {
+                Dir::ToClient
+            };
             for h in &hits {
-                self.alert(c, Some((&*flow, to_server)), *h, None);
+                let (h, record) = match transport {
+                    Some(Transport::Udp) => match self.packet_alert_tx(flow, pdir, h) {
+                        Some((tx, record)) => (Hit { tx: Some(tx), ..*h }, record),
+                        None => (*h, None),
+                    },
+                    _ => (*h, None),
+                };
+                self.alert(c, Some((&*flow, to_server)), h, record);
             }
             if !hits.is_empty() {
                 flow.alerted = true;

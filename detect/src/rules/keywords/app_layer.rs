@@ -32,6 +32,12 @@ impl Builder<'_> {
                     ),
                 };
                 let (negated, name) = negation(val);
+                // As Suricata 8: not in a rule whose protocol its header or an earlier
+                // keyword set; a second one of the same mode only when both are
+                // negated and name different protocols.
+                if let Some(p) = self.rule.app_proto {
+                    return Err(fail(kw, format!("the rule is a {} rule already", p.name())));
+                }
                 let proto = match name {
                     "failed" => AppProto::Failed,
                     "unknown" => AppProto::Unknown,
@@ -39,6 +45,21 @@ impl Builder<'_> {
                         fail(kw, format!("protocol `{n}` is not parsed by Meerkat"))
                     })?,
                 };
+                let conflict = self.rule.header.iter().any(|h| match h {
+                    HeaderMatch::AppLayerProtocol {
+                        proto: p,
+                        negated: n,
+                        mode: m,
+                    } => *m == mode && (!*n || !negated || *p == proto),
+                    _ => false,
+                });
+                if conflict {
+                    return Err(fail(
+                        kw,
+                        "a second app-layer-protocol of the same mode, not both negated"
+                            .to_string(),
+                    ));
+                }
                 self.rule.header.push(HeaderMatch::AppLayerProtocol {
                     proto,
                     negated,

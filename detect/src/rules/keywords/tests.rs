@@ -224,3 +224,38 @@ fn frames_parse() {
     // A frame of a protocol without frames.
     assert!(problem("frame:http.pdu; content:\"a\";").is_some());
 }
+
+/// `app-layer-protocol` as Suricata 8 takes it (checked with suricata-ref).
+#[test]
+fn app_layer_protocol_conflicts() {
+    let load = |rule: &str| {
+        let l = crate::rules::load_str(rule, &crate::rules::tests_ctx());
+        l.problems.first().map(|p| p.reason.clone())
+    };
+    for ok in [
+        "alert tcp any any -> any any (app-layer-protocol:!http; app-layer-protocol:!smtp; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:failed; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; http.uri; content:\"a\"; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:!http; http.uri; content:\"a\"; sid:1;)",
+        // Different modes do not conflict (detect-app-layer-protocol-05).
+        "alert tcp any any -> any any (app-layer-protocol:http1,to_server; app-layer-protocol:ssh,to_client; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; app-layer-protocol:ssh,to_client; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; app-layer-protocol:http,either; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:!http,to_server; app-layer-protocol:!ssh,to_server; sid:1;)",
+    ] {
+        assert_eq!(load(ok), None, "{ok}");
+    }
+    for bad in [
+        "alert http any any -> any any (app-layer-protocol:!smtp; sid:1;)",
+        "alert http any any -> any any (app-layer-protocol:http; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:!smtp; app-layer-protocol:http; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; app-layer-protocol:!smtp; sid:1;)",
+        "alert tcp any any -> any any (http.uri; content:\"a\"; app-layer-protocol:http; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http,to_server; app-layer-protocol:ssh,to_server; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:http,to_server; app-layer-protocol:http,to_server; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:!http,to_server; app-layer-protocol:!http,to_server; sid:1;)",
+        "alert http any any -> any any (app-layer-protocol:ssh,to_client; sid:1;)",
+    ] {
+        assert!(load(bad).is_some(), "{bad}");
+    }
+}
