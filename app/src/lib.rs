@@ -55,6 +55,7 @@ pub mod modbus;
 pub mod mqtt;
 pub mod rfb;
 pub mod sip;
+pub mod smb;
 pub mod smtp;
 pub mod snmp;
 pub mod ssh;

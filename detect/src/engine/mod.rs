@@ -243,8 +243,17 @@ impl Engine {
             let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();
             // Register the rule in its groups.
             if app {
-                let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
-                if let Some(g) = app_b.get_mut(proto) {
+                // A rule of a protocol that others carry (DCE/RPC inside SMB) is in
+                // their groups too.
+                let protos: Vec<usize> = match rule.app_proto {
+                    Some(p) => p.carriers().map(|c| c as usize).collect(),
+                    None => vec![AppProto::Unknown as usize],
+                };
+                for proto in protos {
+                let Some(g) = app_b.get_mut(proto) else {
+                    continue;
+                };
+                {
                     for d in [Dir::ToServer, Dir::ToClient] {
                         if dir.is_some_and(|rd| rd != d) {
                             continue;
@@ -281,6 +290,7 @@ impl Engine {
                             None => e.app[proto].always[d.index()].push(id),
                         }
                     }
+                }
                 }
             } else {
                 let classes: &[usize] = match rule.proto {

@@ -1,0 +1,123 @@
+//! SMB's sticky buffers and keywords: `smb.share` (`smb_share`: the share a tree
+//! connect names, when it is no pipe), `smb.named_pipe` (`smb_named_pipe`: the pipe
+//! share, IPC$), `smb.ntlmssp_user` and `smb.ntlmssp_domain` (a session setup's
+//! NTLMSSP AUTHENTICATE), `file.data`/`file.name` of the files read and written, and
+//! `smb.version` (1 or 2). The DCE/RPC keywords read a pipe call's transaction
+//! through [`crate::dcerpc::detect`].
+
+use super::state::{Kind, SmbTx};
+use crate::buffers::{BufferDef, def};
+use crate::descriptor::KeywordDef;
+use crate::value::{KwValue, required};
+use crate::{AppProto, Buf, BufferId, Dir, Transaction};
+
+pub const SHARE_TS: BufferId = BufferId::of(AppProto::Smb, 1);
+pub const SHARE_TC: BufferId = BufferId::of(AppProto::Smb, 2);
+pub const PIPE_TS: BufferId = BufferId::of(AppProto::Smb, 3);
+pub const PIPE_TC: BufferId = BufferId::of(AppProto::Smb, 4);
+pub const USER_TS: BufferId = BufferId::of(AppProto::Smb, 5);
+pub const USER_TC: BufferId = BufferId::of(AppProto::Smb, 6);
+pub const DOMAIN_TS: BufferId = BufferId::of(AppProto::Smb, 7);
+pub const DOMAIN_TC: BufferId = BufferId::of(AppProto::Smb, 8);
+pub const FILE_DATA_TS: BufferId = BufferId::of(AppProto::Smb, 9);
+pub const FILE_DATA_TC: BufferId = BufferId::of(AppProto::Smb, 10);
+pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Smb, 11);
+pub const FILE_NAME_TC: BufferId = BufferId::of(AppProto::Smb, 12);
+
+const fn both(name: &'static str, aliases: &'static [&'static str], ts: BufferId, tc: BufferId) -> BufferDef {
+    def(name, aliases, None, AppProto::Smb, Some(ts), Some(tc), false)
+}
+
+/// The sticky buffers of SMB.
+pub static BUFFERS: &[BufferDef] = &[
+    both("smb.share", &["smb_share"], SHARE_TS, SHARE_TC),
+    both("smb.named_pipe", &["smb_named_pipe"], PIPE_TS, PIPE_TC),
+    both("smb.ntlmssp_user", &[], USER_TS, USER_TC),
+    both("smb.ntlmssp_domain", &[], DOMAIN_TS, DOMAIN_TC),
+    both("file.data", &["file_data"], FILE_DATA_TS, FILE_DATA_TC),
+    both("file.name", &[], FILE_NAME_TS, FILE_NAME_TC),
+];
+
+/// SMB's keywords that are not buffers.
+pub static KEYWORDS: &[KeywordDef] = &[KeywordDef::check(
+    "smb.version",
+    &[],
+    parse_version,
+    eval_version,
+)];
+
+fn parse_version(v: Option<&str>) -> Result<KwValue, String> {
+    match required(v)?.trim() {
+        "1" => Ok(KwValue::Exact(1)),
+        "2" => Ok(KwValue::Exact(2)),
+        s => Err(format!("`{s}` is no SMB version (1 or 2)")),
+    }
+}
+
+fn eval_version(v: &KwValue, _dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option<bool> {
+    let tx = t.as_any()?.downcast_ref::<SmbTx>()?;
+    let KwValue::Exact(n) = *v else {
+        return Some(false);
+    };
+    Some(u64::from(tx.version) == n)
+}
+
+fn text(s: &str) -> Buf<'_> {
+    Buf::Ready(s.as_bytes())
+}
+
+/// The request-side fields a rule of either direction inspects: in the response's
+/// direction only while the response has not been seen (Suricata inspects a
+/// transaction once more in that direction when the other side's data comes, and
+/// once answered it is not matched there again).
+fn request_side<'a>(tx: &'a SmbTx, dir: Dir, b: Buf<'a>) -> Buf<'a> {
+    match (dir, b) {
+        (Dir::ToClient, Buf::Ready(_)) if tx.done[1] => Buf::Absent,
+        (_, b) => b,
+    }
+}
+
+pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
+    use crate::dcerpc::detect::{STUB_TC, STUB_TS};
+    if id == STUB_TS || id == STUB_TC {
+        return match tx.dce() {
+            Some(d) => crate::dcerpc::detect::buffer(d, id, index),
+            None => Buf::Absent,
+        };
+    }
+    if index > 0 {
+        return Buf::Absent;
+    }
+    let dir = if id.0 % 2 == 1 { Dir::ToServer } else { Dir::ToClient };
+    let b = match (id, &tx.kind) {
+        (SHARE_TS | SHARE_TC, Kind::Tree(t)) if !t.pipe => text(&t.share),
+        (PIPE_TS | PIPE_TC, Kind::Tree(t)) if t.pipe => text(&t.share),
+        (USER_TS | USER_TC, Kind::Setup(s)) => match &s.ntlmssp {
+            Some(a) => text(&a.user),
+            None => Buf::Absent,
+        },
+        (DOMAIN_TS | DOMAIN_TC, Kind::Setup(s)) => match &s.ntlmssp {
+            Some(a) => text(&a.domain),
+            None => Buf::Absent,
+        },
+        (FILE_DATA_TS | FILE_DATA_TC, Kind::File { .. }) => {
+            if tx.file_dir != Some(dir) {
+                return Buf::Absent;
+            }
+            return match (tx.file_data.is_empty(), tx.done[0] || tx.eof[dir.index()]) {
+                (true, true) => Buf::Absent,
+                (false, true) => Buf::Ready(&tx.file_data),
+                (true, false) => Buf::NotYet,
+                (false, false) => Buf::Partial(&tx.file_data),
+            };
+        }
+        (FILE_NAME_TS | FILE_NAME_TC, Kind::File { filename, .. }) => {
+            if tx.file_dir != Some(dir) {
+                return Buf::Absent;
+            }
+            return text(filename);
+        }
+        _ => return Buf::Absent,
+    };
+    request_side(tx, dir, b)
+}
