@@ -90,8 +90,14 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     }
     let dir = if id.0 % 2 == 1 { Dir::ToServer } else { Dir::ToClient };
     let b = match (id, &tx.kind) {
-        (SHARE_TS | SHARE_TC, Kind::Tree(t)) if !t.pipe => text(&t.share),
-        (PIPE_TS | PIPE_TC, Kind::Tree(t)) if t.pipe => text(&t.share),
+        // Whether a share is a pipe is known from the response: till then neither.
+        (SHARE_TS | SHARE_TC | PIPE_TS | PIPE_TC, Kind::Tree(_))
+            if !(tx.done[1] || tx.eof[0] || tx.eof[1]) =>
+        {
+            return Buf::NotYet;
+        }
+        (SHARE_TS | SHARE_TC, Kind::Tree(t)) if !t.pipe => return text(&t.share),
+        (PIPE_TS | PIPE_TC, Kind::Tree(t)) if t.pipe => return text(&t.share),
         (USER_TS | USER_TC, Kind::Setup(s)) => match &s.ntlmssp {
             Some(a) => text(&a.user),
             None => Buf::Absent,

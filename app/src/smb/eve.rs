@@ -135,7 +135,8 @@ pub fn record(tx: &SmbTx) -> Smb {
                         uuid: uuid_string(&i.uuid),
                         version: format!("{}.{}", i.version, i.version_minor),
                         ack_result: (is_bind && i.acked).then_some(u32::from(i.result)),
-                        ack_reason: (is_bind && i.acked).then_some(u32::from(i.reason)),
+                        // Suricata 8 writes 0 whatever the BIND_ACK's reason.
+                        ack_reason: (is_bind && i.acked).then_some(0),
                     })
                     .collect(),
                 res: (d.resp_type == Some(dp::RESPONSE) && d.done[1]).then(|| DcerpcRes {

@@ -241,6 +241,7 @@ pub mod smb2 {
     pub const READ: u16 = 8;
     pub const WRITE: u16 = 9;
     pub const IOCTL: u16 = 0xb;
+    pub const GET_INFO: u16 = 0x10;
     pub const SET_INFO: u16 = 0x11;
 }
 
@@ -414,7 +415,8 @@ pub fn nt_status(s: u32) -> (String, String) {
 }
 
 /// A GUID (or an SMB2 file id) as Suricata writes it: the first three fields
-/// little-endian, the fourth as a little-endian 16-bit number, then six bytes.
+/// little-endian, then the last eight bytes as 16-bit, 16-bit and 32-bit
+/// little-endian numbers.
 pub fn guid_string(g: &[u8]) -> String {
     let Some(g) = g.get(..16) else {
         return String::new();
@@ -431,12 +433,12 @@ pub fn guid_string(g: &[u8]) -> String {
         g[6],
         g[9],
         g[8],
-        g[10],
         g[11],
-        g[12],
-        g[13],
+        g[10],
+        g[15],
         g[14],
-        g[15]
+        g[13],
+        g[12]
     )
 }
 

@@ -48,6 +48,8 @@ pub struct Handle {
     pub name: String,
     pub share: String,
     pub pipe: bool,
+    /// Its tree connect was seen (else `pipe` is a guess left to the data).
+    pub known: bool,
 }
 
 /// The session setup details of a transaction.
@@ -380,8 +382,17 @@ impl SmbState {
         answered
     }
 
-    fn handle_is_pipe(&self, fid: &[u8]) -> bool {
-        self.handles.get(fid).is_some_and(|h| h.pipe)
+    /// Whether data through handle `fid` of tree `tree` goes to a named pipe: as the
+    /// handle's CREATE or the tree connect said, or (both unseen: picked up midstream)
+    /// when the data looks like DCE/RPC, as Suricata guesses.
+    fn is_pipe(&self, fid: &[u8], tree: Option<(u64, u32)>, data: &[u8]) -> bool {
+        if let Some(h) = self.handles.get(fid).filter(|h| h.known) {
+            return h.pipe;
+        }
+        if let Some(t) = tree.and_then(|t| self.trees.get(&t)) {
+            return t.1;
+        }
+        crate::dcerpc::probe(data) == crate::Probe::Match
     }
 
     /// One NBSS message record's payload.
@@ -536,7 +547,7 @@ impl SmbState {
                     return;
                 };
                 let data = m.get(off..).map(|d| &d[..d.len().min(len)]).unwrap_or(&[]);
-                if self.handle_is_pipe(fid) || self.tree_is_pipe(tree) {
+                if self.is_pipe(fid, Some(tree), data) {
                     let i = self.new_tx(2, h.command, h.message_id, out);
                     self.touch_req(i, h);
                     self.pipe_write(i, data, out);
@@ -595,15 +606,13 @@ impl SmbState {
                     self.close_handle(2, fid);
                 }
             }
+            // Suricata makes no transaction of an information query or change.
+            smb2::GET_INFO | smb2::SET_INFO => {}
             _ => {
                 let i = self.new_tx(2, h.command, h.message_id, out);
                 self.touch_req(i, h);
             }
         }
-    }
-
-    fn tree_is_pipe(&self, tree: (u64, u32)) -> bool {
-        self.trees.get(&tree).is_some_and(|t| t.1)
     }
 
     fn touch_req(&mut self, i: usize, h: &Smb2Header) {
@@ -638,7 +647,7 @@ impl SmbState {
             };
             let data = m.get(off..).map(|d| &d[..d.len().min(len)]).unwrap_or(&[]);
             let tree = (h.session_id, h.tree_id);
-            if self.handle_is_pipe(fid) || self.tree_is_pipe(tree) {
+            if self.is_pipe(fid, Some(tree), data) {
                 self.pipe_read(data, out);
             } else {
                 let fid = fid.to_vec();
@@ -654,7 +663,7 @@ impl SmbState {
             Some(i) => i,
             None => {
                 // The request was not seen (picked up midstream, or a WRITE to a file).
-                if h.command == smb2::WRITE {
+                if matches!(h.command, smb2::WRITE | smb2::GET_INFO | smb2::SET_INFO) {
                     return;
                 }
                 self.new_tx(2, h.command, h.message_id, out)
@@ -716,6 +725,7 @@ impl SmbState {
                     })()
                 {
                     let tree = (h.session_id, h.tree_id);
+                    let known = self.trees.contains_key(&tree);
                     let (share, pipe) = self.trees.get(&tree).cloned().unwrap_or_default();
                     if let Kind::Create(c) = &mut self.txs[i].kind {
                         c.times = times;
@@ -727,6 +737,7 @@ impl SmbState {
                                     name: c.filename.clone(),
                                     share,
                                     pipe,
+                                    known,
                                 },
                             );
                         }
@@ -735,7 +746,7 @@ impl SmbState {
             }
             smb2::IOCTL => {
                 if let Some((ooff, olen)) = (|| {
-                    r.skip(2 + 4 + 16 + 8)?;
+                    r.skip(2 + 2 + 4 + 16 + 8)?;
                     Some((r.u32()? as usize, r.u32()? as usize))
                 })() && let Some(data) = p::slice(m, ooff, olen)
                     && self.txs[i].dce().is_some()
@@ -802,7 +813,7 @@ impl SmbState {
                     let offset = u64::from(off_hi) << 32 | u64::from(off_lo);
                     let data = m.get(doff..).map(|d| &d[..d.len().min(len)]).unwrap_or(&[]);
                     let fid = fid.to_vec();
-                    if self.handle_is_pipe(&fid) {
+                    if self.is_pipe(&fid, Some((u64::from(h.uid), u32::from(h.tid))), data) {
                         let i = self.new_tx(1, cmd, key, out);
                         self.touch_req1(i, &h);
                         self.pipe_write(i, data, out);
@@ -825,10 +836,38 @@ impl SmbState {
                     }
                     return;
                 }
+                smb1::TRANS => {
+                    // TransactNmPipe: setup word 0x26 and the pipe's fid; Suricata makes
+                    // a transaction of the DCE/RPC call only.
+                    if let Some((dcnt, doff, setup)) = (|| {
+                        w.skip(22)?;
+                        let dcnt = usize::from(w.u16()?);
+                        let doff = usize::from(w.u16()?);
+                        let sc = usize::from(w.u8()?);
+                        w.skip(1)?;
+                        Some((dcnt, doff, w.take(sc * 2)?))
+                    })() && setup.len() >= 4
+                        && u16::from_le_bytes([setup[0], setup[1]]) == 0x26
+                        && let Some(data) = p::slice(m, doff, dcnt)
+                    {
+                        let i = self.new_tx(1, cmd, key, out);
+                        self.touch_req1(i, &h);
+                        self.pipe_write(i, data, out);
+                    }
+                    return;
+                }
+                smb1::TRANS2 => return,
                 _ => {}
             }
             let i = self.new_tx(1, cmd, key, out);
             self.touch_req1(i, &h);
+            // Suricata takes a NEGOTIATE's ids from nowhere and a tree connect's tree
+            // from its response.
+            match h.command {
+                smb1::NEGOTIATE => (self.txs[i].session_id, self.txs[i].tree_id) = (0, 0),
+                smb1::TREE_CONNECT_ANDX => self.txs[i].tree_id = 0,
+                _ => {}
+            }
             let uni = h.unicode();
             match h.command {
                 smb1::NEGOTIATE => {
@@ -864,6 +903,9 @@ impl SmbState {
                     let pl = words.get(6..8).map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
                     let mut t = Tree::default();
                     if let Some((share, next)) = smb1_string(m, bytes_at + pl, uni) {
+                        // Suricata's SMB1 share names lose one of their two leading
+                        // backslashes.
+                        let share = share.strip_prefix('\\').unwrap_or(&share);
                         t.share = share.chars().take(MAX_NAME).collect();
                         if let Some((svc, _)) = smb1_string(m, next, false) {
                             t.service_req = Some(svc);
@@ -898,22 +940,6 @@ impl SmbState {
                         self.close_handle(1, &fid);
                     }
                 }
-                smb1::TRANS => {
-                    // TransactNmPipe: setup word 0x26 and the pipe's fid.
-                    if let Some((dcnt, doff, setup)) = (|| {
-                        w.skip(22)?;
-                        let dcnt = usize::from(w.u16()?);
-                        let doff = usize::from(w.u16()?);
-                        let sc = usize::from(w.u8()?);
-                        w.skip(1)?;
-                        Some((dcnt, doff, w.take(sc * 2)?))
-                    })() && setup.len() >= 4
-                        && u16::from_le_bytes([setup[0], setup[1]]) == 0x26
-                        && let Some(data) = p::slice(m, doff, dcnt)
-                    {
-                        self.pipe_write(i, data, out);
-                    }
-                }
                 _ => {}
             }
             return;
@@ -935,7 +961,7 @@ impl SmbState {
             let data = m.get(doff..).map(|d| &d[..d.len().min(len)]).unwrap_or(&[]);
             let fid = k[..2].to_vec();
             let offset = u64::from_le_bytes(k[2..10].try_into().unwrap_or([0; 8]));
-            if self.handle_is_pipe(&fid) {
+            if self.is_pipe(&fid, Some((u64::from(h.uid), u32::from(h.tid))), data) {
                 self.pipe_read(data, out);
             } else if h.status == 0 {
                 self.file_data(1, cmd, &fid, Dir::ToClient, offset, data, out);
@@ -945,7 +971,7 @@ impl SmbState {
         let i = match self.find(1, cmd, key) {
             Some(i) => i,
             None => {
-                if h.command == smb1::WRITE_ANDX {
+                if matches!(h.command, smb1::WRITE_ANDX | smb1::TRANS | smb1::TRANS2) {
                     return;
                 }
                 let i = self.new_tx(1, cmd, key, out);
@@ -1008,11 +1034,9 @@ impl SmbState {
                         Some((fid, t))
                     })()
                 {
-                    let (share, pipe) = self
-                        .trees
-                        .get(&(u64::from(h.uid), u32::from(h.tid)))
-                        .cloned()
-                        .unwrap_or_default();
+                    let tree = (u64::from(h.uid), u32::from(h.tid));
+                    let known = self.trees.contains_key(&tree);
+                    let (share, pipe) = self.trees.get(&tree).cloned().unwrap_or_default();
                     if let Kind::Create(c) = &mut self.txs[i].kind {
                         c.times = times;
                         c.fuid = format!("{:04x}", u16::from_le_bytes([fid[0], fid[1]]));
@@ -1023,6 +1047,7 @@ impl SmbState {
                                     name: c.filename.clone(),
                                     share,
                                     pipe,
+                                    known,
                                 },
                             );
                         }
