@@ -12,13 +12,9 @@ use crate::value::{KwValue, required};
 use crate::{AppProto, Buf, BufferId, Dir, Transaction};
 
 pub const SHARE_TS: BufferId = BufferId::of(AppProto::Smb, 1);
-pub const SHARE_TC: BufferId = BufferId::of(AppProto::Smb, 2);
 pub const PIPE_TS: BufferId = BufferId::of(AppProto::Smb, 3);
-pub const PIPE_TC: BufferId = BufferId::of(AppProto::Smb, 4);
 pub const USER_TS: BufferId = BufferId::of(AppProto::Smb, 5);
-pub const USER_TC: BufferId = BufferId::of(AppProto::Smb, 6);
 pub const DOMAIN_TS: BufferId = BufferId::of(AppProto::Smb, 7);
-pub const DOMAIN_TC: BufferId = BufferId::of(AppProto::Smb, 8);
 pub const FILE_DATA_TS: BufferId = BufferId::of(AppProto::Smb, 9);
 pub const FILE_DATA_TC: BufferId = BufferId::of(AppProto::Smb, 10);
 pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Smb, 11);
@@ -28,12 +24,18 @@ const fn both(name: &'static str, aliases: &'static [&'static str], ts: BufferId
     def(name, aliases, None, AppProto::Smb, Some(ts), Some(tc), false)
 }
 
+/// A request's buffer: Suricata inspects the share and the NTLMSSP fields toward the
+/// server only.
+const fn ts(name: &'static str, aliases: &'static [&'static str], id: BufferId) -> BufferDef {
+    def(name, aliases, None, AppProto::Smb, Some(id), None, false)
+}
+
 /// The sticky buffers of SMB.
 pub static BUFFERS: &[BufferDef] = &[
-    both("smb.share", &["smb_share"], SHARE_TS, SHARE_TC),
-    both("smb.named_pipe", &["smb_named_pipe"], PIPE_TS, PIPE_TC),
-    both("smb.ntlmssp_user", &[], USER_TS, USER_TC),
-    both("smb.ntlmssp_domain", &[], DOMAIN_TS, DOMAIN_TC),
+    ts("smb.share", &["smb_share"], SHARE_TS),
+    ts("smb.named_pipe", &["smb_named_pipe"], PIPE_TS),
+    ts("smb.ntlmssp_user", &[], USER_TS),
+    ts("smb.ntlmssp_domain", &[], DOMAIN_TS),
     both("file.data", &["file_data"], FILE_DATA_TS, FILE_DATA_TC),
     both("file.name", &[], FILE_NAME_TS, FILE_NAME_TC),
 ];
@@ -66,17 +68,6 @@ fn text(s: &str) -> Buf<'_> {
     Buf::Ready(s.as_bytes())
 }
 
-/// The request-side fields a rule of either direction inspects: in the response's
-/// direction only while the response has not been seen (Suricata inspects a
-/// transaction once more in that direction when the other side's data comes, and
-/// once answered it is not matched there again).
-fn request_side<'a>(tx: &'a SmbTx, dir: Dir, b: Buf<'a>) -> Buf<'a> {
-    match (dir, b) {
-        (Dir::ToClient, Buf::Ready(_)) if tx.done[1] => Buf::Absent,
-        (_, b) => b,
-    }
-}
-
 pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     use crate::dcerpc::detect::{STUB_TC, STUB_TS};
     if id == STUB_TS || id == STUB_TC {
@@ -90,19 +81,13 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     }
     let dir = if id.0 % 2 == 1 { Dir::ToServer } else { Dir::ToClient };
     let b = match (id, &tx.kind) {
-        // Whether a share is a pipe is known from the response: till then neither.
-        (SHARE_TS | SHARE_TC | PIPE_TS | PIPE_TC, Kind::Tree(_))
-            if !(tx.done[1] || tx.eof[0] || tx.eof[1]) =>
-        {
-            return Buf::NotYet;
-        }
-        (SHARE_TS | SHARE_TC, Kind::Tree(t)) if !t.pipe => return text(&t.share),
-        (PIPE_TS | PIPE_TC, Kind::Tree(t)) if t.pipe => return text(&t.share),
-        (USER_TS | USER_TC, Kind::Setup(s)) => match &s.ntlmssp {
+        (SHARE_TS, Kind::Tree(t)) if !t.pipe => text(&t.share),
+        (PIPE_TS, Kind::Tree(t)) if t.pipe => text(&t.share),
+        (USER_TS, Kind::Setup(s)) => match &s.ntlmssp {
             Some(a) => text(&a.user),
             None => Buf::Absent,
         },
-        (DOMAIN_TS | DOMAIN_TC, Kind::Setup(s)) => match &s.ntlmssp {
+        (DOMAIN_TS, Kind::Setup(s)) => match &s.ntlmssp {
             Some(a) => text(&a.domain),
             None => Buf::Absent,
         },
@@ -125,5 +110,5 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
         }
         _ => return Buf::Absent,
     };
-    request_side(tx, dir, b)
+    b
 }

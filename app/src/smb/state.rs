@@ -185,6 +185,9 @@ pub struct SmbState {
     sent: Vec<Sent>,
     /// SMB1 READ_ANDX / SMB2 READ requests: key -> handle id.
     reads: HashMap<u64, Vec<u8>>,
+    /// Writes to files waiting for their response: key (the SMB version in the top
+    /// bit) -> handle id, so the answer counts in the file transaction's progress.
+    writes: HashMap<u64, Vec<u8>>,
 }
 
 fn smb1_key(h: &Smb1Header) -> u64 {
@@ -243,11 +246,7 @@ impl SmbState {
 
     /// The file transaction of handle `fid` in direction `dir`, made if needed.
     fn file_tx(&mut self, version: u8, command: u16, fid: &[u8], dir: Dir, out: &mut ParseOutput) -> usize {
-        let fuid = if version == 2 {
-            p::guid_string(fid)
-        } else {
-            format!("{:04x}", u16::from_le_bytes([fid[0], *fid.get(1).unwrap_or(&0)]))
-        };
+        let fuid = fuid_of(version, fid);
         if let Some(i) = self.txs.iter().position(|t| {
             matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid)
                 && t.file_dir == Some(dir)
@@ -310,11 +309,7 @@ impl SmbState {
 
     /// Handle `fid` was closed: its file transactions end.
     fn close_handle(&mut self, version: u8, fid: &[u8]) {
-        let fuid = if version == 2 {
-            p::guid_string(fid)
-        } else {
-            format!("{:04x}", u16::from_le_bytes([fid[0], *fid.get(1).unwrap_or(&0)]))
-        };
+        let fuid = fuid_of(version, fid);
         let dialect = self.dialect.clone();
         for t in &mut self.txs {
             if matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid) && !t.done[0] {
@@ -327,6 +322,25 @@ impl SmbState {
                     }
                 }
             }
+        }
+    }
+
+    fn write_sent(&mut self, key: u64, fid: &[u8]) {
+        if self.writes.len() < MAX_HANDLES {
+            self.writes.insert(key, fid.to_vec());
+        }
+    }
+
+    /// A file write's response: the server's side of the file transaction moved.
+    fn write_answered(&mut self, version: u8, key: u64) {
+        let Some(fid) = self.writes.remove(&key) else {
+            return;
+        };
+        let fuid = fuid_of(version, &fid);
+        if let Some(t) = self.txs.iter_mut().rev().find(
+            |t| matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid) && t.file_dir == Some(Dir::ToServer),
+        ) {
+            t.msgs[1] = t.msgs[1].wrapping_add(1);
         }
     }
 
@@ -553,6 +567,7 @@ impl SmbState {
                     self.pipe_write(i, data, out);
                 } else {
                     let fid = fid.to_vec();
+                    self.write_sent(1 << 63 | h.message_id, &fid);
                     self.file_data(2, h.command, &fid, Dir::ToServer, offset, data, out);
                     let i = self.file_tx(2, h.command, &fid, Dir::ToServer, out);
                     let t = &mut self.txs[i];
@@ -663,6 +678,9 @@ impl SmbState {
             Some(i) => i,
             None => {
                 // The request was not seen (picked up midstream, or a WRITE to a file).
+                if h.command == smb2::WRITE {
+                    self.write_answered(2, 1 << 63 | h.message_id);
+                }
                 if matches!(h.command, smb2::WRITE | smb2::GET_INFO | smb2::SET_INFO) {
                     return;
                 }
@@ -818,6 +836,7 @@ impl SmbState {
                         self.touch_req1(i, &h);
                         self.pipe_write(i, data, out);
                     } else {
+                        self.write_sent(key, &fid);
                         self.file_data(1, cmd, &fid, Dir::ToServer, offset, data, out);
                     }
                     return;
@@ -971,6 +990,9 @@ impl SmbState {
         let i = match self.find(1, cmd, key) {
             Some(i) => i,
             None => {
+                if h.command == smb1::WRITE_ANDX {
+                    self.write_answered(1, key);
+                }
                 if matches!(h.command, smb1::WRITE_ANDX | smb1::TRANS | smb1::TRANS2) {
                     return;
                 }
@@ -1106,6 +1128,17 @@ impl SmbState {
             }
             input = &input[NBSS_HDR + len..];
         }
+    }
+}
+
+/// EVE `fuid` of handle `fid`: an SMB2 file id as a GUID, an SMB1 fid in hex.
+fn fuid_of(version: u8, fid: &[u8]) -> String {
+    if version == 2 {
+        p::guid_string(fid)
+    } else {
+        let lo = fid.first().copied().unwrap_or(0);
+        let hi = fid.get(1).copied().unwrap_or(0);
+        format!("{:04x}", u16::from_le_bytes([lo, hi]))
     }
 }
 
