@@ -81,6 +81,14 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     }
     let dir = if id.0 % 2 == 1 { Dir::ToServer } else { Dir::ToClient };
     let b = match (id, &tx.kind) {
+        // Whether a share is a pipe is known from the response; Suricata inspects a
+        // request when the client's next data comes, by which time the response has
+        // usually been seen: till one of them, neither buffer is known.
+        (SHARE_TS | PIPE_TS, Kind::Tree(t))
+            if !(tx.done[1] || t.overtaken || tx.eof[0] || tx.eof[1]) =>
+        {
+            return Buf::NotYet;
+        }
         (SHARE_TS, Kind::Tree(t)) if !t.pipe => text(&t.share),
         (PIPE_TS, Kind::Tree(t)) if t.pipe => text(&t.share),
         (USER_TS, Kind::Setup(s)) => match &s.ntlmssp {

@@ -34,6 +34,8 @@ pub const MAX_FILE_DATA: usize = 1 << 20;
 pub const MAX_NAME: usize = 1024;
 /// File handles (SMB2 file ids, SMB1 fids) whose names a flow remembers at most.
 pub const MAX_HANDLES: usize = 4096;
+/// Recent transactions a new request looks back at for unanswered tree connects.
+pub const MAX_OVERTAKE: usize = 8;
 /// Bytes skipped at most while looking for a record after a gap.
 pub const MAX_RESYNC_SCAN: usize = 1 << 20;
 
@@ -82,6 +84,8 @@ pub struct Tree {
     /// SMB1's service strings.
     pub service_req: Option<String>,
     pub service_resp: Option<String>,
+    /// The client sent another request before the response came.
+    pub overtaken: bool,
 }
 
 /// The negotiation details.
@@ -205,6 +209,32 @@ impl SmbState {
         SmbState::default()
     }
 
+    /// A new request came: unanswered tree connects before it are overtaken (and
+    /// inspected again toward the server).
+    fn overtake(&mut self) {
+        for t in self.txs.iter_mut().rev().take(MAX_OVERTAKE) {
+            if let Kind::Tree(tr) = &mut t.kind
+                && !t.done[1]
+                && !tr.overtaken
+            {
+                tr.overtaken = true;
+                t.msgs[0] = t.msgs[0].wrapping_add(1);
+            }
+        }
+    }
+
+    fn overtake_before(&mut self, i: usize) {
+        // The new transaction itself is not overtaken.
+        let n = self.txs.len();
+        if i + 1 == n {
+            let last = self.txs.pop_back();
+            self.overtake();
+            if let Some(t) = last {
+                self.txs.push_back(t);
+            }
+        }
+    }
+
     fn new_tx(&mut self, version: u8, command: u16, key: u64, out: &mut ParseOutput) -> usize {
         if self.txs.len() >= MAX_TX {
             out.anomaly("smb.too_many_transactions");
@@ -240,6 +270,10 @@ impl SmbState {
         if let Some(t) = self.txs.get_mut(i) {
             t.done = [true; 2];
             t.msgs[1] = t.msgs[1].wrapping_add(1);
+            if matches!(t.kind, Kind::Tree(_)) {
+                // Its request buffers are known now.
+                t.msgs[0] = t.msgs[0].wrapping_add(1);
+            }
             t.dialect = dialect;
         }
     }
@@ -631,6 +665,7 @@ impl SmbState {
     }
 
     fn touch_req(&mut self, i: usize, h: &Smb2Header) {
+        self.overtake_before(i);
         if let Some(t) = self.txs.get_mut(i) {
             t.session_id = h.session_id;
             t.tree_id = u64::from(h.tree_id);
@@ -1098,6 +1133,7 @@ impl SmbState {
     }
 
     fn touch_req1(&mut self, i: usize, h: &Smb1Header) {
+        self.overtake_before(i);
         if let Some(t) = self.txs.get_mut(i) {
             t.session_id = u64::from(h.uid);
             t.tree_id = u64::from(h.tid);
