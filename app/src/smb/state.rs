@@ -294,7 +294,8 @@ impl SmbState {
         let t = &mut self.txs[i];
         t.kind = Kind::File {
             filename: h.name.clone(),
-            share: h.share.clone(),
+            // Suricata names the share of SMB1 files only.
+            share: if version == 1 { h.share.clone() } else { String::new() },
             fuid,
         };
         t.file_dir = Some(dir);
@@ -366,7 +367,7 @@ impl SmbState {
     }
 
     /// A file write's response: the server's side of the file transaction moved.
-    fn write_answered(&mut self, version: u8, key: u64) {
+    fn write_answered(&mut self, version: u8, key: u64, status: u32) {
         let Some(fid) = self.writes.remove(&key) else {
             return;
         };
@@ -375,6 +376,10 @@ impl SmbState {
             |t| matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid) && t.file_dir == Some(Dir::ToServer),
         ) {
             t.msgs[1] = t.msgs[1].wrapping_add(1);
+            // Suricata gives an SMB2 file transaction the status of its writes.
+            if version == 2 {
+                t.status = Some(p::nt_status(status));
+            }
         }
     }
 
@@ -709,12 +714,23 @@ impl SmbState {
             }
             return;
         }
-        let i = match self.find(2, h.command, h.message_id) {
+        // An SMB2 NEGOTIATE response to an SMB1 NEGOTIATE (a client offering both).
+        let smb1_negotiate = || {
+            self.txs.iter().position(|t| {
+                t.version == 1 && t.command == u16::from(smb1::NEGOTIATE) && !t.done[1]
+            })
+        };
+        let found = self.find(2, h.command, h.message_id).or_else(|| {
+            (h.command == smb2::NEGOTIATE)
+                .then(smb1_negotiate)
+                .flatten()
+        });
+        let i = match found {
             Some(i) => i,
             None => {
                 // The request was not seen (picked up midstream, or a WRITE to a file).
                 if h.command == smb2::WRITE {
-                    self.write_answered(2, 1 << 63 | h.message_id);
+                    self.write_answered(2, 1 << 63 | h.message_id, h.status);
                 }
                 if matches!(h.command, smb2::WRITE | smb2::GET_INFO | smb2::SET_INFO) {
                     return;
@@ -1026,7 +1042,7 @@ impl SmbState {
             Some(i) => i,
             None => {
                 if h.command == smb1::WRITE_ANDX {
-                    self.write_answered(1, key);
+                    self.write_answered(1, key, h.status);
                 }
                 if matches!(h.command, smb1::WRITE_ANDX | smb1::TRANS | smb1::TRANS2) {
                     return;
