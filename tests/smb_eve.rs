@@ -58,8 +58,18 @@ fn corpus_smb_records_alerts_and_files_are_the_references() {
             "filedata.rules",
             &["--set", "stream.reassembly.depth=0"][..],
         ),
-        ("smb-dce_iface", "input.pcap", "test.rules", &["-k", "none"][..]),
-        ("smb-eicar-file", "input.pcap", "test.rules", &["-k", "none"][..]),
+        (
+            "smb-dce_iface",
+            "input.pcap",
+            "test.rules",
+            &["-k", "none"][..],
+        ),
+        (
+            "smb-eicar-file",
+            "input.pcap",
+            "test.rules",
+            &["-k", "none"][..],
+        ),
         (
             "smb-eicar-file-nbss-more-ffsmb",
             "input.pcap",

@@ -30,7 +30,11 @@ pub enum Sent {
     /// A new call.
     New(DcerpcTx),
     /// Another fragment of call `call_id`'s request.
-    More { call_id: u32, stub: Vec<u8>, last: bool },
+    More {
+        call_id: u32,
+        stub: Vec<u8>,
+        last: bool,
+    },
 }
 
 impl Pipes {
@@ -117,7 +121,10 @@ impl Pipes {
                         opnum: r.opnum,
                         frags: [1, 0],
                         stub: [stub, Vec::new()],
-                        done: [last || h.flags & (p::PFC_FIRST_FRAG | p::PFC_LAST_FRAG) == 0, false],
+                        done: [
+                            last || h.flags & (p::PFC_FIRST_FRAG | p::PFC_LAST_FRAG) == 0,
+                            false,
+                        ],
                         minor: h.minor,
                         little_endian: le,
                         interfaces: ifaces,
@@ -138,7 +145,6 @@ impl Pipes {
         txs: &mut VecDeque<SmbTx>,
         answered: &mut Option<u32>,
     ) -> bool {
-
         let mut rest = data;
         for _ in 0..MAX_PDUS {
             let Some(h) = p::header(rest) else { break };

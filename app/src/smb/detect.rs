@@ -20,8 +20,21 @@ pub const FILE_DATA_TC: BufferId = BufferId::of(AppProto::Smb, 10);
 pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Smb, 11);
 pub const FILE_NAME_TC: BufferId = BufferId::of(AppProto::Smb, 12);
 
-const fn both(name: &'static str, aliases: &'static [&'static str], ts: BufferId, tc: BufferId) -> BufferDef {
-    def(name, aliases, None, AppProto::Smb, Some(ts), Some(tc), false)
+const fn both(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    ts: BufferId,
+    tc: BufferId,
+) -> BufferDef {
+    def(
+        name,
+        aliases,
+        None,
+        AppProto::Smb,
+        Some(ts),
+        Some(tc),
+        false,
+    )
 }
 
 /// A request's buffer: Suricata inspects the share and the NTLMSSP fields toward the
@@ -79,7 +92,11 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     if index > 0 {
         return Buf::Absent;
     }
-    let dir = if id.0 % 2 == 1 { Dir::ToServer } else { Dir::ToClient };
+    let dir = if id.0 % 2 == 1 {
+        Dir::ToServer
+    } else {
+        Dir::ToClient
+    };
     let b = match (id, &tx.kind) {
         // Whether a share is a pipe is known from the response; Suricata inspects a
         // request when the client's next data comes, by which time the response has

@@ -101,7 +101,10 @@ mod tests {
         let mut blob = b"\xa1\x10junk".to_vec();
         blob.extend_from_slice(&auth_msg());
         let a = parse_blob(&blob).unwrap().unwrap();
-        assert_eq!((a.domain.as_str(), a.user.as_str(), a.host.as_str()), ("D", "U", "H"));
+        assert_eq!(
+            (a.domain.as_str(), a.user.as_str(), a.host.as_str()),
+            ("D", "U", "H")
+        );
         assert_eq!(a.version.as_deref(), Some("6.1 build 7601 rev 15"));
         assert!(parse_blob(b"no ntlm here").is_none());
         let m = auth_msg();

@@ -41,7 +41,12 @@ pub fn smb_magic(b: &[u8]) -> Option<u8> {
 pub fn nbss_type_valid(t: u8) -> bool {
     matches!(
         t,
-        NBSS_MESSAGE | NBSS_REQUEST | NBSS_POSITIVE | NBSS_NEGATIVE | NBSS_RETARGET | NBSS_KEEPALIVE
+        NBSS_MESSAGE
+            | NBSS_REQUEST
+            | NBSS_POSITIVE
+            | NBSS_NEGATIVE
+            | NBSS_RETARGET
+            | NBSS_KEEPALIVE
     )
 }
 

@@ -10,8 +10,8 @@ use std::collections::{HashMap, VecDeque};
 use super::dcerpc::{Pipes, Sent};
 use super::ntlmssp::{self, Auth};
 use super::parser::{
-    self as p, NBSS_HDR, Rd, SMB2_HDR, Smb1Header, Smb2Header, smb1, smb1_params,
-    smb1_string, smb2, utf16,
+    self as p, NBSS_HDR, Rd, SMB2_HDR, Smb1Header, Smb2Header, smb1, smb1_params, smb1_string,
+    smb2, utf16,
 };
 use crate::dcerpc::state::DcerpcTx;
 use crate::files::{FileConfig, Files};
@@ -261,7 +261,11 @@ impl SmbState {
     /// The open transaction a response answers.
     fn find(&self, version: u8, command: u16, key: u64) -> Option<usize> {
         self.txs.iter().position(|t| {
-            t.version == version && t.key == key && t.command == command && !t.done[1] && !t.is_file()
+            t.version == version
+                && t.key == key
+                && t.command == command
+                && !t.done[1]
+                && !t.is_file()
         })
     }
 
@@ -279,7 +283,14 @@ impl SmbState {
     }
 
     /// The file transaction of handle `fid` in direction `dir`, made if needed.
-    fn file_tx(&mut self, version: u8, command: u16, fid: &[u8], dir: Dir, out: &mut ParseOutput) -> usize {
+    fn file_tx(
+        &mut self,
+        version: u8,
+        command: u16,
+        fid: &[u8],
+        dir: Dir,
+        out: &mut ParseOutput,
+    ) -> usize {
         let fuid = fuid_of(version, fid);
         if let Some(i) = self.txs.iter().position(|t| {
             matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid)
@@ -295,7 +306,11 @@ impl SmbState {
         t.kind = Kind::File {
             filename: h.name.clone(),
             // Suricata names the share of SMB1 files only.
-            share: if version == 1 { h.share.clone() } else { String::new() },
+            share: if version == 1 {
+                h.share.clone()
+            } else {
+                String::new()
+            },
             fuid,
         };
         t.file_dir = Some(dir);
@@ -372,9 +387,10 @@ impl SmbState {
             return;
         };
         let fuid = fuid_of(version, &fid);
-        if let Some(t) = self.txs.iter_mut().rev().find(
-            |t| matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid) && t.file_dir == Some(Dir::ToServer),
-        ) {
+        if let Some(t) = self.txs.iter_mut().rev().find(|t| {
+            matches!(&t.kind, Kind::File { fuid: f, .. } if *f == fuid)
+                && t.file_dir == Some(Dir::ToServer)
+        }) {
             t.msgs[1] = t.msgs[1].wrapping_add(1);
             // Suricata gives an SMB2 file transaction the status of its writes.
             if version == 2 {
@@ -397,7 +413,11 @@ impl SmbState {
                         t.kind = Kind::Dcerpc(Box::new(d));
                     }
                 }
-                Sent::More { call_id, stub, last } => {
+                Sent::More {
+                    call_id,
+                    stub,
+                    last,
+                } => {
                     if let Some(d) = self
                         .txs
                         .iter_mut()
@@ -874,7 +894,13 @@ impl SmbState {
                         let lo = w.u16()?;
                         let doff = usize::from(w.u16()?);
                         let off_hi = w.u32().unwrap_or(0);
-                        Some((fid, off_lo, usize::from(hi) << 16 | usize::from(lo), doff, off_hi))
+                        Some((
+                            fid,
+                            off_lo,
+                            usize::from(hi) << 16 | usize::from(lo),
+                            doff,
+                            off_hi,
+                        ))
                     })() else {
                         out.anomaly("smb.malformed_data");
                         return;
@@ -970,7 +996,9 @@ impl SmbState {
                     self.txs[i].kind = Kind::Setup(Box::new(s));
                 }
                 smb1::TREE_CONNECT_ANDX => {
-                    let pl = words.get(6..8).map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+                    let pl = words
+                        .get(6..8)
+                        .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
                     let mut t = Tree::default();
                     if let Some((share, next)) = smb1_string(m, bytes_at + pl, uni) {
                         // Suricata's SMB1 share names lose one of their two leading
@@ -1016,7 +1044,9 @@ impl SmbState {
         }
         // A response.
         if h.command == smb1::READ_ANDX {
-            let Some(k) = self.reads.remove(&key) else { return };
+            let Some(k) = self.reads.remove(&key) else {
+                return;
+            };
             let Some((len_lo, doff, len_hi)) = (|| {
                 w.skip(4 + 2 + 2 + 2)?;
                 let lo = w.u16()?;
@@ -1085,8 +1115,10 @@ impl SmbState {
                     if ok {
                         t.pipe = svc.as_deref() == Some("IPC");
                         if self.trees.len() < MAX_HANDLES {
-                            self.trees
-                                .insert((u64::from(h.uid), u32::from(h.tid)), (t.share.clone(), t.pipe));
+                            self.trees.insert(
+                                (u64::from(h.uid), u32::from(h.tid)),
+                                (t.share.clone(), t.pipe),
+                            );
                         }
                     }
                     t.service_resp = svc;
@@ -1170,7 +1202,11 @@ impl SmbState {
                 return &input[1..];
             }
             // A message record's 24-bit length: NBSS allows 17 bits, SMB2 direct TCP 24.
-            let len = if ty == p::NBSS_MESSAGE { len } else { len & 0x1ffff };
+            let len = if ty == p::NBSS_MESSAGE {
+                len
+            } else {
+                len & 0x1ffff
+            };
             if input.len() < NBSS_HDR + len {
                 return input;
             }

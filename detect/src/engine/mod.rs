@@ -250,47 +250,49 @@ impl Engine {
                     None => vec![AppProto::Unknown as usize],
                 };
                 for proto in protos {
-                let Some(g) = app_b.get_mut(proto) else {
-                    continue;
-                };
-                {
-                    for d in [Dir::ToServer, Dir::ToClient] {
-                        if dir.is_some_and(|rd| rd != d) {
-                            continue;
-                        }
-                        // A rule inspects a direction only if all its buffers exist there.
-                        if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
-                            continue;
-                        }
-                        e.app_rules[proto][d.index()].push(id);
-                        match &rule.fast {
-                            Some(fp) => match fp.list {
-                                ListRef::Buffer(bi) => {
-                                    if let Some(b) = buffers.get(bi)
-                                        && let Some(bid) = b.ids[d.index()]
-                                    {
-                                        // One prefilter per (buffer, transforms).
-                                        let list = &mut g[d.index()];
-                                        let pos = list
-                                            .iter()
-                                            .position(|(x, t, _)| *x == bid && *t == b.transforms)
-                                            .unwrap_or_else(|| {
-                                                list.push((
-                                                    bid,
-                                                    b.transforms.clone(),
-                                                    MpmBuilder::new(algo),
-                                                ));
-                                                list.len() - 1
-                                            });
-                                        list[pos].2.add(&fp.bytes, fp.nocase, id);
+                    let Some(g) = app_b.get_mut(proto) else {
+                        continue;
+                    };
+                    {
+                        for d in [Dir::ToServer, Dir::ToClient] {
+                            if dir.is_some_and(|rd| rd != d) {
+                                continue;
+                            }
+                            // A rule inspects a direction only if all its buffers exist there.
+                            if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
+                                continue;
+                            }
+                            e.app_rules[proto][d.index()].push(id);
+                            match &rule.fast {
+                                Some(fp) => match fp.list {
+                                    ListRef::Buffer(bi) => {
+                                        if let Some(b) = buffers.get(bi)
+                                            && let Some(bid) = b.ids[d.index()]
+                                        {
+                                            // One prefilter per (buffer, transforms).
+                                            let list = &mut g[d.index()];
+                                            let pos = list
+                                                .iter()
+                                                .position(|(x, t, _)| {
+                                                    *x == bid && *t == b.transforms
+                                                })
+                                                .unwrap_or_else(|| {
+                                                    list.push((
+                                                        bid,
+                                                        b.transforms.clone(),
+                                                        MpmBuilder::new(algo),
+                                                    ));
+                                                    list.len() - 1
+                                                });
+                                            list[pos].2.add(&fp.bytes, fp.nocase, id);
+                                        }
                                     }
-                                }
-                                ListRef::Payload => e.app[proto].always[d.index()].push(id),
-                            },
-                            None => e.app[proto].always[d.index()].push(id),
+                                    ListRef::Payload => e.app[proto].always[d.index()].push(id),
+                                },
+                                None => e.app[proto].always[d.index()].push(id),
+                            }
                         }
                     }
-                }
                 }
             } else {
                 let classes: &[usize] = match rule.proto {
