@@ -178,6 +178,10 @@ pub struct Descriptor {
     /// make it do (a DNS response seen first).
     pub is_reply: fn(Transport, &[u8]) -> bool,
     pub build: Build,
+    /// Protocols whose transactions this one carries inside its own (SMB carries
+    /// DCE/RPC calls over its named pipes): their rules and keywords apply to this
+    /// protocol's flows too, as Suricata applies `dcerpc` rules to SMB flows.
+    pub inner: &'static [AppProto],
     /// Its sticky buffers.
     pub buffers: &'static [BufferDef],
     /// Its frames (`frame:<name>` or `frame:<proto>.<name>`: `pdu`, `request.line`, ...),
@@ -215,6 +219,12 @@ impl Descriptor {
         } else {
             event.to_string()
         }
+    }
+
+    /// Whether a rule of protocol `rule` applies to this protocol's flows: its own, or
+    /// one of those it carries ([`Descriptor::inner`]).
+    pub fn covers(&self, rule: AppProto) -> bool {
+        self.proto == rule || self.inner.contains(&rule)
     }
 
     /// Whether `s` names this protocol in a rule.

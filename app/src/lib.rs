@@ -56,6 +56,7 @@ pub mod mqtt;
 pub mod ntp;
 pub mod rfb;
 pub mod sip;
+pub mod smb;
 pub mod smtp;
 pub mod snmp;
 pub mod ssh;

@@ -63,6 +63,7 @@ protocols! {
     Snmp => snmp, record Snmp;
     Ike => ike, record Ike;
     Ntp => ntp, record Ntp;
+    Smb => smb, record Smb;
 }
 
 impl AppProto {
@@ -87,6 +88,23 @@ impl AppProto {
     /// is one Meerkat parses.
     pub fn from_rule_proto(s: &str) -> Option<AppProto> {
         PROTOCOLS.iter().find(|d| d.is_named(s)).map(|d| d.proto)
+    }
+
+    /// Whether a rule of protocol `rule` applies to a flow of this protocol (see
+    /// [`Descriptor::covers`]).
+    pub fn covers(self, rule: AppProto) -> bool {
+        self == rule || self.descriptor().is_some_and(|d| d.covers(rule))
+    }
+
+    /// The protocols whose flows a rule of this protocol applies to: itself and those
+    /// that carry it.
+    pub fn carriers(self) -> impl Iterator<Item = AppProto> {
+        std::iter::once(self).chain(
+            PROTOCOLS
+                .iter()
+                .filter(move |d| d.proto != self && d.inner.contains(&self))
+                .map(|d| d.proto),
+        )
     }
 
     /// Index in per-protocol tables of [`crate::APP_PROTOS`] entries.

@@ -44,6 +44,14 @@ pub fn buffer(tx: &DcerpcTx, id: BufferId, index: usize) -> Buf<'_> {
     }
 }
 
+/// The DCE/RPC call of a transaction: a DCE/RPC one's, or the call an SMB transaction
+/// carried over a named pipe.
+pub fn call_of(t: &dyn Transaction) -> Option<&DcerpcTx> {
+    let any = t.as_any()?;
+    any.downcast_ref::<DcerpcTx>()
+        .or_else(|| any.downcast_ref::<crate::smb::SmbTx>()?.dce())
+}
+
 /// DCE/RPC's keywords that are not buffers.
 pub static KEYWORDS: &[KeywordDef] = &[
     KeywordDef::check("dcerpc.iface", &["dce_iface"], parse_iface, eval_iface),
@@ -118,7 +126,7 @@ fn eval_iface(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option
     let KwValue::Words([hi, lo, version, any_frag]) = *v else {
         return Some(false);
     };
-    let tx = t.as_any()?.downcast_ref::<DcerpcTx>()?;
+    let tx = call_of(t)?;
     if !tx.is_request() {
         // A call whose request was not seen: nothing to tell until it is (or the side
         // ends).
@@ -203,7 +211,7 @@ fn opnum_matches(v: &KwValue, opnum: u16) -> bool {
 }
 
 fn eval_opnum(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option<bool> {
-    let tx = t.as_any()?.downcast_ref::<DcerpcTx>()?;
+    let tx = call_of(t)?;
     if !tx.is_request() {
         return if tx.done[dir.index()] || tx.eof[dir.index()] || tx.req_type.is_some() {
             Some(false)

@@ -34,6 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         keys: config::KEYS,
         build: config::build,
     },
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,

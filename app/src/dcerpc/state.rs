@@ -49,6 +49,8 @@ pub struct Interface {
     /// The server answered (BIND_ACK), with `result` (0: acceptance).
     pub acked: bool,
     pub result: u16,
+    /// The BIND_ACK's reason for `result` (EVE `ack_reason` over SMB).
+    pub reason: u16,
     /// The BIND had the first-fragment flag (`dcerpc.iface` without `any_frag` needs it).
     pub first_frag: bool,
 }
@@ -188,6 +190,7 @@ impl DcerpcState {
                             call_id: h.call_id,
                             acked: false,
                             result: 0,
+                            reason: 0,
                             first_frag: h.flags & p::PFC_FIRST_FRAG != 0,
                         });
                     }
@@ -213,10 +216,11 @@ impl DcerpcState {
                 let ok = p::bind_ack(body, le, &mut results).is_some();
                 if ok {
                     // The results answer the last BIND's contexts, in order.
-                    for (ctx, &(result, _)) in self.last_bind.iter().zip(&results) {
+                    for (ctx, &(result, reason)) in self.last_bind.iter().zip(&results) {
                         if let Some(i) = self.interfaces.iter_mut().find(|i| i.ctx_id == *ctx) {
                             i.acked = true;
                             i.result = result;
+                            i.reason = reason;
                         }
                     }
                 }

@@ -35,6 +35,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         keys: config::KEYS,
         build: config::build,
     },
+    inner: &[],
     buffers: detect::BUFFERS,
     keywords: detect::KEYWORDS,
     frames: &[],

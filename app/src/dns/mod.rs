@@ -26,6 +26,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: Some(probe_on_port),
     is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: detect::KEYWORDS,

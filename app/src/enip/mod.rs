@@ -36,6 +36,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         keys: config::KEYS,
         build: config::build,
     },
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: detect::KEYWORDS,

@@ -31,6 +31,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         keys: config::KEYS,
         build: config::build,
     },
+    inner: &[],
     buffers: detect::BUFFERS,
     keywords: detect::KEYWORDS,
     frames: &[],

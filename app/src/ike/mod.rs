@@ -28,6 +28,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: None,
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(IkeState::new())),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,

@@ -26,6 +26,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: Some(dns::probe_on_port),
     is_reply: dns::is_reply,
     build: Build::Plain(|t| Box::new(DnsState::new(t))),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: &[],

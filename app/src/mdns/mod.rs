@@ -29,6 +29,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: Some(probe),
     is_reply: |_, _| false,
     build: Build::Plain(|t| Box::new(DnsState::multicast(t))),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: &[],

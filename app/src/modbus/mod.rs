@@ -33,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         keys: config::KEYS,
         build: config::build,
     },
+    inner: &[],
     buffers: &[],
     frames: &[],
     keywords: detect::KEYWORDS,

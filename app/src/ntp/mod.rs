@@ -32,6 +32,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: None,
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(NtpState::default())),
+    inner: &[],
     buffers: BUFFERS,
     frames: &[],
     keywords: KEYWORDS,

@@ -30,6 +30,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: None,
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(RfbState::new())),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: detect::KEYWORDS,

@@ -26,6 +26,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: None,
     is_reply,
     build: Build::Plain(|t| Box::new(SipState::new(t))),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: &[],

@@ -28,6 +28,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: Some(probe_on_port),
     is_reply,
     build: Build::Plain(new_state),
+    inner: &[],
     buffers: detect::BUFFERS,
     keywords: &[],
     frames: &[],

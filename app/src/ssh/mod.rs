@@ -27,6 +27,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe_on_port: None,
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(SshState::new())),
+    inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: &[],

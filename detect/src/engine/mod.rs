@@ -243,18 +243,23 @@ impl Engine {
             let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();
             // Register the rule in its groups.
             if app {
-                // A rule of no protocol here has only file keywords (`filemd5`, `filesize`
-                // on `alert ip`): it inspects the transactions of every protocol, as in
-                // Suricata (where a transaction without files never matches it).
+                // A rule of a protocol that others carry (DCE/RPC inside SMB) is in
+                // their groups too. A rule of no protocol here has only file keywords
+                // (`filemd5`, `filesize` on `alert ip`): it inspects the transactions of
+                // every protocol, as in Suricata (where a transaction without files
+                // never matches it).
                 let protos: Vec<usize> = match rule.app_proto {
-                    Some(p) => vec![p as usize],
+                    Some(p) => p.carriers().map(|c| c as usize).collect(),
                     None => std::iter::once(AppProto::Unknown)
                         .chain(AppProto::ALL.iter().copied())
                         .map(|p| p as usize)
                         .collect(),
                 };
                 for proto in protos {
-                    if let Some(g) = app_b.get_mut(proto) {
+                    let Some(g) = app_b.get_mut(proto) else {
+                        continue;
+                    };
+                    {
                         for d in [Dir::ToServer, Dir::ToClient] {
                             if dir.is_some_and(|rd| rd != d) {
                                 continue;

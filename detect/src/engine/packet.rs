@@ -70,7 +70,7 @@ impl Engine {
                 continue;
             };
             if let Some(ap) = rule.app_proto
-                && v.app_proto != ap
+                && !v.app_proto.covers(ap)
             {
                 continue;
             }

@@ -120,6 +120,9 @@ impl Builder<'_> {
                 Ok(())
             }
             Some(p) if p == proto => Ok(()),
+            // A keyword of a protocol the rule's carries (`dcerpc.iface` in an `smb`
+            // rule): the rule stays the carrier's.
+            Some(p) if p.covers(proto) => Ok(()),
             Some(p) => Err(fail(
                 kw,
                 format!("is a {} keyword in a {} rule", proto.name(), p.name()),
