@@ -243,8 +243,20 @@ impl Engine {
             let app = !rule.buffers.is_empty() || !rule.tx_checks.is_empty();
             // Register the rule in its groups.
             if app {
-                let proto = rule.app_proto.unwrap_or(AppProto::Unknown) as usize;
-                if let Some(g) = app_b.get_mut(proto) {
+                let rp = rule.app_proto.unwrap_or(AppProto::Unknown);
+                // The groups of the rule's protocol and of the protocols its rules
+                // apply to too (`alert http` on HTTP/2).
+                let family = AppProto::ALL
+                    .iter()
+                    .copied()
+                    .filter(|&p| {
+                        !rule.proto_exact && rp != AppProto::Unknown && p != rp && p.matches_rule(rp)
+                    });
+                for proto in std::iter::once(rp).chain(family).map(|p| p as usize) {
+                let Some(g) = app_b.get_mut(proto) else {
+                    continue;
+                };
+                {
                     for d in [Dir::ToServer, Dir::ToClient] {
                         if dir.is_some_and(|rd| rd != d) {
                             continue;
@@ -281,6 +293,7 @@ impl Engine {
                             None => e.app[proto].always[d.index()].push(id),
                         }
                     }
+                }
                 }
             } else {
                 let classes: &[usize] = match rule.proto {
