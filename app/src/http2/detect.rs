@@ -195,6 +195,11 @@ fn eval_frametype(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option
     let (KwValue::Exact(t), Some(tx)) = (v, tx_of(tx)) else {
         return Some(false);
     };
+    // As Suricata 8: a stream's response frames do not match (only stream 0's
+    // transactions match to the client).
+    if dir == Dir::ToClient && !tx.global() {
+        return Some(false);
+    }
     let s = tx.side(dir);
     if s.frames.iter().any(|&f| u64::from(f) == *t) {
         return Some(true);

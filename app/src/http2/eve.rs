@@ -20,8 +20,13 @@ fn headers(o: &mut Obj<'_>, key: &str, hs: &[HttpHeader]) {
         return;
     }
     o.raw(key, |b| {
-        array(b, hs, |h, x| {
-            h.str("name", &x.name).bytes("value", &x.value);
+        array(b, hs, |h, x| match x.table_size_update {
+            Some(n) => {
+                h.u64("table_size_update", n);
+            }
+            None => {
+                h.str("name", &x.name).bytes("value", &x.value);
+            }
         })
     });
 }

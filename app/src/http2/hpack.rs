@@ -288,12 +288,13 @@ impl Decoder {
     }
 
     /// Decodes a complete header block, appending headers to `out` and dynamic table
-    /// size updates to `size_updates`. On an error, the headers decoded so far stay.
+    /// size updates to `size_updates` (with the number of headers of `out` before
+    /// each). On an error, the headers decoded so far stay.
     pub fn decode(
         &mut self,
         b: &[u8],
         out: &mut Vec<Header>,
-        size_updates: &mut Vec<u64>,
+        size_updates: &mut Vec<(usize, u64)>,
     ) -> Result<(), Error> {
         let mut pos = 0;
         let mut list = 0usize;
@@ -308,7 +309,7 @@ impl Decoder {
             } else if c & 0xe0 == 0x20 {
                 let n = integer(b, &mut pos, 5)?;
                 if size_updates.len() < MAX_HEADERS {
-                    size_updates.push(n);
+                    size_updates.push((out.len(), n));
                 }
                 self.set_max_size(n);
                 continue;

@@ -6,13 +6,31 @@ use super::hpack::Header;
 use super::state::{Http2Tx, Side};
 use crate::Dir;
 
-fn headers(hs: &[Header]) -> Vec<HttpHeader> {
-    hs.iter()
-        .map(|h| HttpHeader {
+/// The headers, with the table size updates where they came.
+fn headers(hs: &[Header], updates: &[(usize, u64)]) -> Vec<HttpHeader> {
+    let mut v = Vec::with_capacity(hs.len() + updates.len());
+    let mut u = updates.iter().peekable();
+    for (i, h) in hs.iter().enumerate() {
+        while let Some(&&(_, n)) = u.peek().filter(|x| x.0 <= i) {
+            v.push(HttpHeader {
+                table_size_update: Some(n),
+                ..HttpHeader::default()
+            });
+            u.next();
+        }
+        v.push(HttpHeader {
             name: String::from_utf8_lossy(&h.name).into_owned(),
             value: h.value.clone(),
-        })
-        .collect()
+            table_size_update: None,
+        });
+    }
+    for &(_, n) in u {
+        v.push(HttpHeader {
+            table_size_update: Some(n),
+            ..HttpHeader::default()
+        });
+    }
+    v
 }
 
 fn side(s: &Side) -> Option<Http2Side> {
@@ -56,8 +74,8 @@ pub fn record(tx: &Http2Tx) -> Option<Http2> {
         http_method: rq.header(b":method").unwrap_or_default().to_vec(),
         status: num(rs.header(b":status")),
         length: num(rs.header(b"content-length")),
-        request_headers: headers(&rq.headers),
-        response_headers: headers(&rs.headers),
+        request_headers: headers(&rq.headers, &rq.size_update_at),
+        response_headers: headers(&rs.headers, &rs.size_update_at),
         request,
         response,
     })

@@ -66,6 +66,9 @@ pub struct Side {
     pub multiple_priority: bool,
     pub windows: Vec<u32>,
     pub size_updates: Vec<u64>,
+    /// Where each size update came among the headers (index of the header it
+    /// preceded), for EVE's `table_size_update` entries.
+    pub size_update_at: Vec<(usize, u64)>,
     /// The body (decoded), up to [`MAX_BODY`].
     pub body: Vec<u8>,
     pub body_seen: bool,
@@ -294,8 +297,7 @@ impl Http2State {
         let found = self.txs.iter().rposition(|t| t.stream_id == sid);
         if let Some(i) = found {
             let t = &self.txs[i];
-            let reused = t.state == StreamState::Reset
-                && matches!(ftype, frame::HEADERS | frame::RST_STREAM);
+            let reused = t.state == StreamState::Reset && ftype == frame::HEADERS;
             if !reused {
                 return Some(i);
             }
@@ -752,10 +754,12 @@ impl Http2State {
                     out.anomaly("http2.invalid_frame_length");
                     return;
                 };
+                // On a stream no live transaction has (one that ended and was
+                // freed), it is dropped, as Suricata makes no transaction for it.
                 let i = if h.stream_id == 0 {
                     self.global_tx(out)
                 } else {
-                    self.stream_tx(h.stream_id, h.ftype, out)
+                    self.txs.iter().rposition(|t| t.stream_id == h.stream_id)
                 };
                 if let Some(i) = i {
                     let side = &mut self.txs[i].sides[d];
@@ -798,8 +802,11 @@ impl Http2State {
         };
         {
             let side = &mut self.txs[i].sides[d];
+            let base = if side.headers_done { side.headers.len() } else { 0 };
             if side.size_updates.len() + updates.len() <= MAX_FRAMES_PER_TX {
-                side.size_updates.extend_from_slice(&updates);
+                side.size_updates.extend(updates.iter().map(|u| u.1));
+                side.size_update_at
+                    .extend(updates.iter().map(|&(at, v)| (base + at, v)));
             }
             if side.headers_done {
                 // Trailers: appended.
