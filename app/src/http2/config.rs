@@ -22,7 +22,10 @@ pub struct Http2Section {
     pub max_streams: usize,
     #[serde(default = "default_max_table", deserialize_with = "de::flex_usize")]
     pub max_table_size: usize,
-    #[serde(default = "default_max_reassembly", deserialize_with = "de::flex_usize")]
+    #[serde(
+        default = "default_max_reassembly",
+        deserialize_with = "de::flex_usize"
+    )]
     pub max_reassembly_size: usize,
 }
 

@@ -93,7 +93,11 @@ pub fn buffer<'a>(tx: &'a Http2Tx, id: BufferId, index: usize) -> Buf<'a> {
     }
     let s: &'a Side = tx.side(dir);
     if !s.headers_done {
-        return if tx.done(dir) { Buf::Absent } else { Buf::NotYet };
+        return if tx.done(dir) {
+            Buf::Absent
+        } else {
+            Buf::NotYet
+        };
     }
     let multi = matches!(
         id,
@@ -330,11 +334,15 @@ fn eval_values(
 }
 
 fn eval_priority(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<bool> {
-    eval_values(v, dir, tx, |s| s.priority.map(u64::from).into_iter().collect())
+    eval_values(v, dir, tx, |s| {
+        s.priority.map(u64::from).into_iter().collect()
+    })
 }
 
 fn eval_window(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<bool> {
-    eval_values(v, dir, tx, |s| s.windows.iter().map(|&w| u64::from(w)).collect())
+    eval_values(v, dir, tx, |s| {
+        s.windows.iter().map(|&w| u64::from(w)).collect()
+    })
 }
 
 fn eval_size_update(v: &KwValue, dir: Dir, _: i64, tx: &dyn Transaction) -> Option<bool> {
@@ -388,7 +396,10 @@ mod tests {
         assert_eq!(parse_frametype(Some("GOAWAY")), Ok(KwValue::Exact(7)));
         assert_eq!(parse_frametype(Some("9")), Ok(KwValue::Exact(9)));
         assert!(parse_frametype(Some("NOPE")).is_err());
-        assert_eq!(parse_errorcode(Some("INADEQUATE_SECURITY")), Ok(KwValue::Exact(12)));
+        assert_eq!(
+            parse_errorcode(Some("INADEQUATE_SECURITY")),
+            Ok(KwValue::Exact(12))
+        );
         let s = parse_settings(Some("SETTINGS_HEADER_TABLE_SIZE>1000")).unwrap();
         let KwValue::Words(w) = s else { panic!() };
         assert_eq!(w[0] & 0xffff, 1);

@@ -164,9 +164,7 @@ struct Canonical {
 }
 
 static CANONICAL: LazyLock<Canonical> = LazyLock::new(|| {
-    let mut by: Vec<(u8, u32, u8)> = (0..256)
-        .map(|s| (LENGTHS[s], CODES[s], s as u8))
-        .collect();
+    let mut by: Vec<(u8, u32, u8)> = (0..256).map(|s| (LENGTHS[s], CODES[s], s as u8)).collect();
     by.sort_unstable();
     let mut c = Canonical {
         first: [u32::MAX; 31],
@@ -316,7 +314,11 @@ impl Decoder {
             } else {
                 // Literal: with incremental indexing (01), without (0000) or never
                 // indexed (0001).
-                let (prefix, index) = if c & 0xc0 == 0x40 { (6, true) } else { (4, false) };
+                let (prefix, index) = if c & 0xc0 == 0x40 {
+                    (6, true)
+                } else {
+                    (4, false)
+                };
                 let i = integer(b, &mut pos, prefix)?;
                 if i == 0 {
                     string(b, &mut pos, &mut h.name)?;
@@ -364,7 +366,9 @@ mod tests {
     }
 
     fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
-        p.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        p.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     /// RFC 7541 C.1: integers.
@@ -498,14 +502,24 @@ mod tests {
     fn bad_input_is_an_error() {
         let mut d = Decoder::default();
         let mut out = Vec::new();
-        assert_eq!(d.decode(&[0xff, 0x00], &mut out, &mut Vec::new()), Err(Error::Invalid));
-        assert_eq!(d.decode(&[0x80], &mut out, &mut Vec::new()), Err(Error::Invalid));
-        assert_eq!(d.decode(&[0x40, 0x05, b'a'], &mut out, &mut Vec::new()), Err(Error::Truncated));
+        assert_eq!(
+            d.decode(&[0xff, 0x00], &mut out, &mut Vec::new()),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            d.decode(&[0x80], &mut out, &mut Vec::new()),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            d.decode(&[0x40, 0x05, b'a'], &mut out, &mut Vec::new()),
+            Err(Error::Truncated)
+        );
         // Huffman padding that is not all ones.
         assert_eq!(huffman(&[0x00], &mut Vec::new()), Err(Error::Invalid));
         // A size update is clamped.
         let mut ups = Vec::new();
-        d.decode(&[0x3f, 0xe1, 0xff, 0x7f], &mut out, &mut ups).unwrap();
+        d.decode(&[0x3f, 0xe1, 0xff, 0x7f], &mut out, &mut ups)
+            .unwrap();
         assert_eq!(d.max_size, MAX_TABLE_SIZE);
         assert_eq!(ups.len(), 1);
     }

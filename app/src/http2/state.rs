@@ -586,7 +586,11 @@ impl Http2State {
                     }
                 } else {
                     // Pad length, promised stream id, block.
-                    let skip = if h.flags & frame::FLAG_PADDED != 0 { 5 } else { 4 };
+                    let skip = if h.flags & frame::FLAG_PADDED != 0 {
+                        5
+                    } else {
+                        4
+                    };
                     let pad = if h.flags & frame::FLAG_PADDED != 0 {
                         usize::from(p.first().copied().unwrap_or(0))
                     } else {
@@ -613,11 +617,14 @@ impl Http2State {
                 }
                 let r = &mut self.readers[d];
                 r.block.stream_id = h.stream_id;
-                r.block.end_stream = h.ftype == frame::HEADERS && h.flags & frame::FLAG_END_STREAM != 0;
+                r.block.end_stream =
+                    h.ftype == frame::HEADERS && h.flags & frame::FLAG_END_STREAM != 0;
                 r.block.promise = h.ftype == frame::PUSH_PROMISE;
                 r.block.continuations = 0;
                 r.block.bytes.clear();
-                r.block.bytes.extend_from_slice(&block[..block.len().min(self.cfg.max_reassembly)]);
+                r.block
+                    .bytes
+                    .extend_from_slice(&block[..block.len().min(self.cfg.max_reassembly)]);
                 if block.len() > self.cfg.max_reassembly {
                     out.anomaly("http2.reassembly_limit_reached");
                 }
@@ -802,7 +809,11 @@ impl Http2State {
         };
         {
             let side = &mut self.txs[i].sides[d];
-            let base = if side.headers_done { side.headers.len() } else { 0 };
+            let base = if side.headers_done {
+                side.headers.len()
+            } else {
+                0
+            };
             if side.size_updates.len() + updates.len() <= MAX_FRAMES_PER_TX {
                 side.size_updates.extend(updates.iter().map(|u| u.1));
                 side.size_update_at
@@ -848,13 +859,17 @@ impl AppState for Http2State {
         let r = &mut self.readers[dir.index()];
         r.lost = true;
         for tx in &mut self.txs {
-            tx.sides[dir.index()].files.end_current(FileState::Truncated);
+            tx.sides[dir.index()]
+                .files
+                .end_current(FileState::Truncated);
         }
     }
 
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
         for tx in &mut self.txs {
-            tx.sides[dir.index()].files.end_current(FileState::Truncated);
+            tx.sides[dir.index()]
+                .files
+                .end_current(FileState::Truncated);
         }
     }
 

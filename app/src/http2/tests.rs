@@ -33,7 +33,12 @@ fn conn() -> (Vec<u8>, Vec<u8>) {
     // HEADERS without END_HEADERS, then a CONTINUATION.
     let (a, b) = block.split_at(5);
     c.extend(frame_bytes(frame::HEADERS, frame::FLAG_END_STREAM, 1, a));
-    c.extend(frame_bytes(frame::CONTINUATION, frame::FLAG_END_HEADERS, 1, b));
+    c.extend(frame_bytes(
+        frame::CONTINUATION,
+        frame::FLAG_END_HEADERS,
+        1,
+        b,
+    ));
     c.extend(frame_bytes(frame::WINDOW_UPDATE, 0, 0, &[0, 0, 0x87, 0x4a]));
     c.extend(frame_bytes(frame::GOAWAY, 0, 0, &[0, 0, 0, 1, 0, 0, 0, 0]));
     let mut s = frame_bytes(frame::SETTINGS, 0, 0, &[0, 1, 0, 0, 0x10, 0]);
@@ -78,7 +83,10 @@ fn a_connection_in_any_chunking() {
             t.buffer(crate::http::detect::URI, 0),
             Buf::Ready(b"/index.html")
         );
-        assert_eq!(t.buffer(crate::http::detect::HOST, 0), Buf::Ready(b"example.com"));
+        assert_eq!(
+            t.buffer(crate::http::detect::HOST, 0),
+            Buf::Ready(b"example.com")
+        );
         assert_eq!(
             t.buffer(crate::http::detect::RESPONSE_BODY, 0),
             Buf::Ready(b"hello")
@@ -107,7 +115,10 @@ fn probes() {
     assert_eq!(probe(Dir::ToServer, frame::PREFACE), Probe::Match);
     assert_eq!(probe(Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
     assert_eq!(
-        probe(Dir::ToClient, &frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100])),
+        probe(
+            Dir::ToClient,
+            &frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100])
+        ),
         Probe::Match
     );
     assert_eq!(probe(Dir::ToClient, b"HTTP/1.1 200 OK\r\n"), Probe::NoMatch);
@@ -123,7 +134,12 @@ fn bad_input_raises_events() {
     let mut out = ParseOutput::default();
     let mut c = frame::PREFACE.to_vec();
     c.extend(frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0]));
-    c.extend(frame_bytes(frame::HEADERS, frame::FLAG_END_HEADERS, 1, &[0xff, 0xff]));
+    c.extend(frame_bytes(
+        frame::HEADERS,
+        frame::FLAG_END_HEADERS,
+        1,
+        &[0xff, 0xff],
+    ));
     c.extend(frame_bytes(frame::DATA, 0, 1, &vec![0; 20_000]));
     st.parse(Dir::ToServer, &c, &mut out);
     assert_eq!(
@@ -145,7 +161,12 @@ fn too_many_streams_is_bounded() {
     let mut out = ParseOutput::default();
     let mut c = frame::PREFACE.to_vec();
     for sid in (1..20).step_by(2) {
-        c.extend(frame_bytes(frame::HEADERS, frame::FLAG_END_HEADERS, sid, &[0x82]));
+        c.extend(frame_bytes(
+            frame::HEADERS,
+            frame::FLAG_END_HEADERS,
+            sid,
+            &[0x82],
+        ));
     }
     st.parse(Dir::ToServer, &c, &mut out);
     assert_eq!(st.txs().len(), 3);

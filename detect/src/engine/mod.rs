@@ -246,54 +246,53 @@ impl Engine {
                 let rp = rule.app_proto.unwrap_or(AppProto::Unknown);
                 // The groups of the rule's protocol and of the protocols its rules
                 // apply to too (`alert http` on HTTP/2).
-                let family = AppProto::ALL
-                    .iter()
-                    .copied()
-                    .filter(|&p| {
-                        !rule.proto_exact && rp != AppProto::Unknown && p != rp && p.matches_rule(rp)
-                    });
+                let family = AppProto::ALL.iter().copied().filter(|&p| {
+                    !rule.proto_exact && rp != AppProto::Unknown && p != rp && p.matches_rule(rp)
+                });
                 for proto in std::iter::once(rp).chain(family).map(|p| p as usize) {
-                let Some(g) = app_b.get_mut(proto) else {
-                    continue;
-                };
-                {
-                    for d in [Dir::ToServer, Dir::ToClient] {
-                        if dir.is_some_and(|rd| rd != d) {
-                            continue;
-                        }
-                        // A rule inspects a direction only if all its buffers exist there.
-                        if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
-                            continue;
-                        }
-                        e.app_rules[proto][d.index()].push(id);
-                        match &rule.fast {
-                            Some(fp) => match fp.list {
-                                ListRef::Buffer(bi) => {
-                                    if let Some(b) = buffers.get(bi)
-                                        && let Some(bid) = b.ids[d.index()]
-                                    {
-                                        // One prefilter per (buffer, transforms).
-                                        let list = &mut g[d.index()];
-                                        let pos = list
-                                            .iter()
-                                            .position(|(x, t, _)| *x == bid && *t == b.transforms)
-                                            .unwrap_or_else(|| {
-                                                list.push((
-                                                    bid,
-                                                    b.transforms.clone(),
-                                                    MpmBuilder::new(algo),
-                                                ));
-                                                list.len() - 1
-                                            });
-                                        list[pos].2.add(&fp.bytes, fp.nocase, id);
+                    let Some(g) = app_b.get_mut(proto) else {
+                        continue;
+                    };
+                    {
+                        for d in [Dir::ToServer, Dir::ToClient] {
+                            if dir.is_some_and(|rd| rd != d) {
+                                continue;
+                            }
+                            // A rule inspects a direction only if all its buffers exist there.
+                            if buffers.iter().any(|b| b.ids[d.index()].is_none()) {
+                                continue;
+                            }
+                            e.app_rules[proto][d.index()].push(id);
+                            match &rule.fast {
+                                Some(fp) => match fp.list {
+                                    ListRef::Buffer(bi) => {
+                                        if let Some(b) = buffers.get(bi)
+                                            && let Some(bid) = b.ids[d.index()]
+                                        {
+                                            // One prefilter per (buffer, transforms).
+                                            let list = &mut g[d.index()];
+                                            let pos = list
+                                                .iter()
+                                                .position(|(x, t, _)| {
+                                                    *x == bid && *t == b.transforms
+                                                })
+                                                .unwrap_or_else(|| {
+                                                    list.push((
+                                                        bid,
+                                                        b.transforms.clone(),
+                                                        MpmBuilder::new(algo),
+                                                    ));
+                                                    list.len() - 1
+                                                });
+                                            list[pos].2.add(&fp.bytes, fp.nocase, id);
+                                        }
                                     }
-                                }
-                                ListRef::Payload => e.app[proto].always[d.index()].push(id),
-                            },
-                            None => e.app[proto].always[d.index()].push(id),
+                                    ListRef::Payload => e.app[proto].always[d.index()].push(id),
+                                },
+                                None => e.app[proto].always[d.index()].push(id),
+                            }
                         }
                     }
-                }
                 }
             } else {
                 let classes: &[usize] = match rule.proto {
