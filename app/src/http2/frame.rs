@@ -109,7 +109,7 @@ pub fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 /// The settings of a SETTINGS payload (id, value), or `None` when its length is not a
 /// multiple of 6.
 pub fn settings(b: &[u8]) -> Option<impl Iterator<Item = (u16, u32)> + '_> {
-    (b.len() % 6 == 0).then(|| {
+    b.len().is_multiple_of(6).then(|| {
         b.chunks_exact(6).map(|c| {
             (
                 u16::from_be_bytes([c[0], c[1]]),

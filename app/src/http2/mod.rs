@@ -113,7 +113,7 @@ fn is_server_settings(data: &[u8]) -> Option<bool> {
         h.ftype == frame::SETTINGS
             && h.flags == 0
             && h.stream_id == 0
-            && h.length % 6 == 0
+            && h.length.is_multiple_of(6)
             && h.length <= 6 * 16,
     )
 }
