@@ -154,6 +154,10 @@ pub struct Descriptor {
     pub name: &'static str,
     /// Other spellings in rule headers and `app-layer-protocol` (`http1`).
     pub aliases: &'static [&'static str],
+    /// The protocol whose rules also apply to this one: `alert http` rules, the
+    /// `http.*` keywords and `app-layer-protocol:http` match HTTP/2 flows too, as
+    /// Suricata's `http` names either version.
+    pub family: Option<AppProto>,
     pub transports: Transports,
     /// Parsed when its config section does not say `enabled` (Suricata leaves the
     /// industrial protocols off: Modbus, ENIP).
@@ -225,6 +229,12 @@ impl Descriptor {
     /// one of those it carries ([`Descriptor::inner`]).
     pub fn covers(&self, rule: AppProto) -> bool {
         self.proto == rule || self.inner.contains(&rule)
+    }
+
+    /// Whether rules of protocol `rule` apply to this protocol's flows: its own, and
+    /// its family's.
+    pub fn matches_rule_proto(&self, rule: AppProto) -> bool {
+        self.proto == rule || self.family == Some(rule)
     }
 
     /// Whether `s` names this protocol in a rule.

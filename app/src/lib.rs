@@ -48,6 +48,7 @@ pub mod dns;
 pub mod enip;
 pub mod ftp;
 pub mod http;
+pub mod http2;
 pub mod ike;
 pub mod llmnr;
 pub mod mdns;

@@ -64,9 +64,19 @@ protocols! {
     Ike => ike, record Ike;
     Ntp => ntp, record Ntp;
     Smb => smb, record Smb;
+    Http2 => http2, record Http2;
 }
 
 impl AppProto {
+    /// Whether a rule of protocol `rule` applies to a flow of this protocol (its own
+    /// rules, and its family's: `alert http` on HTTP/2).
+    pub fn matches_rule(self, rule: AppProto) -> bool {
+        self == rule
+            || self
+                .descriptor()
+                .is_some_and(|d| d.matches_rule_proto(rule))
+    }
+
     /// The protocol's descriptor (`None` for `Unknown` and `Failed`).
     pub fn descriptor(self) -> Option<&'static Descriptor> {
         match self {

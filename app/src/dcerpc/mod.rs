@@ -22,6 +22,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Dcerpc,
     name: "dcerpc",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     // Suricata detects DCE/RPC by its header on any port.

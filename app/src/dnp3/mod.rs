@@ -23,6 +23,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Dnp3,
     name: "dnp3",
     aliases: &[],
+    family: None,
     transports: Transports::TCP,
     default_ports: &[20000],
     // Suricata's probing parser runs on the detection ports only.

@@ -18,6 +18,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Dns,
     name: "dns",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::BOTH,
     default_ports: &[53],

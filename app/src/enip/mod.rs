@@ -24,6 +24,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Enip,
     name: "enip",
     aliases: &[],
+    family: None,
     enabled_by_default: false,
     transports: Transports::BOTH,
     default_ports: &[44818],

@@ -20,6 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Ftp,
     name: "ftp",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[21],

@@ -27,6 +27,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Http,
     name: "http",
     aliases: &["http1"],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[80, 8080, 8000, 3128],

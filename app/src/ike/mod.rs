@@ -19,6 +19,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Ike,
     name: "ike",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::UDP,
     default_ports: &[500],

@@ -18,6 +18,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Llmnr,
     name: "llmnr",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::BOTH,
     default_ports: &[PORT],

@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Mdns,
     name: "mdns",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::UDP,
     default_ports: &[PORT],

@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Modbus,
     name: "modbus",
     aliases: &[],
+    family: None,
     enabled_by_default: false,
     transports: Transports::TCP,
     default_ports: &[502],

@@ -20,6 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Mqtt,
     name: "mqtt",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[1883],

@@ -33,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply: never_reply,
     build: Build::Plain(|_| Box::new(NtpState::default())),
     inner: &[],
+    family: None,
     buffers: BUFFERS,
     frames: &[],
     keywords: KEYWORDS,

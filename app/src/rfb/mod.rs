@@ -21,6 +21,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Rfb,
     name: "rfb",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     // Suricata's `detection-ports` for RFB; its detection is by pattern, on any port.

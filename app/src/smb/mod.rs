@@ -55,6 +55,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     is_reply,
     build: Build::Plain(new_state),
     inner: &[AppProto::Dcerpc],
+    family: None,
     buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,

@@ -20,6 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Smtp,
     name: "smtp",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[25, 587],

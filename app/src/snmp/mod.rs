@@ -20,6 +20,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Snmp,
     name: "snmp",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::UDP,
     default_ports: &[161, 162],

@@ -19,6 +19,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Ssh,
     name: "ssh",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[22],

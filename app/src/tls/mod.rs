@@ -19,6 +19,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Tls,
     name: "tls",
     aliases: &[],
+    family: None,
     enabled_by_default: true,
     transports: Transports::TCP,
     default_ports: &[443, 8443, 993, 995, 465, 636, 853],

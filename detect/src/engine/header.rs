@@ -193,7 +193,7 @@ impl Engine {
             } => {
                 let d = v.app_proto_dir;
                 let is = match mode {
-                    ProtoMode::Flow => v.app_proto == proto,
+                    ProtoMode::Flow => v.app_proto.matches_rule(proto),
                     ProtoMode::ToServer => d[0] == proto,
                     ProtoMode::ToClient => d[1] == proto,
                     ProtoMode::Either => d[0] == proto || d[1] == proto,

@@ -244,12 +244,22 @@ impl Engine {
             // Register the rule in its groups.
             if app {
                 // A rule of a protocol that others carry (DCE/RPC inside SMB) is in
-                // their groups too. A rule of no protocol here has only file keywords
-                // (`filemd5`, `filesize` on `alert ip`): it inspects the transactions of
-                // every protocol, as in Suricata (where a transaction without files
-                // never matches it).
+                // their groups too, and so is one whose protocol's rules apply to
+                // another (`alert http` on HTTP/2). A rule of no protocol here has only
+                // file keywords (`filemd5`, `filesize` on `alert ip`): it inspects the
+                // transactions of every protocol, as in Suricata (where a transaction
+                // without files never matches it).
                 let protos: Vec<usize> = match rule.app_proto {
-                    Some(p) => p.carriers().map(|c| c as usize).collect(),
+                    Some(rp) => {
+                        let family = AppProto::ALL
+                            .iter()
+                            .copied()
+                            .filter(|&p| !rule.proto_exact && p != rp && p.matches_rule(rp));
+                        let mut v: Vec<usize> =
+                            rp.carriers().chain(family).map(|c| c as usize).collect();
+                        v.dedup();
+                        v
+                    }
                     None => std::iter::once(AppProto::Unknown)
                         .chain(AppProto::ALL.iter().copied())
                         .map(|p| p as usize)

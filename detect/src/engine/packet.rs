@@ -71,6 +71,7 @@ impl Engine {
             };
             if let Some(ap) = rule.app_proto
                 && !v.app_proto.covers(ap)
+                && (rule.proto_exact || !v.app_proto.matches_rule(ap))
             {
                 continue;
             }

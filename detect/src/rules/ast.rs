@@ -898,6 +898,9 @@ pub struct Rule {
     /// The app-layer protocol the rule is about (header protocol `http`, or a sticky
     /// buffer of that protocol).
     pub app_proto: Option<AppProto>,
+    /// The header names one protocol by an alias of its own (`alert http1`): the
+    /// protocols of its family (HTTP/2 for `http`) are not matched.
+    pub proto_exact: bool,
     pub payload_source: PayloadSource,
     pub src: IpSet,
     pub sport: PortSet,

@@ -290,6 +290,7 @@ fn build(
     let proto_name = raw.proto.to_ascii_lowercase();
     let mut payload_source = PayloadSource::Any;
     let mut app_proto = None;
+    let mut proto_exact = false;
     let proto = match proto_name.as_str() {
         "ip" | "pkthdr" => Proto::Ip,
         "tcp" => Proto::Tcp,
@@ -308,6 +309,7 @@ fn build(
         other => match AppProto::from_rule_proto(other).and_then(AppProto::descriptor) {
             Some(d) => {
                 app_proto = Some(d.proto);
+                proto_exact = d.name != other;
                 // The protocol's transports.
                 match (d.transports.tcp, d.transports.udp) {
                     (true, false) => Proto::Tcp,
@@ -340,6 +342,7 @@ fn build(
         action,
         proto,
         app_proto,
+        proto_exact,
         payload_source,
         src,
         sport,

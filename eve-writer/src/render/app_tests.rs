@@ -48,6 +48,7 @@ mod tests {
             request_headers: vec![HttpHeader {
                 name: "Host".into(),
                 value: b"example.com".to_vec(),
+                table_size_update: None,
             }],
             ..Http::default()
         }

@@ -123,6 +123,14 @@ impl Builder<'_> {
             // A keyword of a protocol the rule's carries (`dcerpc.iface` in an `smb`
             // rule): the rule stays the carrier's.
             Some(p) if p.covers(proto) => Ok(()),
+            // A keyword of the rule protocol's family (`http.uri` in `alert http2`).
+            Some(p) if p.matches_rule(proto) => Ok(()),
+            // A keyword of a protocol of the rule's family (`http2.frametype` in
+            // `alert http`): the rule is that protocol's.
+            Some(p) if proto.matches_rule(p) => {
+                self.rule.app_proto = Some(proto);
+                Ok(())
+            }
             Some(p) => Err(fail(
                 kw,
                 format!("is a {} keyword in a {} rule", proto.name(), p.name()),

@@ -170,7 +170,7 @@ impl<'a> Builder<'a> {
             ));
         }
         if let Some(h) = self.header_app
-            && self.rule.app_proto != Some(h)
+            && !self.rule.app_proto.is_some_and(|p| p.matches_rule(h))
         {
             return Err((None, "mixes app-layer protocols".to_string()));
         }
