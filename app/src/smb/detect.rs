@@ -97,14 +97,14 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
     } else {
         Dir::ToClient
     };
-    let b = match (id, &tx.kind) {
+    match (id, &tx.kind) {
         // Whether a share is a pipe is known from the response; Suricata inspects a
         // request when the client's next data comes, by which time the response has
         // usually been seen: till one of them, neither buffer is known.
         (SHARE_TS | PIPE_TS, Kind::Tree(t))
             if !(tx.done[1] || t.overtaken || tx.eof[0] || tx.eof[1]) =>
         {
-            return Buf::NotYet;
+            Buf::NotYet
         }
         (SHARE_TS, Kind::Tree(t)) if !t.pipe => text(&t.share),
         (PIPE_TS, Kind::Tree(t)) if t.pipe => text(&t.share),
@@ -120,20 +120,19 @@ pub fn buffer(tx: &SmbTx, id: BufferId, index: usize) -> Buf<'_> {
             if tx.file_dir != Some(dir) {
                 return Buf::Absent;
             }
-            return match (tx.file_data.is_empty(), tx.done[0] || tx.eof[dir.index()]) {
+            match (tx.file_data.is_empty(), tx.done[0] || tx.eof[dir.index()]) {
                 (true, true) => Buf::Absent,
                 (false, true) => Buf::Ready(&tx.file_data),
                 (true, false) => Buf::NotYet,
                 (false, false) => Buf::Partial(&tx.file_data),
-            };
+            }
         }
         (FILE_NAME_TS | FILE_NAME_TC, Kind::File { filename, .. }) => {
             if tx.file_dir != Some(dir) {
                 return Buf::Absent;
             }
-            return text(filename);
+            text(filename)
         }
-        _ => return Buf::Absent,
-    };
-    b
+        _ => Buf::Absent,
+    }
 }

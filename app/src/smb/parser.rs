@@ -32,7 +32,7 @@ pub fn nbss(b: &[u8]) -> Option<(u8, usize)> {
 /// `\xfeSMB` (SMB2/3) or `\xfdSMB` (SMB3 transform header).
 pub fn smb_magic(b: &[u8]) -> Option<u8> {
     match b.get(..4)? {
-        [v @ (0xff | 0xfe | 0xfd), b'S', b'M', b'B'] => Some(*v),
+        [v @ 0xfd..=0xff, b'S', b'M', b'B'] => Some(*v),
         _ => None,
     }
 }
