@@ -114,7 +114,7 @@ mod tests {
         );
         assert!(lookup("tls.invalid_sslv2_header").is_err());
         assert!(lookup("applayer_proto_detection_skipped").is_err());
-        assert!(lookup("smb.internal_error").is_err());
+        assert!(lookup("nfs.malformed_data").is_err());
         assert!(lookup("nodot").is_err());
     }
 }
