@@ -248,11 +248,13 @@ pub trait Transaction: std::fmt::Debug {
             Dir::ToClient => self.record(),
         }
     }
-    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction
-    /// while parsing direction `dir`, for `app-layer-event`. The worker tracks
-    /// anomalies per transaction and answers through a wrapper; parsers need not
-    /// implement it.
-    fn has_event(&self, _dir: Dir, _name: &str) -> bool {
+    /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction,
+    /// parsing either direction, for `app-layer-event`: as Suricata, the events belong
+    /// to the transaction, and a rule sees them from both directions (an SMB write's
+    /// `file_overlap` alerts once to the server and once to the client). The worker
+    /// tracks anomalies per transaction and answers through a wrapper; parsers need
+    /// not implement it.
+    fn has_event(&self, _name: &str) -> bool {
         false
     }
     /// The files the transaction carries in direction `dir`, in the order they started

@@ -108,6 +108,12 @@ impl Transaction for MqttTx {
         self.ready()
     }
 
+    /// As Suricata's: a transaction is its first packet's direction's only (its
+    /// anomalies, too, alert in that direction alone).
+    fn inspects(&self, dir: Dir) -> bool {
+        dir == self.dir
+    }
+
     /// Grows as packets join the transaction, and once more when it is complete.
     fn progress(&self, _dir: Dir) -> u8 {
         // Changes as each packet joins (any number of them).

@@ -129,6 +129,11 @@ impl Transaction for SipTx {
         true
     }
 
+    /// As Suricata's: a message's transaction is its direction's only.
+    fn inspects(&self, dir: Dir) -> bool {
+        dir == self.dir
+    }
+
     fn progress(&self, _dir: Dir) -> u8 {
         1
     }

@@ -633,11 +633,9 @@ impl app::Transaction for WithEvents<'_> {
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
         self.tx.event_record(dir)
     }
-    fn has_event(&self, dir: Dir, name: &str) -> bool {
+    fn has_event(&self, name: &str) -> bool {
         let id = self.tx.id();
-        self.events
-            .iter()
-            .any(|&(i, d, n)| i == id && d == dir && n == name)
+        self.events.iter().any(|&(i, _, n)| i == id && n == name)
     }
     fn files(&self, dir: Dir) -> &[app::files::File] {
         self.tx.files(dir)
