@@ -43,6 +43,7 @@ pub mod registry;
 pub mod value;
 
 pub mod dcerpc;
+pub mod dhcp;
 pub mod dnp3;
 pub mod dns;
 pub mod enip;

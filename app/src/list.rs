@@ -65,6 +65,7 @@ protocols! {
     Ntp => ntp, record Ntp;
     Smb => smb, record Smb;
     Http2 => http2, record Http2;
+    Dhcp => dhcp, record Dhcp;
 }
 
 impl AppProto {

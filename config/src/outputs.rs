@@ -374,6 +374,13 @@ pub struct MqttLog {
 }
 
 impl EveLog {
+    /// Whether this output logs `dhcp` records in Suricata's `extended` form (every
+    /// message, with all its details; default no: ACKs only). `None` when it logs none.
+    pub fn dhcp_extended(&self) -> Option<bool> {
+        let t = self.type_entry("dhcp")?;
+        Some(t.options().and_then(|o| o.extended).unwrap_or(false))
+    }
+
     /// The options of this output's `mqtt` records (`None` when it logs none).
     pub fn mqtt_log(&self) -> Option<MqttLog> {
         let o = self

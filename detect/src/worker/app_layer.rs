@@ -429,6 +429,12 @@ impl Inner {
         self.file_log = file_log;
         for (id, mut r) in to_log.drain(..) {
             self.shape_record(&mut r);
+            // Without `extended`, Suricata logs DHCP ACKs only.
+            if let AppRecord::Dhcp(d) = &r
+                && !app::dhcp::wanted(d)
+            {
+                continue;
+            }
             let ev = events::app_record(c.pkt, c.meta, flow, to_server, c.src, id, r);
             self.emit(ev);
         }

@@ -96,6 +96,9 @@ impl Inner {
         if let AppRecord::Mqtt(m) = r {
             app::mqtt::logger::shape(m, self.cfg.mqtt_passwords, self.cfg.mqtt_string_log_limit);
         }
+        if let AppRecord::Dhcp(d) = r {
+            d.extended = self.cfg.dhcp_extended;
+        }
     }
 
     /// What an alert carries for the outputs that log more of it (only when one does:
