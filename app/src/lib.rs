@@ -250,13 +250,20 @@ pub trait Transaction: std::fmt::Debug {
         }
     }
     /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction,
-    /// parsing either direction, for `app-layer-event`: as Suricata, the events belong
+    /// parsing either direction, for `app-layer-event` inspecting it in `dir` (see
+    /// [`Transaction::events_dir`]): as Suricata, the events belong
     /// to the transaction, and a rule sees them from both directions (an SMB write's
     /// `file_overlap` alerts once to the server and once to the client). The worker
     /// tracks anomalies per transaction and answers through a wrapper; parsers need
     /// not implement it.
-    fn has_event(&self, _name: &str) -> bool {
+    fn has_event(&self, _dir: Dir, _name: &str) -> bool {
         false
+    }
+    /// The one direction from which `app-layer-event` sees the transaction's events,
+    /// for a transaction Suricata makes for one direction (an MQTT or SIP message's);
+    /// `None`: both.
+    fn events_dir(&self) -> Option<Dir> {
+        None
     }
     /// The files the transaction carries in direction `dir`, in the order they started
     /// (see [`files`]); none for a protocol without files or when files are not tracked.

@@ -108,10 +108,10 @@ impl Transaction for MqttTx {
         self.ready()
     }
 
-    /// As Suricata's: a transaction is its first packet's direction's only (its
-    /// anomalies, too, alert in that direction alone).
-    fn inspects(&self, dir: Dir) -> bool {
-        dir == self.dir
+    /// As Suricata's: a transaction belongs to its first packet's direction, and its
+    /// anomalies alert in that direction alone.
+    fn events_dir(&self) -> Option<Dir> {
+        Some(self.dir)
     }
 
     /// Grows as packets join the transaction, and once more when it is complete.

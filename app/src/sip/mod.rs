@@ -129,9 +129,10 @@ impl Transaction for SipTx {
         true
     }
 
-    /// As Suricata's: a message's transaction is its direction's only.
-    fn inspects(&self, dir: Dir) -> bool {
-        dir == self.dir
+    /// As Suricata's: a message's transaction belongs to its direction, and its
+    /// anomalies alert in that direction alone.
+    fn events_dir(&self) -> Option<Dir> {
+        Some(self.dir)
     }
 
     fn progress(&self, _dir: Dir) -> u8 {

@@ -852,7 +852,7 @@ impl TxCheck {
             TxCheck::Keyword { value, eval, .. } => eval(value, dir, now_s, tx),
             // Not raised yet: it may be while the direction is still in progress.
             TxCheck::AppEvent(name) => {
-                if tx.has_event(name) {
+                if tx.has_event(dir, name) {
                     Some(true)
                 } else if tx.complete(dir) {
                     Some(false)

@@ -639,9 +639,13 @@ impl app::Transaction for WithEvents<'_> {
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
         self.tx.event_record(dir)
     }
-    fn has_event(&self, name: &str) -> bool {
+    fn events_dir(&self) -> Option<Dir> {
+        self.tx.events_dir()
+    }
+    fn has_event(&self, dir: Dir, name: &str) -> bool {
         let id = self.tx.id();
-        self.events.iter().any(|&(i, _, n)| i == id && n == name)
+        self.tx.events_dir().is_none_or(|d| d == dir)
+            && self.events.iter().any(|&(i, _, n)| i == id && n == name)
     }
     fn files(&self, dir: Dir) -> &[app::files::File] {
         self.tx.files(dir)
