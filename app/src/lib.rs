@@ -250,20 +250,19 @@ pub trait Transaction: std::fmt::Debug {
         }
     }
     /// Whether the parser raised anomaly `name` (see [`events`]) in this transaction,
-    /// parsing either direction, for `app-layer-event` inspecting it in `dir` (see
-    /// [`Transaction::events_dir`]): as Suricata, the events belong
-    /// to the transaction, and a rule sees them from both directions (an SMB write's
-    /// `file_overlap` alerts once to the server and once to the client). The worker
-    /// tracks anomalies per transaction and answers through a wrapper; parsers need
-    /// not implement it.
+    /// for `app-layer-event` inspecting it in `dir`: raised parsing `dir`, or either
+    /// direction when [`Transaction::events_both_ways`]. The worker tracks anomalies
+    /// per transaction and answers through a wrapper; parsers need not implement it.
     fn has_event(&self, _dir: Dir, _name: &str) -> bool {
         false
     }
-    /// The one direction from which `app-layer-event` sees the transaction's events,
-    /// for a transaction Suricata makes for one direction (an MQTT or SIP message's);
-    /// `None`: both.
-    fn events_dir(&self) -> Option<Dir> {
-        None
+    /// Whether `app-layer-event` sees the transaction's anomalies from both directions
+    /// whichever direction raised them (Suricata's SMB: a write's `file_overlap`
+    /// alerts once to the server and once to the client); otherwise only from the
+    /// direction that raised them (Suricata's one-direction transactions: MQTT, SIP,
+    /// DNP3, IKE, ...).
+    fn events_both_ways(&self) -> bool {
+        false
     }
     /// The files the transaction carries in direction `dir`, in the order they started
     /// (see [`files`]); none for a protocol without files or when files are not tracked.

@@ -108,12 +108,6 @@ impl Transaction for MqttTx {
         self.ready()
     }
 
-    /// As Suricata's: a transaction belongs to its first packet's direction, and its
-    /// anomalies alert in that direction alone.
-    fn events_dir(&self) -> Option<Dir> {
-        Some(self.dir)
-    }
-
     /// Grows as packets join the transaction, and once more when it is complete.
     fn progress(&self, _dir: Dir) -> u8 {
         // Changes as each packet joins (any number of them).

@@ -129,12 +129,6 @@ impl Transaction for SipTx {
         true
     }
 
-    /// As Suricata's: a message's transaction belongs to its direction, and its
-    /// anomalies alert in that direction alone.
-    fn events_dir(&self) -> Option<Dir> {
-        Some(self.dir)
-    }
-
     fn progress(&self, _dir: Dir) -> u8 {
         1
     }

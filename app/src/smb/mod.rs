@@ -150,6 +150,11 @@ pub fn fuzz(data: &[u8]) {
 }
 
 impl Transaction for SmbTx {
+    /// As Suricata's: an SMB transaction's anomalies alert from both directions.
+    fn events_both_ways(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> u64 {
         self.id
     }

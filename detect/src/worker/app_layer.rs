@@ -639,13 +639,15 @@ impl app::Transaction for WithEvents<'_> {
     fn event_record(&self, dir: Dir) -> Option<AppRecord> {
         self.tx.event_record(dir)
     }
-    fn events_dir(&self) -> Option<Dir> {
-        self.tx.events_dir()
+    fn events_both_ways(&self) -> bool {
+        self.tx.events_both_ways()
     }
     fn has_event(&self, dir: Dir, name: &str) -> bool {
         let id = self.tx.id();
-        self.tx.events_dir().is_none_or(|d| d == dir)
-            && self.events.iter().any(|&(i, _, n)| i == id && n == name)
+        let both = self.tx.events_both_ways();
+        self.events
+            .iter()
+            .any(|&(i, d, n)| i == id && (both || d == dir) && n == name)
     }
     fn files(&self, dir: Dir) -> &[app::files::File] {
         self.tx.files(dir)
