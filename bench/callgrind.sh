@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instruction count of the detect worker's packet path (rule loading left out), for
+# figures that must be stable on a noisy machine: runs `detect/examples/inproc` under
+# callgrind with instrumentation off until the engine is built, then on for the whole
+# capture, and prints the total instructions (Ir).
+#
+#   bench/callgrind.sh [--bin INPROC] PCAP [RULES...] [-- INPROC-ARGS...]
+#
+# INPROC defaults to target/release/examples/inproc (`cargo build --release -p
+# meerkat-detect --example inproc`). Compare two builds by running this once on each,
+# same pcap and rules: the count is the same from run to run for one binary and input,
+# whatever else the machine does. Typical: PCAP = ../shared/corpus/traffic/mix-small.pcap,
+# RULES = an ET Open concatenation (or none: the no-rules packet path).
+set -euo pipefail
+bin=target/release/examples/inproc
+if [ "${1:-}" = "--bin" ]; then bin=$2; shift 2; fi
+[ $# -ge 1 ] || { echo "usage: $0 [--bin INPROC] PCAP [RULES...] [-- ARGS...]" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
+[ -x "$bin" ] || { echo "$bin: not built (cargo build --release -p meerkat-detect --example inproc)" >&2; exit 2; }
+args=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+args+=("$@")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gate=$work/gate
+out=$work/callgrind.out
+INPROC_GATE=$gate valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+    "$bin" "${args[@]}" >"$work/stdout" 2>"$work/stderr" &
+pid=$!
+# Instrumentation goes on once the engine is built ("engine ready"), then the run goes on.
+for _ in $(seq 6000); do
+    grep -q 'engine ready' "$work/stderr" 2>/dev/null && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+grep -q 'engine ready' "$work/stderr" || { cat "$work/stderr" >&2; wait $pid || true; exit 1; }
+callgrind_control -i on $pid >/dev/null
+touch "$gate"
+wait $pid
+cat "$work/stdout"
+ir=$(grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}')
+echo "Ir $ir"
