@@ -56,6 +56,7 @@ pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
 pub mod ntp;
+pub mod quic;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
