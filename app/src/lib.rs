@@ -51,6 +51,7 @@ pub mod ftp;
 pub mod http;
 pub mod http2;
 pub mod ike;
+pub mod ldap;
 pub mod llmnr;
 pub mod mdns;
 pub mod modbus;

@@ -67,6 +67,7 @@ protocols! {
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
     Quic => quic, record Quic;
+    Ldap => ldap, record Ldap;
 }
 
 impl AppProto {
