@@ -328,8 +328,19 @@ fn tls_version_name(v: u16) -> String {
     known.to_string()
 }
 
+/// The type Suricata gives a GREASE extension (RFC 8701) in QUIC's fingerprints and
+/// extension lists, whichever GREASE value it had.
+const GREASE_EXTENSION: u16 = 0xfafa;
+
 /// The hello's fingerprints, SNI and extensions into its packet's transaction.
 fn fill_hello(tx: &mut QuicTx, client: bool, h: &Hello) {
+    let mut h = h.clone();
+    for e in &mut h.extensions {
+        if tls::is_grease(*e) {
+            *e = GREASE_EXTENSION;
+        }
+    }
+    let h = &h;
     let ja3 = if client {
         tls::ja3_string_with(h, true)
     } else {
