@@ -165,12 +165,7 @@ pub static KEYWORDS: &[KeywordDef] = &[
         parse_responses_operation,
         eval_responses_operation,
     ),
-    KeywordDef::check(
-        "ldap.responses.count",
-        &[],
-        parse_count,
-        eval_count,
-    ),
+    KeywordDef::check("ldap.responses.count", &[], parse_count, eval_count),
     KeywordDef::check(
         "ldap.responses.result_code",
         &[],
@@ -249,8 +244,8 @@ fn enum_cmp(s: &str, names: fn(u32) -> Option<&'static str>, max: u64) -> Result
         Some(r) => (true, r.trim()),
         None => (false, s),
     };
-    if let Some(v) = (0..=u32::try_from(max).unwrap_or(u32::MAX).min(0x10000))
-        .find(|&v| names(v) == Some(name))
+    if let Some(v) =
+        (0..=u32::try_from(max).unwrap_or(u32::MAX).min(0x10000)).find(|&v| names(v) == Some(name))
     {
         let v = u64::from(v);
         return Ok(if neg { NumCmp::Ne(v) } else { NumCmp::Eq(v) });
@@ -285,10 +280,7 @@ fn parse_array(
                 "any" => Index::Any,
                 "all" => Index::All,
                 "all1" => Index::All1,
-                n => Index::At(
-                    n.parse::<i32>()
-                        .map_err(|_| format!("bad index `{n}`"))?,
-                ),
+                n => Index::At(n.parse::<i32>().map_err(|_| format!("bad index `{n}`"))?),
             };
             (a, index)
         }
@@ -343,7 +335,12 @@ fn settle(tx: &LdapTx, hit: bool) -> Option<bool> {
 
 /// Suricata's matching of an array keyword on the responses' values (`None` for a
 /// response without one).
-fn eval_array(v: &KwValue, dir: Dir, t: &dyn Transaction, get: fn(&Message) -> Option<u64>) -> Option<bool> {
+fn eval_array(
+    v: &KwValue,
+    dir: Dir,
+    t: &dyn Transaction,
+    get: fn(&Message) -> Option<u64>,
+) -> Option<bool> {
     let KwValue::Words(w) = v else {
         return Some(false);
     };
@@ -384,7 +381,9 @@ fn eval_responses_operation(v: &KwValue, dir: Dir, _now: i64, t: &dyn Transactio
 }
 
 fn eval_result_code(v: &KwValue, dir: Dir, _now: i64, t: &dyn Transaction) -> Option<bool> {
-    eval_array(v, dir, t, |m| m.op.result.as_ref().map(|r| u64::from(r.code)))
+    eval_array(v, dir, t, |m| {
+        m.op.result.as_ref().map(|r| u64::from(r.code))
+    })
 }
 
 fn eval_count(v: &KwValue, dir: Dir, _now: i64, t: &dyn Transaction) -> Option<bool> {

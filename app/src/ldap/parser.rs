@@ -270,7 +270,11 @@ fn declared_len(data: &[u8]) -> Option<usize> {
     }
     let n = usize::from(first & 0x7f);
     let bytes = data.get(2..2 + n)?;
-    Some(bytes.iter().fold(0usize, |a, &b| a.saturating_mul(256) | usize::from(b)))
+    Some(
+        bytes
+            .iter()
+            .fold(0usize, |a, &b| a.saturating_mul(256) | usize::from(b)),
+    )
 }
 
 /// An element inside a message already whole: running short is malformed.
@@ -574,7 +578,10 @@ pub(crate) mod tests {
         assert_eq!(m.id, 2);
         assert_eq!(m.op.tag, SEARCH_REQUEST);
         assert_eq!(m.op.dn, b"dc=example,dc=com");
-        assert_eq!((m.op.scope, m.op.size_limit, m.op.time_limit), (2, 1000, 30));
+        assert_eq!(
+            (m.op.scope, m.op.size_limit, m.op.time_limit),
+            (2, 1000, 30)
+        );
         assert_eq!(m.op.attribute_names, vec![b"*".to_vec(), b"+".to_vec()]);
         assert_eq!(m.op.filter_present, None);
         for cut in 0..b.len() {
@@ -584,7 +591,10 @@ pub(crate) mod tests {
         assert_eq!(d.op.result.unwrap().code, 0);
         assert_eq!(message(b"GET / HTTP/1.1\r\n"), Err(Error::Invalid));
         // An unknown operation tag.
-        assert_eq!(message(b"\x30\x05\x02\x01\x01\x5f\x00"), Err(Error::Invalid));
+        assert_eq!(
+            message(b"\x30\x05\x02\x01\x01\x5f\x00"),
+            Err(Error::Invalid)
+        );
         // A message declaring more than the bound.
         assert_eq!(message(b"\x30\x84\x7f\xff\xff\xff"), Err(Error::Invalid));
         assert_eq!(result_name(49), Some("invalid_credentials"));

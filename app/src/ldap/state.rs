@@ -99,10 +99,7 @@ impl LdapState {
 
     fn request(&mut self, m: Message, out: &mut ParseOutput) {
         let mut tx = self.new_tx();
-        tx.complete = matches!(
-            m.op.tag,
-            parser::UNBIND_REQUEST | parser::ABANDON_REQUEST
-        );
+        tx.complete = matches!(m.op.tag, parser::UNBIND_REQUEST | parser::ABANDON_REQUEST);
         tx.request = Some(m);
         self.push(tx, out);
     }

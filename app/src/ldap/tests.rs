@@ -36,8 +36,14 @@ fn a_search_across_segments() {
     }
     assert_eq!(s.tx_count(), 1);
     let tx = s.tx(0).unwrap();
-    assert_eq!(tx.buffer(detect::REQUEST_DN, 0), Buf::Ready(b"dc=example,dc=com"));
-    assert_eq!(tx.buffer(detect::REQUEST_ATTRIBUTE_TYPE, 1), Buf::Ready(b"+"));
+    assert_eq!(
+        tx.buffer(detect::REQUEST_DN, 0),
+        Buf::Ready(b"dc=example,dc=com")
+    );
+    assert_eq!(
+        tx.buffer(detect::REQUEST_ATTRIBUTE_TYPE, 1),
+        Buf::Ready(b"+")
+    );
     assert_eq!(tx.buffer(detect::RESPONSES_DN, 0), Buf::NotYet);
     assert!(!tx.complete(Dir::ToClient));
     s.parse(Dir::ToClient, &unhex(DONE), &mut out);

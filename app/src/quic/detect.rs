@@ -91,7 +91,10 @@ pub fn buffer(tx: &QuicTx, id: BufferId, index: usize) -> Buf<'_> {
         VERSION => Buf::Ready(&tx.version_bytes),
         SNI => opt(&tx.sni),
         UA => opt(&tx.ua),
-        CYU_HASH => tx.cyu.get(index).map_or(Buf::Absent, |c| Buf::Ready(&c.hash)),
+        CYU_HASH => tx
+            .cyu
+            .get(index)
+            .map_or(Buf::Absent, |c| Buf::Ready(&c.hash)),
         CYU_STRING => tx
             .cyu
             .get(index)

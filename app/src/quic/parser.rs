@@ -31,9 +31,7 @@ fn is_gquic(v: Version) -> bool {
 /// The version as Suricata writes it: Google's by name, v2, the others in hex.
 pub fn version_name(v: Version) -> String {
     match v {
-        Q039 | Q043 | Q044 | Q045 | Q046 => {
-            String::from_utf8_lossy(&v.to_be_bytes()).into_owned()
-        }
+        Q039 | Q043 | Q044 | Q045 | Q046 => String::from_utf8_lossy(&v.to_be_bytes()).into_owned(),
         V2 => "v2".to_string(),
         v => format!("{v:x}"),
     }
@@ -269,10 +267,15 @@ pub enum Frame<'a> {
     Ping,
     Ack,
     /// CRYPTO: handshake bytes at `offset` of the direction's crypto stream.
-    Crypto { offset: u64, data: &'a [u8] },
+    Crypto {
+        offset: u64,
+        data: &'a [u8],
+    },
     /// A Google QUIC STREAM frame (or its crypto stream frame), with the tags of the
     /// handshake message it carries when it is one.
-    Stream { tags: Option<Tags<'a>> },
+    Stream {
+        tags: Option<Tags<'a>>,
+    },
     /// Any other frame: the rest of the payload is not read.
     Other,
 }
@@ -376,7 +379,10 @@ pub(crate) mod tests {
         // v1 Initial: DCID 8394c8f03e515708, no SCID, no token, length 4.
         let p = b"\xc3\x00\x00\x00\x01\x08\x83\x94\xc8\xf0\x3e\x51\x57\x08\x00\x00\x04abcd";
         let h = header(p).unwrap();
-        assert_eq!((h.ty, h.version, h.payload_at, h.payload_len), (PacketType::Initial, 1, 17, 4));
+        assert_eq!(
+            (h.ty, h.version, h.payload_at, h.payload_len),
+            (PacketType::Initial, 1, 17, 4)
+        );
         assert_eq!(h.dcid, b"\x83\x94\xc8\xf0\x3e\x51\x57\x08");
         // A length past the datagram is refused.
         assert!(header(&p[..p.len() - 1]).is_none());

@@ -53,7 +53,9 @@ fn v1_initials() {
     let (c, sv) = (s.tx(0).unwrap(), s.tx(1).unwrap());
     assert_eq!(c.buffer(detect::SNI, 0), Buf::Ready(b"v1.example.com"));
     assert_eq!(c.buffer(detect::VERSION, 0), Buf::Ready(&[0, 0, 0, 1]));
-    assert!(matches!(c.buffer(detect::JA3_HASH, 0), Buf::Ready(h) if h == b"c47f12ba3d9a132503f7b8a27ab5c0a0"));
+    assert!(
+        matches!(c.buffer(detect::JA3_HASH, 0), Buf::Ready(h) if h == b"c47f12ba3d9a132503f7b8a27ab5c0a0")
+    );
     assert_eq!(c.buffer(detect::JA3S_HASH, 0), Buf::Absent);
     assert_eq!(
         c.buffer(detect::JA4_HASH, 0),
@@ -66,7 +68,10 @@ fn v1_initials() {
     assert!(c.inspects(Dir::ToServer) && !c.inspects(Dir::ToClient));
     let j = json(c);
     assert!(j.starts_with(r#"{"quic":{"version":"1","sni":"v1.example.com","ja3":{"hash":"c47f12ba3d9a132503f7b8a27ab5c0a0""#), "{j}");
-    assert!(j.contains(r#"{"name":"alpn","type":16,"values":["h3"]}"#), "{j}");
+    assert!(
+        j.contains(r#"{"name":"alpn","type":16,"values":["h3"]}"#),
+        "{j}"
+    );
     assert_eq!(
         json(sv),
         concat!(

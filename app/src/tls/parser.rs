@@ -245,7 +245,11 @@ pub fn ja3s_string_with(h: &Hello, keep_grease: bool) -> String {
         "{},{},{}",
         h.version,
         join(h.ciphers.iter()),
-        join(h.extensions.iter().filter(|v| keep_grease || !is_grease(**v)))
+        join(
+            h.extensions
+                .iter()
+                .filter(|v| keep_grease || !is_grease(**v))
+        )
     )
 }
 
