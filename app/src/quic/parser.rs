@@ -280,9 +280,13 @@ pub enum Frame<'a> {
     Other,
 }
 
+/// A payload whose frames do not read (Suricata's `error_on_data`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadFrames;
+
 /// The frames of a payload. `Err` when a frame is malformed (the payload is not
 /// read further, as Suricata's `error_on_data`).
-pub fn frames(data: &[u8]) -> Result<Vec<Frame<'_>>, ()> {
+pub fn frames(data: &[u8]) -> Result<Vec<Frame<'_>>, BadFrames> {
     let mut r = Rd::new(data);
     let mut out = Vec::new();
     while r.rest() > 0 && out.len() < MAX_FRAMES {
@@ -302,7 +306,7 @@ pub fn frames(data: &[u8]) -> Result<Vec<Frame<'_>>, ()> {
         }
     }
     if r.rest() > 0 && out.len() < MAX_FRAMES {
-        return Err(());
+        return Err(BadFrames);
     }
     Ok(out)
 }

@@ -249,10 +249,10 @@ impl QuicState {
                         tx.cyu.push(c);
                     }
                 }
-                Frame::Crypto { offset, data } if !self.crypto_stopped[d] => {
-                    if !self.crypto[d].add(*offset, data) {
-                        too_long = true;
-                    }
+                Frame::Crypto { offset, data }
+                    if !self.crypto_stopped[d] && !self.crypto[d].add(*offset, data) =>
+                {
+                    too_long = true;
                 }
                 _ => {}
             }
