@@ -118,7 +118,22 @@ pub fn sticky(kw: &str) -> Option<&'static BufferDef> {
 /// Buffer names that several protocols define, each with buffers of its own (the
 /// first protocol's is [`sticky`]'s; a rule of another protocol gets that one's,
 /// [`sticky_in`]).
-pub const SHARED_NAMES: &[&str] = &["file.data", "file_data", "file.name"];
+pub const SHARED_NAMES: &[&str] = &[
+    "file.data",
+    "file_data",
+    "file.name",
+    // TLS's fingerprints, QUIC's too on `alert quic` rules.
+    "ja3.hash",
+    "ja3_hash",
+    "ja3.string",
+    "ja3_string",
+    "ja3s.hash",
+    "ja3s_hash",
+    "ja3s.string",
+    "ja3s_string",
+    "ja4.hash",
+    "ja4_hash",
+];
 
 /// The buffer keyword spelled `kw` as a sticky buffer in a rule of protocol `proto`:
 /// the protocol's own buffer of a shared name (`file.data` of `alert smtp`), else

@@ -66,6 +66,8 @@ protocols! {
     Smb => smb, record Smb;
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
+    Quic => quic, record Quic;
+    Ldap => ldap, record Ldap;
 }
 
 impl AppProto {

@@ -218,9 +218,16 @@ fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// JA3 string of a ClientHello: version,ciphers,extensions,groups,point formats.
+/// JA3 string of a ClientHello: version,ciphers,extensions,groups,point formats,
+/// GREASE values left out (TLS's).
 pub fn ja3_string(h: &Hello) -> String {
-    let ng = |v: &&u16| !is_grease(**v);
+    ja3_string_with(h, false)
+}
+
+/// JA3 string of a ClientHello, with its GREASE values when `keep_grease` (Suricata's
+/// QUIC fingerprints keep them; its TLS ones leave them out).
+pub fn ja3_string_with(h: &Hello, keep_grease: bool) -> String {
+    let ng = |v: &&u16| keep_grease || !is_grease(**v);
     format!(
         "{},{},{},{},{}",
         h.version,
@@ -231,14 +238,24 @@ pub fn ja3_string(h: &Hello) -> String {
     )
 }
 
-/// JA3S string of a ServerHello: version,cipher,extensions.
-pub fn ja3s_string(h: &Hello) -> String {
+/// JA3S string of a ServerHello with its GREASE values (QUIC's; see
+/// [`ja3_string_with`]).
+pub fn ja3s_string_with(h: &Hello, keep_grease: bool) -> String {
     format!(
         "{},{},{}",
         h.version,
         join(h.ciphers.iter()),
-        join(h.extensions.iter().filter(|v| !is_grease(**v)))
+        join(
+            h.extensions
+                .iter()
+                .filter(|v| keep_grease || !is_grease(**v))
+        )
     )
+}
+
+/// JA3S string of a ServerHello: version,cipher,extensions.
+pub fn ja3s_string(h: &Hello) -> String {
+    ja3s_string_with(h, false)
 }
 
 pub fn md5_hex(s: &str) -> String {
@@ -247,6 +264,11 @@ pub fn md5_hex(s: &str) -> String {
 
 /// JA4 (TLS over TCP) of a ClientHello: `t<ver><d|i><nciph><next><alpn>_<hash12>_<hash12>`.
 pub fn ja4(h: &Hello) -> String {
+    ja4_for(h, 't')
+}
+
+/// JA4 of a ClientHello carried by `transport`: `t` (TCP), `q` (QUIC), `d` (DTLS).
+pub fn ja4_for(h: &Hello, transport: char) -> String {
     let ver = match h.effective_version() {
         0x0304 => "13",
         0x0303 => "12",
@@ -275,7 +297,7 @@ pub fn ja4(h: &Hello) -> String {
         _ => "00".to_string(),
     };
     let a = format!(
-        "t{ver}{sni}{:02}{:02}{alpn}",
+        "{transport}{ver}{sni}{:02}{:02}{alpn}",
         ciphers.len().min(99),
         exts.len().min(99)
     );

@@ -1,0 +1,64 @@
+use super::parser::tests::{DONE, SEARCH, unhex};
+use super::*;
+use crate::ParseOutput;
+
+#[test]
+fn every_raised_event_is_listed() {
+    let n = crate::events::raised_names_are_listed(EVENTS, include_str!("state.rs"), "ldap");
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn probes() {
+    assert_eq!(probe(&unhex(SEARCH)), Probe::Match);
+    assert_eq!(probe(&unhex(SEARCH)[..20]), Probe::NeedMore);
+    assert_eq!(probe(b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+    assert!(is_reply(&unhex(DONE)));
+    assert!(!is_reply(&unhex(SEARCH)));
+    let r = crate::Registry::default();
+    assert_eq!(
+        r.probe(Transport::Tcp, Dir::ToServer, [40000, 389], &unhex(SEARCH)),
+        crate::Detected::Proto(AppProto::Ldap)
+    );
+    assert_ne!(
+        r.probe(Transport::Tcp, Dir::ToServer, [40000, 1389], &unhex(SEARCH)),
+        crate::Detected::Proto(AppProto::Ldap)
+    );
+}
+
+#[test]
+fn a_search_across_segments() {
+    let mut s = default_state(false);
+    let mut out = ParseOutput::default();
+    let q = unhex(SEARCH);
+    for c in q.chunks(7) {
+        s.parse(Dir::ToServer, c, &mut out);
+    }
+    assert_eq!(s.tx_count(), 1);
+    let tx = s.tx(0).unwrap();
+    assert_eq!(
+        tx.buffer(detect::REQUEST_DN, 0),
+        Buf::Ready(b"dc=example,dc=com")
+    );
+    assert_eq!(
+        tx.buffer(detect::REQUEST_ATTRIBUTE_TYPE, 1),
+        Buf::Ready(b"+")
+    );
+    assert_eq!(tx.buffer(detect::RESPONSES_DN, 0), Buf::NotYet);
+    assert!(!tx.complete(Dir::ToClient));
+    s.parse(Dir::ToClient, &unhex(DONE), &mut out);
+    let tx = s.tx(0).unwrap();
+    assert!(tx.complete(Dir::ToClient));
+    assert_eq!(tx.buffer(detect::RESPONSES_DN, 0), Buf::Ready(b""));
+    assert!(out.anomalies.is_empty());
+    // A response to no request.
+    let mut orphan = unhex(DONE);
+    orphan[4] = 9;
+    s.parse(Dir::ToClient, &orphan, &mut out);
+    assert_eq!(out.anomalies, ["ldap.request_not_found"]);
+    assert_eq!(s.tx_count(), 2);
+    // Garbage from the server.
+    s.parse(Dir::ToClient, b"\x30\x03\xde\xad\xbe", &mut out);
+    assert!(out.failed);
+    assert_eq!(out.anomalies.last(), Some(&"ldap.invalid_data"));
+}
