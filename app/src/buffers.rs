@@ -118,7 +118,7 @@ pub fn sticky(kw: &str) -> Option<&'static BufferDef> {
 /// Buffer names that several protocols define, each with buffers of its own (the
 /// first protocol's is [`sticky`]'s; a rule of another protocol gets that one's,
 /// [`sticky_in`]).
-pub const SHARED_NAMES: &[&str] = &["file.data", "file_data", "file.name"];
+pub const SHARED_NAMES: &[&str] = &["file.data", "file_data", "file.name", "file.magic"];
 
 /// The buffer keyword spelled `kw` as a sticky buffer in a rule of protocol `proto`:
 /// the protocol's own buffer of a shared name (`file.data` of `alert smtp`), else

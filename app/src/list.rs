@@ -57,6 +57,7 @@ protocols! {
     Enip => enip, record Enip;
     Dnp3 => dnp3, record Dnp3;
     Ftp => ftp, record Ftp;
+    FtpData => ftp_data, record FtpData;
     Rfb => rfb, record Rfb;
     Dcerpc => dcerpc, record Dcerpc;
     Smtp => smtp, record Smtp;
