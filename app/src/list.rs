@@ -67,6 +67,9 @@ protocols! {
     Smb => smb, record Smb;
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
+    Pop3 => pop3, record Pop3;
+    Imap => imap;
+    Tftp => tftp, record Tftp;
 }
 
 impl AppProto {

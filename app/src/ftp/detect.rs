@@ -107,9 +107,10 @@ pub static KEYWORDS: &[KeywordDef] = &[
 ];
 
 /// `ftpbounce`: a PORT command naming another host than the client (RFC 2577's bounce
-/// attack: the server is made to connect to a third host).
-fn eval_bounce(_v: &KwValue, _dir: Dir, _now: i64, tx: &dyn Transaction) -> Option<bool> {
-    Some(ftp_tx(tx).is_some_and(|t| t.bounce == Some(true)))
+/// attack: the server is made to connect to a third host). A property of the command:
+/// inspected to the server only, as Suricata's.
+fn eval_bounce(_v: &KwValue, dir: Dir, _now: i64, tx: &dyn Transaction) -> Option<bool> {
+    Some(dir == Dir::ToServer && ftp_tx(tx).is_some_and(|t| t.bounce == Some(true)))
 }
 
 fn ftp_tx(tx: &dyn Transaction) -> Option<&FtpTx> {

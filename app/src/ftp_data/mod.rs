@@ -112,8 +112,8 @@ pub fn decode(data: &[u8]) -> Option<(&'static str, &[u8])> {
     Some((COMMANDS.get(usize::from(i))?, name))
 }
 
-/// Fuzz target: a data connection told arbitrary expectation bytes (the first byte
-/// and up to 32 more), then driven with the rest.
+/// Fuzz target: a data connection told the expectation bytes that follow the first
+/// byte (as many as it says, up to 32), then driven with the rest.
 pub fn fuzz(data: &[u8]) {
     let mut s = FtpDataState::new();
     s.set_files(crate::files::FileConfig {
@@ -122,9 +122,12 @@ pub fn fuzz(data: &[u8]) {
         magic: true,
         ..crate::files::FileConfig::default()
     });
-    let n = data.first().map_or(0, |&b| usize::from(b % 33)).min(data.len());
-    s.set_expected(&data[..n]);
-    crate::fuzz::drive(&mut s, &data[n..]);
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let (expected, rest) = rest.split_at(usize::from(n % 33).min(rest.len()));
+    s.set_expected(expected);
+    crate::fuzz::drive(&mut s, rest);
 }
 
 impl Transaction for FtpDataTx {
@@ -132,7 +135,7 @@ impl Transaction for FtpDataTx {
         0
     }
 
-    /// Both directions end together: when the data's direction ends.
+    /// Both directions end together: when the connection has closed.
     fn complete(&self, _dir: Dir) -> bool {
         self.done
     }

@@ -48,6 +48,8 @@ pub struct FtpDataState {
     freed: bool,
     /// The direction the data flows, once some came.
     data_dir: Option<Dir>,
+    /// Each direction ended.
+    ended: [bool; 2],
 }
 
 impl FtpDataState {
@@ -102,9 +104,10 @@ impl AppState for FtpDataState {
     }
 
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
-        // The data's direction ends the transfer; a connection that carried nothing
-        // ends with its first side.
-        if self.data_dir.is_none_or(|d| d == dir) {
+        // The transfer (and its file) ends with the connection, both sides closed, as
+        // Suricata's does.
+        self.ended[dir.index()] = true;
+        if self.ended == [true; 2] {
             self.end();
         }
     }
@@ -167,9 +170,9 @@ mod tests {
         s.parse(Dir::ToServer, b"ignored", &mut out);
         s.parse(Dir::ToClient, b"world", &mut out);
         assert!(!s.tx.complete(Dir::ToServer));
-        s.eof(Dir::ToServer, &mut out);
-        assert!(!s.tx.done);
         s.eof(Dir::ToClient, &mut out);
+        assert!(!s.tx.done);
+        s.eof(Dir::ToServer, &mut out);
         let tx = s.tx(0).unwrap();
         assert!(tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient));
         let f = &tx.files(Dir::ToClient)[0];
@@ -189,6 +192,7 @@ mod tests {
         let mut out = ParseOutput::default();
         s.parse(Dir::ToClient, b"-rw-r--r-- 1 0 0 42 a.txt\r\n", &mut out);
         s.eof(Dir::ToClient, &mut out);
+        s.eof(Dir::ToServer, &mut out);
         assert!(s.tx.files[1].as_slice().is_empty());
         let r = s.tx.record();
         assert_eq!((r.command.as_str(), r.filename.is_empty()), ("LIST", true));
