@@ -1,8 +1,14 @@
 //! IMAP (RFC 9051) over TCP, as Suricata 8 has it: recognised (EVE `app_proto: imap`,
 //! `alert imap` rules, `app-layer-protocol:imap`) and not parsed. Suricata 8 has no
 //! IMAP parser, record, keywords or events: it tells IMAP by the server's untagged
-//! `* OK ` greeting or a client's `1 capability` (without case), on any port, and
-//! so does Meerkat.
+//! `* OK ` greeting or a client's `1 capability` (without case), on any port.
+//!
+//! Meerkat does the same, and takes any tagged IMAP command (`a001 LOGIN ...`) from
+//! the client too: Suricata does not call the client's side of an IMAP flow `failed`
+//! when its first command is not `1 capability` (nor raise an event for it), and
+//! Meerkat's check of the second direction's first data is a probe. The one
+//! difference: a flow whose greeting was not seen and whose client starts with a
+//! tagged command is IMAP here and unknown to Suricata.
 
 use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports};
 use crate::{AppProto, AppState, Dir, ParseOutput, Probe, Transaction, Transport};
@@ -49,11 +55,51 @@ fn starts_ci(data: &[u8], p: &[u8]) -> Probe {
     }
 }
 
-/// The server's `* OK ` or the client's `1 capability` at the start of the data.
+/// IMAP4rev1/rev2 commands and the common extensions' (compared without case).
+const COMMANDS: &[&str] = &[
+    "CAPABILITY", "NOOP", "LOGOUT", "STARTTLS", "AUTHENTICATE", "LOGIN", "SELECT",
+    "EXAMINE", "CREATE", "DELETE", "RENAME", "SUBSCRIBE", "UNSUBSCRIBE", "LIST", "LSUB",
+    "NAMESPACE", "STATUS", "APPEND", "IDLE", "CHECK", "CLOSE", "UNSELECT", "EXPUNGE",
+    "SEARCH", "FETCH", "STORE", "COPY", "MOVE", "UID", "ENABLE", "ID", "GETQUOTA",
+    "GETQUOTAROOT", "SETQUOTA", "GETACL", "SETACL", "COMPRESS",
+];
+
+/// Longest tag taken.
+const MAX_TAG: usize = 32;
+
+/// A client line `<tag> <command>[ ...]`: `Match` when the command is IMAP's.
+fn tagged_command(data: &[u8]) -> Probe {
+    let Some(end) = data.iter().position(|&b| b == b'\n') else {
+        return if data.len() < 64 {
+            Probe::NeedMore
+        } else {
+            Probe::NoMatch
+        };
+    };
+    let line = data[..end].strip_suffix(b"\r").unwrap_or(&data[..end]);
+    let mut words = line.split(|&b| b == b' ');
+    let (Some(tag), Some(cmd)) = (words.next(), words.next()) else {
+        return Probe::NoMatch;
+    };
+    let tag_ok = !tag.is_empty()
+        && tag.len() <= MAX_TAG
+        && tag.iter().all(|&b| b.is_ascii_graphic() && !b"(){%*\"\\+".contains(&b));
+    if tag_ok && COMMANDS.iter().any(|c| c.as_bytes().eq_ignore_ascii_case(cmd)) {
+        Probe::Match
+    } else {
+        Probe::NoMatch
+    }
+}
+
+/// The server's `* OK ` at the start of the data; the client's `1 capability`, or
+/// any tagged IMAP command.
 pub fn probe(_t: Transport, dir: Dir, data: &[u8]) -> Probe {
     match dir {
         Dir::ToClient => starts_ci(data, TO_CLIENT),
-        Dir::ToServer => starts_ci(data, TO_SERVER),
+        Dir::ToServer => match starts_ci(data, TO_SERVER) {
+            Probe::Match => Probe::Match,
+            _ => tagged_command(data),
+        },
     }
 }
 
@@ -97,7 +143,11 @@ mod tests {
         assert_eq!(probe(t, Dir::ToClient, b"* O"), Probe::NeedMore);
         assert_eq!(probe(t, Dir::ToClient, b"* PREAUTH hi\r\n"), Probe::NoMatch);
         assert_eq!(probe(t, Dir::ToServer, b"1 CAPABILITY\r\n"), Probe::Match);
-        assert_eq!(probe(t, Dir::ToServer, b"a001 LOGIN x y\r\n"), Probe::NoMatch);
+        assert_eq!(probe(t, Dir::ToServer, b"a001 LOGIN x y\r\n"), Probe::Match);
+        assert_eq!(probe(t, Dir::ToServer, b"a001 uid fetch 1\r\n"), Probe::Match);
+        assert_eq!(probe(t, Dir::ToServer, b"a001 L"), Probe::NeedMore);
+        assert_eq!(probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+        assert_eq!(probe(t, Dir::ToServer, b"USER bob\r\n"), Probe::NoMatch);
         assert!(is_reply(t, b"* OK x"));
     }
 }

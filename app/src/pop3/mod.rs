@@ -150,6 +150,12 @@ impl Transaction for Pop3Tx {
     fn record(&self) -> Option<AppRecord> {
         Some(AppRecord::Pop3(self.record()))
     }
+
+    /// Suricata's POP3 events match in both directions (an `unknown_command` rule
+    /// alerts on the command and on its response).
+    fn events_both_ways(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@
 //! `CAPA`, and to `LIST`, `UIDL`, `AUTH` or `LANG` without an argument, carries lines
 //! up to a line holding `.` alone (dot-stuffing undone); a message (`RETR`) is
 //! consumed and not kept, as Suricata logs none. A response line that is no status
-//! where one is due is a parse error: the flow's parser stops.
+//! where one is due is a parse error: nothing more of the flow is parsed, and the
+//! transactions made so far are still inspected and logged, as Suricata does (its flow
+//! record also names the `app_layer_error` exception policy; Meerkat's, which gives a
+//! failed parser's state up, does not here).
 
 use std::collections::VecDeque;
 
@@ -167,7 +170,8 @@ impl Pop3State {
         match self.resp {
             Resp::Status => {
                 let Some(st) = parser::status(line) else {
-                    out.failed = true;
+                    // Suricata's parser errs on the flow and parses no more, but keeps
+                    // (inspects and logs) the transactions it made: the state stays.
                     self.failed = true;
                     return;
                 };
@@ -355,7 +359,7 @@ mod tests {
                 "pop3.incorrect_argument_count"
             ]
         );
-        assert!(out.failed);
+        assert!(!out.failed && s.failed);
         assert!(s.txs[1].done && !s.txs[2].done && s.txs[3].response.is_none());
     }
 }
