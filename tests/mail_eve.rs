@@ -34,9 +34,7 @@ fn summary(events: &[serde_json::Value]) -> Summary {
     for e in events {
         match e["event_type"].as_str().unwrap() {
             t @ ("pop3" | "tftp") => s.records.push(e[t].to_string()),
-            "anomaly" => s
-                .anomalies
-                .push(format!("{} {}", e["anomaly"], e["tx_id"])),
+            "anomaly" => s.anomalies.push(format!("{} {}", e["anomaly"], e["tx_id"])),
             "flow" => {
                 *s.flows
                     .entry(e["app_proto"].as_str().unwrap_or("").to_string())

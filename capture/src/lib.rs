@@ -37,9 +37,7 @@ use std::time::{Duration, Instant};
 use meerkat_config::Config;
 use meerkat_runtime::counters::{CaptureCounter, capture_counter_names, capture_worker_packets};
 use meerkat_runtime::{Role, counters_path, order_path, pcap_files_path, ring_path};
-use meerkat_shm::{
-    CounterPage, CounterRef, FileTable, OrderPage, PacketMeta, Producer, RingError,
-};
+use meerkat_shm::{CounterPage, CounterRef, FileTable, OrderPage, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;

@@ -397,7 +397,10 @@ mod tests {
         assert_eq!((got.parent, &got.payload[..]), (99, &b"RETR x"[..]));
         assert!(a.is_empty());
         a.add(&e(50001, 12, b"old"));
-        assert_eq!(b.take(pair, 50001, 99, 99_000_000_000, 30_000_000_000), None);
+        assert_eq!(
+            b.take(pair, 50001, 99, 99_000_000_000, 30_000_000_000),
+            None
+        );
         assert!(a.is_empty());
     }
 
@@ -410,7 +413,10 @@ mod tests {
         t.add(&e(3, 3, &[b'x'; 1000]));
         let pair = e(0, 0, b"").addrs;
         assert!(t.take(pair, 1, 9, 9, u64::MAX).is_none());
-        assert_eq!(t.take(pair, 3, 9, 9, u64::MAX).unwrap().payload.len(), PAYLOAD);
+        assert_eq!(
+            t.take(pair, 3, 9, 9, u64::MAX).unwrap().payload.len(),
+            PAYLOAD
+        );
         t.clear();
         assert!(t.is_empty());
     }

@@ -114,7 +114,13 @@ mod tests {
             command: "STOR",
             ..FtpDataTx::default()
         };
-        assert_eq!(eval_command(&KwValue::Exact(1), Dir::ToServer, 0, &tx), Some(true));
-        assert_eq!(eval_command(&KwValue::Exact(0), Dir::ToServer, 0, &tx), Some(false));
+        assert_eq!(
+            eval_command(&KwValue::Exact(1), Dir::ToServer, 0, &tx),
+            Some(true)
+        );
+        assert_eq!(
+            eval_command(&KwValue::Exact(0), Dir::ToServer, 0, &tx),
+            Some(false)
+        );
     }
 }

@@ -167,10 +167,16 @@ mod tests {
 
     #[test]
     fn expectation_bytes_round_trip() {
-        assert_eq!(decode(&encode("STOR", b"a.bin")), Some(("STOR", &b"a.bin"[..])));
+        assert_eq!(
+            decode(&encode("STOR", b"a.bin")),
+            Some(("STOR", &b"a.bin"[..]))
+        );
         assert_eq!(decode(&encode("NLST", b"")), Some(("NLST", &b""[..])));
         assert_eq!(decode(&[200, b'x']), None);
         assert_eq!(decode(b""), None);
-        assert_eq!(probe(Transport::Tcp, Dir::ToServer, b"RETR"), Probe::NoMatch);
+        assert_eq!(
+            probe(Transport::Tcp, Dir::ToServer, b"RETR"),
+            Probe::NoMatch
+        );
     }
 }

@@ -90,7 +90,9 @@ impl AppState for FtpDataState {
         if let Some(f) = self.tx.files[dir.index()].current() {
             f.append(data);
             let room = MAX_INSPECT_BYTES.saturating_sub(self.tx.data.len());
-            self.tx.data.extend_from_slice(&data[..data.len().min(room)]);
+            self.tx
+                .data
+                .extend_from_slice(&data[..data.len().min(room)]);
         }
     }
 
@@ -176,10 +178,16 @@ mod tests {
         let tx = s.tx(0).unwrap();
         assert!(tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient));
         let f = &tx.files(Dir::ToClient)[0];
-        assert_eq!((f.name(), f.size(), f.state()), (&b"down.txt"[..], 11, FileState::Closed));
+        assert_eq!(
+            (f.name(), f.size(), f.state()),
+            (&b"down.txt"[..], 11, FileState::Closed)
+        );
         assert!(tx.files(Dir::ToServer).is_empty());
         let r = s.tx.record();
-        assert_eq!((r.command.as_str(), &r.filename[..]), ("RETR", &b"down.txt"[..]));
+        assert_eq!(
+            (r.command.as_str(), &r.filename[..]),
+            ("RETR", &b"down.txt"[..])
+        );
         s.free_below(1);
         assert_eq!(s.tx_count(), 0);
     }

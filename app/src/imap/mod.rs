@@ -57,11 +57,43 @@ fn starts_ci(data: &[u8], p: &[u8]) -> Probe {
 
 /// IMAP4rev1/rev2 commands and the common extensions' (compared without case).
 const COMMANDS: &[&str] = &[
-    "CAPABILITY", "NOOP", "LOGOUT", "STARTTLS", "AUTHENTICATE", "LOGIN", "SELECT",
-    "EXAMINE", "CREATE", "DELETE", "RENAME", "SUBSCRIBE", "UNSUBSCRIBE", "LIST", "LSUB",
-    "NAMESPACE", "STATUS", "APPEND", "IDLE", "CHECK", "CLOSE", "UNSELECT", "EXPUNGE",
-    "SEARCH", "FETCH", "STORE", "COPY", "MOVE", "UID", "ENABLE", "ID", "GETQUOTA",
-    "GETQUOTAROOT", "SETQUOTA", "GETACL", "SETACL", "COMPRESS",
+    "CAPABILITY",
+    "NOOP",
+    "LOGOUT",
+    "STARTTLS",
+    "AUTHENTICATE",
+    "LOGIN",
+    "SELECT",
+    "EXAMINE",
+    "CREATE",
+    "DELETE",
+    "RENAME",
+    "SUBSCRIBE",
+    "UNSUBSCRIBE",
+    "LIST",
+    "LSUB",
+    "NAMESPACE",
+    "STATUS",
+    "APPEND",
+    "IDLE",
+    "CHECK",
+    "CLOSE",
+    "UNSELECT",
+    "EXPUNGE",
+    "SEARCH",
+    "FETCH",
+    "STORE",
+    "COPY",
+    "MOVE",
+    "UID",
+    "ENABLE",
+    "ID",
+    "GETQUOTA",
+    "GETQUOTAROOT",
+    "SETQUOTA",
+    "GETACL",
+    "SETACL",
+    "COMPRESS",
 ];
 
 /// Longest tag taken.
@@ -83,8 +115,14 @@ fn tagged_command(data: &[u8]) -> Probe {
     };
     let tag_ok = !tag.is_empty()
         && tag.len() <= MAX_TAG
-        && tag.iter().all(|&b| b.is_ascii_graphic() && !b"(){%*\"\\+".contains(&b));
-    if tag_ok && COMMANDS.iter().any(|c| c.as_bytes().eq_ignore_ascii_case(cmd)) {
+        && tag
+            .iter()
+            .all(|&b| b.is_ascii_graphic() && !b"(){%*\"\\+".contains(&b));
+    if tag_ok
+        && COMMANDS
+            .iter()
+            .any(|c| c.as_bytes().eq_ignore_ascii_case(cmd))
+    {
         Probe::Match
     } else {
         Probe::NoMatch
@@ -138,15 +176,24 @@ mod tests {
     #[test]
     fn probes() {
         let t = Transport::Tcp;
-        assert_eq!(probe(t, Dir::ToClient, b"* OK Dovecot ready.\r\n"), Probe::Match);
+        assert_eq!(
+            probe(t, Dir::ToClient, b"* OK Dovecot ready.\r\n"),
+            Probe::Match
+        );
         assert_eq!(probe(t, Dir::ToClient, b"* ok hi\r\n"), Probe::Match);
         assert_eq!(probe(t, Dir::ToClient, b"* O"), Probe::NeedMore);
         assert_eq!(probe(t, Dir::ToClient, b"* PREAUTH hi\r\n"), Probe::NoMatch);
         assert_eq!(probe(t, Dir::ToServer, b"1 CAPABILITY\r\n"), Probe::Match);
         assert_eq!(probe(t, Dir::ToServer, b"a001 LOGIN x y\r\n"), Probe::Match);
-        assert_eq!(probe(t, Dir::ToServer, b"a001 uid fetch 1\r\n"), Probe::Match);
+        assert_eq!(
+            probe(t, Dir::ToServer, b"a001 uid fetch 1\r\n"),
+            Probe::Match
+        );
         assert_eq!(probe(t, Dir::ToServer, b"a001 L"), Probe::NeedMore);
-        assert_eq!(probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+        assert_eq!(
+            probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"),
+            Probe::NoMatch
+        );
         assert_eq!(probe(t, Dir::ToServer, b"USER bob\r\n"), Probe::NoMatch);
         assert!(is_reply(t, b"* OK x"));
     }

@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(probe(t, Dir::ToClient, b"+O"), Probe::NeedMore);
         assert_eq!(probe(t, Dir::ToClient, b"220 smtp\r\n"), Probe::NoMatch);
         assert_eq!(probe(t, Dir::ToServer, b"CAPA\r\n"), Probe::Match);
-        assert_eq!(probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+        assert_eq!(
+            probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"),
+            Probe::NoMatch
+        );
         assert!(is_reply(t, b"+OK"));
         assert!(!is_reply(t, b"USER x"));
     }

@@ -154,7 +154,11 @@ impl Pop3State {
     /// The transaction a status line answers: the oldest without a response, else a
     /// new one (the greeting).
     fn answered(&mut self, out: &mut ParseOutput) -> Option<usize> {
-        if let Some(i) = self.txs.iter().position(|t| !t.done && t.response.is_none()) {
+        if let Some(i) = self
+            .txs
+            .iter()
+            .position(|t| !t.done && t.response.is_none())
+        {
             return Some(i);
         }
         if self.started {
@@ -197,7 +201,10 @@ impl Pop3State {
                 }
             }
             Resp::Data => {
-                let Some(tx) = self.txs.iter_mut().find(|t| !t.done && t.response.is_some())
+                let Some(tx) = self
+                    .txs
+                    .iter_mut()
+                    .find(|t| !t.done && t.response.is_some())
                 else {
                     self.resp = Resp::Status;
                     return;
@@ -310,7 +317,10 @@ mod tests {
             (Dir::ToServer, b"USER bob\r\n"),
             (Dir::ToClient, b"+OK\r\n"),
             (Dir::ToServer, b"LIST\r\nRETR 1\r\nTOP 1 0\r\nNOOP\r\n"),
-            (Dir::ToClient, b"+OK 1 messages\r\n1 120\r\n.\r\n+OK 120 octets\r\n"),
+            (
+                Dir::ToClient,
+                b"+OK 1 messages\r\n1 120\r\n.\r\n+OK 120 octets\r\n",
+            ),
             (Dir::ToClient, b"Subject: x\r\n\r\n..dot\r\n.\r\n"),
             (Dir::ToClient, b"+OK\r\nSubject: x\r\n\r\n.\r\n-ERR no\r\n"),
         ]);
@@ -333,7 +343,10 @@ mod tests {
         );
         assert!(s.txs.iter().all(|t| t.done));
         assert_eq!(s.txs[0].response.as_ref().unwrap().header, b"ready");
-        assert_eq!(s.txs[2].response.as_ref().unwrap().data, [b"1 120".to_vec()]);
+        assert_eq!(
+            s.txs[2].response.as_ref().unwrap().data,
+            [b"1 120".to_vec()]
+        );
         assert!(s.txs[3].hide_response);
         assert_eq!(
             s.txs[4].response.as_ref().unwrap().data,

@@ -9,8 +9,7 @@ use meerkat_proto::events::Tftp;
 
 use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports, never_reply};
 use crate::{
-    AppProto, AppRecord, AppState, Buf, BufferId, Dir, ParseOutput, Probe, Transaction,
-    Transport,
+    AppProto, AppRecord, AppState, Buf, BufferId, Dir, ParseOutput, Probe, Transaction, Transport,
 };
 
 /// TFTP.
@@ -170,15 +169,27 @@ mod tests {
     fn requests() {
         // RRQ "boot.img" octet.
         let rrq = b"\x00\x01boot.img\x00octet\x00";
-        assert_eq!(request(rrq), Some(("read", &b"boot.img"[..], &b"octet"[..])));
+        assert_eq!(
+            request(rrq),
+            Some(("read", &b"boot.img"[..], &b"octet"[..]))
+        );
         // WRQ with an option after the mode.
         let wrq = b"\x00\x02up.txt\x00netascii\x00blksize\x001428\x00";
-        assert_eq!(request(wrq), Some(("write", &b"up.txt"[..], &b"netascii"[..])));
+        assert_eq!(
+            request(wrq),
+            Some(("write", &b"up.txt"[..], &b"netascii"[..]))
+        );
         // DATA, a request without its terminators, junk.
         assert_eq!(request(b"\x00\x03\x00\x01AAAA"), None);
         assert_eq!(request(b"\x00\x01x\x00octet"), None);
-        assert_eq!(probe(Transport::Udp, Dir::ToServer, b"\x00\x09junk"), Probe::Match);
-        assert_eq!(probe(Transport::Udp, Dir::ToServer, b"GET "), Probe::NoMatch);
+        assert_eq!(
+            probe(Transport::Udp, Dir::ToServer, b"\x00\x09junk"),
+            Probe::Match
+        );
+        assert_eq!(
+            probe(Transport::Udp, Dir::ToServer, b"GET "),
+            Probe::NoMatch
+        );
         let mut s = TftpState::default();
         let mut out = ParseOutput::default();
         s.parse(Dir::ToServer, rrq, &mut out);

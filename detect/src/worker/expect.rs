@@ -100,6 +100,15 @@ impl Expectations {
                         == Waited::Stalled
                 {
                     *stalls += 1;
+                    if *stalls == 1 {
+                        tracing::warn!(
+                            worker = me,
+                            packet = seq,
+                            "another worker made no progress for {:?}: FTP data \
+                             connections are matched without waiting for it",
+                            meerkat_shm::order::STALL
+                        );
+                    }
                 }
                 table.take(addrs, port, seq, now_ns, MAX_AGE_NS)
             }
