@@ -11,9 +11,11 @@ use meerkat_shm::{ExpectTable, Expected, OrderPage, Waited};
 
 use super::*;
 
-/// Expectations older than this (packet time) are not taken: Suricata's expectation
-/// timeout.
-pub const MAX_AGE_NS: u64 = 30 * 1_000_000_000;
+/// Expectations older than this (packet time) are not taken. Suricata 8 takes an
+/// expectation whatever its age (its data connection opened an hour after the command
+/// is still `ftp-data`): so does Meerkat. An expectation lives until it is taken or,
+/// the table being full, pushed out by a newer one.
+pub const MAX_AGE_NS: u64 = u64::MAX;
 /// Expectations an in-process run keeps at most (the oldest is forgotten).
 const MAX_LOCAL: usize = 256;
 
