@@ -11,11 +11,10 @@ use meerkat_shm::{ExpectTable, Expected, OrderPage, Waited};
 
 use super::*;
 
-/// Expectations older than this (packet time) are not taken. Suricata 8 takes an
-/// expectation whatever its age (its data connection opened an hour after the command
-/// is still `ftp-data`): so does Meerkat. An expectation lives until it is taken or,
-/// the table being full, pushed out by a newer one.
-pub const MAX_AGE_NS: u64 = u64::MAX;
+/// Suricata 8 takes an expectation whatever its age (a data connection opened an hour
+/// after its command is still `ftp-data`): so does Meerkat. An expectation lives until
+/// it is taken or, the table being full, pushed out by a newer one.
+const MAX_AGE_NS: Option<u64> = None;
 /// Expectations an in-process run keeps at most (the oldest is forgotten).
 const MAX_LOCAL: usize = 256;
 
@@ -112,13 +111,15 @@ impl Expectations {
                         );
                     }
                 }
-                table.take(addrs, port, seq, now_ns, MAX_AGE_NS)
+                table.take(addrs, port, seq, now_ns, MAX_AGE_NS.unwrap_or(u64::MAX))
             }
             Expectations::Local(v) => {
                 let pair = |e: &Expected| {
                     (e.addrs == addrs || e.addrs == (addrs.1, addrs.0)) && e.port == port
                 };
-                v.retain(|e| !(pair(e) && now_ns.saturating_sub(e.ts_ns) > MAX_AGE_NS));
+                if let Some(max) = MAX_AGE_NS {
+                    v.retain(|e| !(pair(e) && now_ns.saturating_sub(e.ts_ns) > max));
+                }
                 let i = v.iter().position(|e| pair(e) && e.seq < seq)?;
                 Some(v.remove(i))
             }
