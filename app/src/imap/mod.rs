@@ -99,14 +99,13 @@ const COMMANDS: &[&str] = &[
 /// Longest tag taken.
 const MAX_TAG: usize = 32;
 
-/// A client line `<tag> <command>[ ...]`: `Match` when the command is IMAP's.
+/// A client's whole line `<tag> <command>[ ...]`: `Match` when the command is
+/// IMAP's.
 fn tagged_command(data: &[u8]) -> Probe {
+    // A whole line only: a client's first data that is no IMAP line must not keep
+    // the detection of every other protocol waiting.
     let Some(end) = data.iter().position(|&b| b == b'\n') else {
-        return if data.len() < 64 {
-            Probe::NeedMore
-        } else {
-            Probe::NoMatch
-        };
+        return Probe::NoMatch;
     };
     let line = data[..end].strip_suffix(b"\r").unwrap_or(&data[..end]);
     let mut words = line.split(|&b| b == b' ');
@@ -134,9 +133,10 @@ fn tagged_command(data: &[u8]) -> Probe {
 pub fn probe(_t: Transport, dir: Dir, data: &[u8]) -> Probe {
     match dir {
         Dir::ToClient => starts_ci(data, TO_CLIENT),
-        Dir::ToServer => match starts_ci(data, TO_SERVER) {
-            Probe::Match => Probe::Match,
-            _ => tagged_command(data),
+        Dir::ToServer => match (starts_ci(data, TO_SERVER), tagged_command(data)) {
+            (Probe::Match, _) | (_, Probe::Match) => Probe::Match,
+            (Probe::NeedMore, _) => Probe::NeedMore,
+            _ => Probe::NoMatch,
         },
     }
 }
@@ -189,7 +189,9 @@ mod tests {
             probe(t, Dir::ToServer, b"a001 uid fetch 1\r\n"),
             Probe::Match
         );
-        assert_eq!(probe(t, Dir::ToServer, b"a001 L"), Probe::NeedMore);
+        assert_eq!(probe(t, Dir::ToServer, b"a001 L"), Probe::NoMatch);
+        assert_eq!(probe(t, Dir::ToServer, b"1 capa"), Probe::NeedMore);
+        assert_eq!(probe(t, Dir::ToServer, &[b'a'; 40]), Probe::NoMatch);
         assert_eq!(
             probe(t, Dir::ToServer, b"GET / HTTP/1.1\r\n"),
             Probe::NoMatch
