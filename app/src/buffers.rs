@@ -122,6 +122,7 @@ pub const SHARED_NAMES: &[&str] = &[
     "file.data",
     "file_data",
     "file.name",
+    "file.magic",
     // TLS's fingerprints, QUIC's too on `alert quic` rules.
     "ja3.hash",
     "ja3_hash",

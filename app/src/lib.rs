@@ -48,15 +48,18 @@ pub mod dnp3;
 pub mod dns;
 pub mod enip;
 pub mod ftp;
+pub mod ftp_data;
 pub mod http;
 pub mod http2;
 pub mod ike;
+pub mod imap;
 pub mod ldap;
 pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
 pub mod ntp;
+pub mod pop3;
 pub mod quic;
 pub mod rfb;
 pub mod sip;
@@ -64,6 +67,7 @@ pub mod smb;
 pub mod smtp;
 pub mod snmp;
 pub mod ssh;
+pub mod tftp;
 pub mod tls;
 
 pub use buffers::{BufferDef, BufferId};
@@ -126,6 +130,23 @@ pub struct ParseOutput {
     /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
     /// the engine stops feeding it.
     pub failed: bool,
+    /// The parser announced connections to expect (an FTP data connection): the engine
+    /// takes them with [`AppState::take_expectations`].
+    pub expect: bool,
+}
+
+/// A connection a control channel announced, between the same two hosts as its flow
+/// (an FTP data connection): the engine recognises it as `proto` when it comes and its
+/// first data is no protocol's, and gives its parser `data`
+/// ([`AppState::set_expected`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectation {
+    pub proto: AppProto,
+    /// The port the connection goes to (its responder's).
+    pub port: u16,
+    /// The protocol's own description of the connection (for FTP: the command and the
+    /// file name).
+    pub data: Vec<u8>,
 }
 
 impl ParseOutput {
@@ -156,6 +177,15 @@ pub trait AppState: Send + std::fmt::Debug {
     /// empty); given right after the state is made. A protocol that keeps bytes only
     /// for its frames keeps those of these; one whose frames cost nothing ignores it.
     fn set_frames(&mut self, _used: &[BufferId]) {}
+    /// The flow's endpoints (client, server), given right after the state is made, for
+    /// a protocol whose messages are checked against them (FTP's `ftpbounce`).
+    fn set_endpoints(&mut self, _client: std::net::IpAddr, _server: std::net::IpAddr) {}
+    /// Moves the connections the parser announced since the last call into `out` (it
+    /// said so with [`ParseOutput::expect`]).
+    fn take_expectations(&mut self, _out: &mut Vec<Expectation>) {}
+    /// The flow is a connection a control channel announced: what it said of it
+    /// ([`Expectation::data`]); given right after the state is made.
+    fn set_expected(&mut self, _data: &[u8]) {}
     /// The files of live transaction `index` in `dir`, for the file store to write and
     /// for `filestore` rules to mark (`None` for a protocol that carries no files).
     fn tx_files_mut(&mut self, _index: usize, _dir: Dir) -> Option<&mut files::Files> {

@@ -57,6 +57,7 @@ protocols! {
     Enip => enip, record Enip;
     Dnp3 => dnp3, record Dnp3;
     Ftp => ftp, record Ftp;
+    FtpData => ftp_data, record FtpData;
     Rfb => rfb, record Rfb;
     Dcerpc => dcerpc, record Dcerpc;
     Smtp => smtp, record Smtp;
@@ -68,6 +69,9 @@ protocols! {
     Dhcp => dhcp, record Dhcp;
     Quic => quic, record Quic;
     Ldap => ldap, record Ldap;
+    Pop3 => pop3, record Pop3;
+    Imap => imap;
+    Tftp => tftp, record Tftp;
 }
 
 impl AppProto {

@@ -54,7 +54,11 @@ fn every_protocol_target_runs_its_seeds() {
     for d in PROTOCOLS {
         assert!(!d.fuzz.is_empty(), "{} has no fuzz target", d.name);
         for t in d.fuzz {
-            let dir = src.join(d.name).join("seeds").join(t.name);
+            // The module of `ftp-data` is `ftp_data`.
+            let dir = src
+                .join(d.name.replace('-', "_"))
+                .join("seeds")
+                .join(t.name);
             let t0 = std::time::Instant::now();
             let n = run(&dir, t.run);
             eprintln!("{}: {n} seeds in {:.2?}", t.name, t0.elapsed());

@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 
 use meerkat_config::Config;
 use meerkat_runtime::counters::{CaptureCounter, capture_counter_names, capture_worker_packets};
-use meerkat_runtime::{Role, counters_path, pcap_files_path, ring_path};
-use meerkat_shm::{CounterPage, CounterRef, FileTable, PacketMeta, Producer, RingError};
+use meerkat_runtime::{Role, counters_path, order_path, pcap_files_path, ring_path};
+use meerkat_shm::{CounterPage, CounterRef, FileTable, OrderPage, PacketMeta, Producer, RingError};
 
 pub use live::{Fanout, LiveCounters, LiveSummary, Source, SourceError, SourceStats};
 pub use meerkat_config::RxPriority;
@@ -151,6 +151,11 @@ fn create_rings(
         &counters_path(runtime, Role::Capture),
         &capture_counter_names(workers),
     )?;
+    // Packets are not in capture order until an offline input says so (live sources
+    // number them per thread): workers must not wait on the order page's marks.
+    if let Ok(o) = OrderPage::open_or_create(&order_path(runtime)) {
+        o.stop_ordering();
+    }
     Ok((producers, page))
 }
 
@@ -396,8 +401,23 @@ pub fn run_offline_with(
         },
         _ => None,
     };
+    // The processing-order page: workers that read what other workers write (FTP
+    // data-connection expectations) wait, by it, for the packets before their own.
+    let order = config.runtime_dir.as_deref().and_then(|rt| {
+        match OrderPage::open_or_create(&order_path(rt)) {
+            Ok(p) => {
+                p.start_offline(workers);
+                Some(p)
+            }
+            Err(e) => {
+                tracing::warn!("{e}; workers will not wait for each other's packets");
+                None
+            }
+        }
+    });
     let mut feeder = Feeder {
         producers,
+        order,
         files,
         file: 0,
         pending: vec![0; workers],
@@ -436,6 +456,7 @@ pub fn run_offline_with(
             p.finish();
         }
     }
+    feeder.mark_published(feeder.summary.packets);
     if let Some(l) = &mut feeder.pcap_log {
         l.flush();
     }
@@ -449,6 +470,9 @@ pub fn run_offline_with(
 
 struct Feeder {
     producers: Vec<Producer>,
+    /// The processing-order page (see `meerkat_shm::order`), when there is a runtime
+    /// directory.
+    order: Option<OrderPage>,
     /// The run's file table, when file names are logged.
     files: Option<FileTable>,
     /// Index of the file being read in `files` (0 = none).
@@ -475,9 +499,36 @@ struct Feeder {
 impl Feeder {
     /// Makes every record written so far visible to the workers.
     fn publish_all(&mut self) {
+        self.publish_through(self.summary.packets);
+    }
+
+    /// Makes every record written so far visible to the workers, every packet up to
+    /// `through` having been written.
+    fn publish_through(&mut self, through: u64) {
         for (p, pending) in self.producers.iter_mut().zip(self.pending.iter_mut()) {
             p.publish();
             *pending = 0;
+        }
+        self.mark_published(through);
+    }
+
+    /// Says in the order page what each ring holds, and that every packet up to
+    /// `through` is published (every ring is).
+    fn mark_published(&self, through: u64) {
+        if let Some(o) = &self.order {
+            for (w, &seq) in self.last_sent.iter().enumerate() {
+                o.set_published(w, seq);
+            }
+            o.set_through(through);
+        }
+    }
+
+    /// Publishes ring `w`'s pending records.
+    fn publish_ring(&mut self, w: usize) {
+        self.producers[w].publish();
+        self.pending[w] = 0;
+        if let Some(o) = &self.order {
+            o.set_published(w, self.last_sent[w]);
         }
     }
 
@@ -619,17 +670,25 @@ impl Feeder {
                 iface: p.iface,
                 file: self.file,
             };
-            let producer = &mut self.producers[w];
-            let data = &p.data[..p.data.len().min(producer.max_packet())];
-            let mut waited = false;
-            let written = producer
-                .push_blocking(&meta, data, Duration::from_millis(100), || {
-                    waited = true;
-                    !stop.load(Ordering::Relaxed)
-                })
+            let data = &p.data[..p.data.len().min(self.producers[w].max_packet())];
+            // A full ring: before waiting for its worker, everything read before is
+            // published, so that a worker waiting for others' packets (see
+            // `meerkat_shm::order`) is not waiting on records held here.
+            let mut written = self.producers[w]
+                .try_push(&meta, data)
                 .map_err(FeedError::Ring)?;
-            if waited {
-                self.counters.full_waits.add(1);
+            if !written {
+                self.publish_through(meta.seq - 1);
+                let mut waited = false;
+                written = self.producers[w]
+                    .push_blocking(&meta, data, Duration::from_millis(100), || {
+                        waited = true;
+                        !stop.load(Ordering::Relaxed)
+                    })
+                    .map_err(FeedError::Ring)?;
+                if waited {
+                    self.counters.full_waits.add(1);
+                }
             }
             if !written {
                 self.summary.stopped = true;
@@ -642,15 +701,11 @@ impl Feeder {
             self.per_worker[w] += 1;
             self.pending[w] += 1;
             if self.pending[w] >= PUBLISH_EVERY {
-                self.producers[w].publish();
-                self.pending[w] = 0;
+                self.publish_ring(w);
             }
             if self.summary.packets.is_multiple_of(SYNC_EVERY) {
                 let offset = reader.offset();
-                for (p, pending) in self.producers.iter_mut().zip(self.pending.iter_mut()) {
-                    p.publish();
-                    *pending = 0;
-                }
+                self.publish_all();
                 self.sync(offset);
             }
         }

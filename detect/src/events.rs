@@ -161,6 +161,7 @@ fn packet_event(
     }
     if let Some((f, to_server)) = flow {
         ev.flow_id = f.id;
+        ev.parent_id = f.app.parent_id;
         ev.direction = if to_server {
             Direction::ToServer
         } else {
@@ -276,6 +277,7 @@ pub fn app_anomaly(
 ) -> Event {
     let mut ev = packet_event(EventType::Anomaly, p, meta, None, src);
     ev.flow_id = flow.id;
+    ev.parent_id = flow.app.parent_id;
     ev.tx_id = tx_id;
     let proto = flow.app.proto;
     ev.anomaly = Some(Anomaly {
@@ -411,6 +413,7 @@ pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
         event_type: EventType::Flow as i32,
         timestamp_us: ts_us(flow.last_ns),
         flow_id: flow.id,
+        parent_id: flow.app.parent_id,
         src_ip: ip_bytes(flow.client.0),
         src_port: u32::from(flow.client.1),
         dest_ip: ip_bytes(flow.server.0),

@@ -12,6 +12,8 @@
 //! | `control.sock` | the supervisor (gRPC `Control`; `control.socket` may move it) | `meerkat ctl` |
 //! | `eve-writer.state` | the eve-writer (delivery state, outlives it) | the eve-writer |
 //! | `host-state` | the first detect worker (shared host table) | every detect worker |
+//! | `order` | capture and every detect worker (how far packets are handed out and processed) | detect workers |
+//! | `expectations` | the first detect worker (announced connections: FTP data) | every detect worker |
 //! | `config.yaml` | the supervisor (the resolved config) | every role it starts |
 //! | `pcap-files` | capture (the capture files read, when `pcap_filename` is logged) | detect workers |
 //!
@@ -35,6 +37,10 @@ pub const CONTROL_SOCKET: &str = "control.sock";
 pub const EVE_STATE: &str = "eve-writer.state";
 /// The detect workers' shared host table.
 pub const HOST_TABLE: &str = "host-state";
+/// The processing-order page (`meerkat-shm`'s `order`).
+pub const ORDER: &str = "order";
+/// The detect workers' expectation table (`meerkat-shm`'s `expect`).
+pub const EXPECTATIONS: &str = "expectations";
 /// The resolved config the supervisor hands to the roles.
 pub const CONFIG: &str = "config.yaml";
 /// The capture files of the run, by the index ring records carry (`meerkat-shm`'s
@@ -102,6 +108,16 @@ pub fn eve_state_path(dir: &Path) -> PathBuf {
 /// The detect workers' shared host table.
 pub fn host_table_path(dir: &Path) -> PathBuf {
     dir.join(HOST_TABLE)
+}
+
+/// The processing-order page.
+pub fn order_path(dir: &Path) -> PathBuf {
+    dir.join(ORDER)
+}
+
+/// The detect workers' expectation table.
+pub fn expectations_path(dir: &Path) -> PathBuf {
+    dir.join(EXPECTATIONS)
 }
 
 /// The resolved config of the stack.

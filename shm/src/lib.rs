@@ -11,6 +11,10 @@
 //!   process (the supervisor, the control API) reads without talking to it.
 //! - [`table`]: a small hash table shared by every detect worker (state tracked by host:
 //!   thresholds, xbits).
+//! - [`order`]: how far capture has handed packets out and each worker has processed
+//!   them, so that a worker can read what others write as of its own packet.
+//! - [`expect`]: connections a control channel announced (FTP data connections),
+//!   added by one worker and claimed by another.
 //! - [`files`]: the run's table of capture files, whose index a ring record carries
 //!   (an append-only file, not shared memory, read once per new file).
 //! - [`state`]: the eve-writer's delivery-state page (what it has written, per producer),
@@ -23,13 +27,17 @@
 mod futex;
 
 pub mod counters;
+pub mod expect;
 pub mod files;
+pub mod order;
 pub mod spsc;
 pub mod state;
 pub mod table;
 
 pub use counters::{CounterPage, CounterReader, CounterRef};
+pub use expect::{ExpectTable, Expected};
 pub use files::{FileNames, FileTable, FilesError};
+pub use order::{OrderPage, Waited};
 pub use spsc::{
     Consumer, PacketMeta, Producer, Record, RingError, RingStatus, WaitOutcome, create, status,
 };

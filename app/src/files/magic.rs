@@ -143,12 +143,34 @@ fn text(head: &[u8]) -> &'static str {
             "XML 1.0 document, Unicode text, UTF-8 text"
         };
     }
-    let lines = head.contains(&b'\n');
-    match (ascii, lines) {
-        (true, true) => "ASCII text",
-        (true, false) => "ASCII text, with no line terminators",
-        (false, true) => "Unicode text, UTF-8 text",
-        (false, false) => "Unicode text, UTF-8 text, with no line terminators",
+    // libmagic names the line terminators unless they are all LF.
+    let (mut crlf, mut lf, mut cr) = (false, false, false);
+    let mut i = 0;
+    while let Some(&c) = head.get(i) {
+        match (c, head.get(i + 1)) {
+            (b'\r', Some(b'\n')) => {
+                crlf = true;
+                i += 1;
+            }
+            (b'\r', _) => cr = true,
+            (b'\n', _) => lf = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    match (ascii, crlf, lf, cr) {
+        (true, false, true, false) => "ASCII text",
+        (true, false, false, false) => "ASCII text, with no line terminators",
+        (true, true, false, false) => "ASCII text, with CRLF line terminators",
+        (true, true, true, false) => "ASCII text, with CRLF, LF line terminators",
+        (true, false, false, true) => "ASCII text, with CR line terminators",
+        (true, _, _, _) => "ASCII text, with CRLF, CR, LF line terminators",
+        (false, false, true, false) => "Unicode text, UTF-8 text",
+        (false, false, false, false) => "Unicode text, UTF-8 text, with no line terminators",
+        (false, true, false, false) => "Unicode text, UTF-8 text, with CRLF line terminators",
+        (false, true, true, false) => "Unicode text, UTF-8 text, with CRLF, LF line terminators",
+        (false, false, false, true) => "Unicode text, UTF-8 text, with CR line terminators",
+        (false, _, _, _) => "Unicode text, UTF-8 text, with CRLF, CR, LF line terminators",
     }
 }
 
@@ -164,6 +186,14 @@ mod tests {
         assert_eq!(describe(b"GIF89a\x01\x00"), "GIF image data, version 89a");
         assert_eq!(describe(b"<html><body>"), "HTML document, ASCII text");
         assert_eq!(describe(b"hello\nworld\n"), "ASCII text");
+        assert_eq!(
+            describe(b"a.txt\r\nb.txt\r\n"),
+            "ASCII text, with CRLF line terminators"
+        );
+        assert_eq!(
+            describe(b"a\r\nb\n"),
+            "ASCII text, with CRLF, LF line terminators"
+        );
         assert_eq!(describe(b"\x00\x01\x02\xff"), "data");
         assert_eq!(describe(b""), "empty");
         // An MZ stub whose PE header lies past the bytes given.

@@ -1,7 +1,7 @@
 //! The inspection buffers and keywords of an FTP transaction, as Suricata's: the
 //! command's `ftp.command` and `ftp.command_data` (to the server), the reply lines'
 //! `ftp.reply` and `ftp.completion_code` (to the client, one item per line), and
-//! `ftp.dynamic_port`, `ftp.mode`, `ftp.reply_received`.
+//! `ftp.dynamic_port`, `ftp.mode`, `ftp.reply_received`, and `ftpbounce`.
 //!
 //! Reply buffers and keywords about the reply are final once the transaction's final
 //! reply came (or the server's side ended); until then they wait for it.
@@ -103,7 +103,15 @@ pub static KEYWORDS: &[KeywordDef] = &[
     KeywordDef::check("ftp.dynamic_port", &[], parse_port, eval_port),
     KeywordDef::check("ftp.mode", &[], parse_mode, eval_mode),
     KeywordDef::check("ftp.reply_received", &[], parse_yes_no, eval_reply_received),
+    KeywordDef::check("ftpbounce", &[], crate::value::no_value, eval_bounce),
 ];
+
+/// `ftpbounce`: a PORT command naming another host than the client (RFC 2577's bounce
+/// attack: the server is made to connect to a third host). A property of the command:
+/// inspected to the server only, as Suricata's.
+fn eval_bounce(_v: &KwValue, dir: Dir, _now: i64, tx: &dyn Transaction) -> Option<bool> {
+    Some(dir == Dir::ToServer && ftp_tx(tx).is_some_and(|t| t.bounce == Some(true)))
+}
 
 fn ftp_tx(tx: &dyn Transaction) -> Option<&FtpTx> {
     tx.as_any()?.downcast_ref::<FtpTx>()

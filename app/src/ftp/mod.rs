@@ -1,7 +1,11 @@
 //! FTP's control channel (RFC 959, RFC 2428) over TCP (port 21): detection by the
 //! first command or the server's greeting, one transaction per command with its reply
 //! lines (multi-line replies included), the data-connection ports of PORT / EPRT /
-//! PASV / EPSV, the `ftp.*` keywords, app-layer events and the EVE `ftp` record.
+//! PASV / EPSV, the `ftp.*` keywords and `ftpbounce`, app-layer events and the EVE
+//! `ftp` record. A command that uses the announced port (`RETR`, `STOR`, `APPE`,
+//! `STOU`, `LIST`, `NLST`, `MLSD`) makes an expectation ([`crate::Expectation`]) that
+//! the engine shares with every worker: the data connection becomes `ftp-data` (see
+//! [`crate::ftp_data`] for how it is found across worker processes).
 
 pub mod config;
 pub mod detect;

@@ -237,6 +237,17 @@ pub fn port_of_six(s: &[u8]) -> Option<u16> {
     (port != 0).then_some(port)
 }
 
+/// The address of a PORT command's data (its first four numbers), for `ftpbounce`.
+pub fn active_addr(data: &[u8]) -> Option<std::net::Ipv4Addr> {
+    active_port(data)?;
+    let mut parts = trim(data).split(|&b| b == b',');
+    let mut v = [0u8; 4];
+    for slot in &mut v {
+        *slot = u8::try_from(decimal(trim(parts.next()?), 3)?).ok()?;
+    }
+    Some(std::net::Ipv4Addr::from(v))
+}
+
 /// The port of a PORT command's data.
 pub fn active_port(data: &[u8]) -> Option<u16> {
     port_of_six(trim(data))

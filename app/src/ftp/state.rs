@@ -62,13 +62,14 @@ impl Mode {
     }
 }
 
-/// A data connection the control channel announced for a file transfer: the port the
+/// A data connection the control channel announced for a transfer: the port the
 /// connection goes to, who listens, the command and the file name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expectation {
     pub port: u16,
     pub mode: Mode,
-    /// `RETR` (the file goes to the client) or `STOR` (to the server).
+    /// One of [`crate::ftp_data::COMMANDS`]: `RETR` (a file to the client), `STOR`,
+    /// `LIST`, ...
     pub command: &'static str,
     pub filename: Vec<u8>,
 }
@@ -98,6 +99,9 @@ pub struct FtpTx {
     pub multi: Option<[u8; 3]>,
     pub dyn_port: Option<u16>,
     pub mode: Option<Mode>,
+    /// A PORT command naming another host than the client (`ftpbounce`); `None` when
+    /// not a PORT command or the client's address is unknown.
+    pub bounce: Option<bool>,
     /// Bytes this transaction keeps (for the memcap).
     pub size: usize,
 }
@@ -128,10 +132,12 @@ pub struct FtpState {
     lines: [Lines; 2],
     /// The port the last PORT/EPRT/PASV/EPSV announced, until a RETR or STOR uses it.
     pending: Option<(u16, Mode)>,
-    /// Data connections announced for transfers, not yet claimed.
+    /// Data connections announced for transfers, not yet taken by the engine.
     pub expectations: VecDeque<Expectation>,
     /// Bytes kept by live transactions.
     used: usize,
+    /// The client's address (given by the engine), for `ftpbounce`.
+    client: Option<std::net::IpAddr>,
 }
 
 impl FtpState {
@@ -144,6 +150,7 @@ impl FtpState {
             pending: None,
             expectations: VecDeque::new(),
             used: 0,
+            client: None,
         }
     }
 
@@ -190,6 +197,10 @@ impl FtpState {
                     None => out.anomaly("ftp.file_before_port"),
                 }
             }
+            // The other commands that use the data connection.
+            Kind::Other if crate::ftp_data::COMMANDS.contains(&cmd.name) => {
+                expect = self.pending.take();
+            }
             _ => {}
         }
         if let Some((port, mode)) = expect {
@@ -202,12 +213,20 @@ impl FtpState {
                 command: cmd.name,
                 filename: data.to_vec(),
             });
+            out.expect = true;
         }
+        let bounce = match (cmd.kind, self.client) {
+            (Kind::Port, Some(client)) => {
+                parser::active_addr(data).map(|a| std::net::IpAddr::V4(a) != client)
+            }
+            _ => None,
+        };
         let size = data.len();
         if let Some(tx) = self.new_tx(out) {
             tx.command = Some(cmd);
             tx.data = data.to_vec();
             tx.command_truncated = truncated;
+            tx.bounce = bounce;
             tx.size = size;
         } else {
             self.used -= size;
@@ -377,6 +396,20 @@ impl AppState for FtpState {
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
         self.txs.get(index).map(|t| t as &dyn Transaction)
+    }
+
+    fn set_endpoints(&mut self, client: std::net::IpAddr, _server: std::net::IpAddr) {
+        self.client = Some(client);
+    }
+
+    fn take_expectations(&mut self, out: &mut Vec<crate::Expectation>) {
+        for e in self.expectations.drain(..) {
+            out.push(crate::Expectation {
+                proto: crate::AppProto::FtpData,
+                port: e.port,
+                data: crate::ftp_data::encode(e.command, &e.filename),
+            });
+        }
     }
 
     fn free_below(&mut self, id: u64) {

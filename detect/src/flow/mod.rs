@@ -100,6 +100,9 @@ pub struct AppFlow {
     /// parser existed). The parser made later from the other direction's data is told
     /// of it (Suricata's parsers see that gap too).
     pub early_gap: [bool; 2],
+    /// The id of the flow that announced this one (an FTP data connection's control
+    /// flow; EVE `parent_id`), 0 for none.
+    pub parent_id: u64,
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.

@@ -12,6 +12,7 @@ impl Inner {
         if out.failed {
             self.stats.app_parse_errors += 1;
         }
+        self.pkt_expect |= out.expect;
         self.stats.anomalies += out.anomalies.len() as u64;
         if out.anomalies.is_empty() {
             return;

@@ -11,6 +11,7 @@
 //! its `flow` record is written.
 
 mod app_layer;
+mod expect;
 mod inprocess;
 mod inspect;
 mod role;
@@ -81,6 +82,8 @@ struct Stats {
     files_truncated: u64,
     files_hashed: u64,
     files_magic: u64,
+    /// Waits for other workers' packets (before an expectation lookup) given up.
+    order_stalls: u64,
 }
 
 /// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
@@ -287,6 +290,12 @@ struct Inner {
     /// `filestore` matches of one inspection (live transaction index, direction, rule),
     /// applied once the transactions can be changed (kept for its capacity).
     store_marks: Vec<(usize, Dir, u32)>,
+    /// The number of the packet being processed (capture order).
+    cur_seq: u64,
+    /// A parser announced connections (FTP data) while processing the current data.
+    pkt_expect: bool,
+    /// Announced connections: the table shared with the other workers.
+    expect: expect::Expectations,
 }
 
 /// The names of the capture files ring records point at.
@@ -323,6 +332,7 @@ impl Worker {
             x.set_file(meta.file);
         }
         x.now_ns = x.now_ns.max(meta.ts_ns);
+        x.cur_seq = meta.seq;
         x.link_type = meta.link_type;
         x.stats.packets += 1;
         x.stats.bytes += data.len() as u64;
@@ -684,6 +694,9 @@ impl Worker {
                 file: (0, String::new()),
                 store,
                 store_marks: Vec::new(),
+                cur_seq: 0,
+                pkt_expect: false,
+                expect: expect::Expectations::Local(Vec::new()),
             },
         }
     }

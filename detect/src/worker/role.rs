@@ -87,6 +87,10 @@ pub fn run_generation(
             &meerkat_runtime::pcap_files_path(&runtime),
         )),
     );
+    // Connections announced by flows of other workers (FTP data), and the order page
+    // lookups wait by: this worker starts with none of its packets processed.
+    w.x.expect = super::expect::Expectations::shared(&runtime, config.workers());
+    w.x.expect.done(index, 0);
     w.run_ring(&mut consumer.ring, &counters, &commands, stop);
     w.drain();
     let mut summary = loaded.summary;
@@ -337,6 +341,8 @@ impl Worker {
             }
             counters.publish(self, ring_corrupt);
             self.sweep();
+            // Every packet of this worker's up to the batch's last is processed.
+            self.x.expect.done(self.x.index, last_seq);
             // Every event of the records read so far is pushed (the sweep's included).
             self.x.sink.mark(ring.position(), last_seq);
             self.x.sink.tick(Instant::now());

@@ -248,11 +248,18 @@ impl Inner {
             s.sides[d].app_done = to;
         } else if to > from {
             let ports = [flow.client.1, flow.server.1];
+            let was_done = flow.app.detection_done;
             let Flow { tcp, app, .. } = &mut *flow;
             if let Some(s) = tcp.as_deref_mut() {
                 // The parser reads the stream in place (the app state and the stream are
                 // different parts of the flow).
                 got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                if !was_done && app.detection_done {
+                    self.detected_tcp(flow, dir, from, to);
+                    got |= flow.app.state.is_some();
+                }
+            }
+            if let Some(s) = flow.tcp.as_deref_mut() {
                 s.sides[d].app_done = to;
             }
         }
@@ -262,7 +269,32 @@ impl Inner {
             self.parse_output(&out, &mut flow.app, dir);
             got = true;
         }
+        if self.pkt_expect {
+            self.pkt_expect = false;
+            self.add_expectations(flow);
+        }
         got
+    }
+
+    /// A TCP flow's protocol was just decided on its bytes `from..to` of `dir`: its
+    /// parser learns the flow's endpoints; a flow that is no protocol's may be a
+    /// connection another flow announced (an FTP data connection), whose parser then
+    /// gets those bytes.
+    fn detected_tcp(&mut self, flow: &mut Flow, dir: Dir, from: u64, to: u64) {
+        if let Some(state) = flow.app.state.as_deref_mut() {
+            state.set_endpoints(flow.client.0, flow.server.0);
+            return;
+        }
+        if flow.app.proto != AppProto::Failed || !self.claim_expected(flow) {
+            return;
+        }
+        let Flow { tcp, app, .. } = &mut *flow;
+        let (Some(s), Some(state)) = (tcp.as_deref(), app.state.as_deref_mut()) else {
+            return;
+        };
+        let mut out = ParseOutput::default();
+        state.parse(dir, s.sides[dir.index()].bytes(from, to), &mut out);
+        self.parse_output(&out, app, dir);
     }
 
     /// Ends a flow: inspects what its stream still holds, finishes and logs its

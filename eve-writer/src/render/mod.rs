@@ -274,6 +274,9 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     if ev.flow_id != 0 {
         o.u64("flow_id", ev.flow_id);
     }
+    if ev.parent_id != 0 {
+        o.u64("parent_id", ev.parent_id);
+    }
     if ev.pcap_cnt != 0 {
         o.u64("pcap_cnt", ev.pcap_cnt);
     }

@@ -218,7 +218,10 @@ impl Builder<'_> {
         buffer: &str,
         nocase: bool,
     ) -> Result<(), Fail> {
-        let def = app::buffers::sticky(buffer).ok_or_else(|| fail(kw, "no such buffer"))?;
+        // The rule protocol's own buffer of a name several protocols share
+        // (`filename:` in `alert ftp-data`).
+        let def = app::buffers::sticky_in(buffer, self.rule.app_proto)
+            .ok_or_else(|| fail(kw, "no such buffer"))?;
         self.require_app(kw, def.proto)?;
         let raw = value_of(kw, v)?;
         let (negated, raw) = negatable_quoted(kw, raw)?;
