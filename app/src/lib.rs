@@ -51,6 +51,7 @@ pub mod ftp;
 pub mod http;
 pub mod http2;
 pub mod ike;
+pub mod krb5;
 pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
@@ -124,6 +125,12 @@ pub struct ParseOutput {
     /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
     /// the engine stops feeding it.
     pub failed: bool,
+    /// A parse error that Suricata counts and flags on the flow (EVE `flow`'s
+    /// `exception_policy` `app_layer_error`) while the parser keeps its state: its
+    /// transactions are still inspected and logged, and the parser itself decides what
+    /// it parses after it (Suricata's Kerberos: nothing more of a TCP flow, the next
+    /// datagram of a UDP one).
+    pub error: bool,
 }
 
 impl ParseOutput {

@@ -66,6 +66,7 @@ protocols! {
     Smb => smb, record Smb;
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
+    Krb5 => krb5, record Krb5;
 }
 
 impl AppProto {

@@ -5,8 +5,8 @@
 //! the files read and written handed to the file layer, DCE/RPC calls over named pipes
 //! parsed with the DCE/RPC module's PDU parser (so `dcerpc.iface`, `dcerpc.opnum` and
 //! `dcerpc.stub_data` apply to SMB flows), the `smb.*` keywords and the EVE `smb`
-//! record. SMB3 encrypted messages are skipped; Kerberos session setups are not
-//! decoded.
+//! record, with the NTLMSSP or Kerberos (`krb5::gssapi`) credentials of session setups.
+//! SMB3 encrypted messages are skipped.
 
 pub mod dcerpc;
 pub mod detect;

@@ -9,8 +9,11 @@ impl Inner {
     /// `app-layer-event`: an anomaly belongs to the newest transaction after the call
     /// (the one the parser was working on), or to the next one when there is none.
     pub(super) fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow, dir: Dir) {
-        if out.failed {
+        if out.failed || out.error {
             self.stats.app_parse_errors += 1;
+        }
+        if out.error {
+            app.parse_error = true;
         }
         self.stats.anomalies += out.anomalies.len() as u64;
         if out.anomalies.is_empty() {
