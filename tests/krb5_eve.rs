@@ -23,7 +23,10 @@ use serde_json::{Value, json};
 
 /// The client's port of an event's flow (the port that is not 88).
 fn flow_port(e: &Value) -> u64 {
-    let (s, d) = (e["src_port"].as_u64().unwrap(), e["dest_port"].as_u64().unwrap());
+    let (s, d) = (
+        e["src_port"].as_u64().unwrap(),
+        e["dest_port"].as_u64().unwrap(),
+    );
     if d == 88 { s } else { d }
 }
 
@@ -38,7 +41,11 @@ fn project(events: &[Value]) -> Value {
                 return None;
             }
             let udp = e["proto"] == "UDP";
-            let pkt = if udp { e["pcap_cnt"].clone() } else { Value::Null };
+            let pkt = if udp {
+                e["pcap_cnt"].clone()
+            } else {
+                Value::Null
+            };
             let port = flow_port(e);
             Some(match kind {
                 "krb5" => json!(["krb5", port, pkt, e["krb5"]]),
@@ -90,7 +97,10 @@ fn crafted_krb5_is_as_the_reference() {
     );
     let want = eve(&data.join("krb5-crafted.eve.json"));
     let (got, want) = (project(&ours), project(&want));
-    assert_eq!(got.as_array().unwrap().len(), want.as_array().unwrap().len());
+    assert_eq!(
+        got.as_array().unwrap().len(),
+        want.as_array().unwrap().len()
+    );
     for (g, w) in got.as_array().unwrap().iter().zip(want.as_array().unwrap()) {
         assert_eq!(g, w);
     }
@@ -107,9 +117,48 @@ fn corpus_krb5_is_as_the_reference() {
         ("bug-8278-krb5-03", "baseline.2.flows.pcap"),
     ] {
         let dir = shared.join("corpus/suricata-verify").join(test);
-        let ours = run_pcap(&dir, &dir.join(pcap), &dir.join("test.rules"), &["-k", "none"]);
+        let ours = run_pcap(
+            &dir,
+            &dir.join(pcap),
+            &dir.join("test.rules"),
+            &["-k", "none"],
+        );
         let want = eve(&dir.join("suricata-8.0.6-eve.json"));
         assert_eq!(project(&ours), project(&want), "{test}");
         common::assert_schema_valid(&ours);
     }
+}
+
+/// The Kerberos tickets of SMB session setups (EVE `smb.kerberos`), on the corpus's
+/// SMB2 capture authenticated with Kerberos.
+#[test]
+fn corpus_smb_kerberos_is_as_the_reference() {
+    let Some(shared) = shared() else {
+        eprintln!("skipping: ../shared is absent");
+        return;
+    };
+    let dir = shared.join("corpus/suricata-verify/smb-filename");
+    let ours = run_pcap(
+        &dir,
+        &dir.join("input.pcap"),
+        &dir.join("test.rules"),
+        &["-k", "none"],
+    );
+    let want = eve(&dir.join("suricata-8.0.6-eve.json"));
+    let setups = |events: &[Value]| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|e| e["event_type"] == "smb" && e["smb"]["kerberos"].is_object())
+            .map(|e| {
+                json!([
+                    e["smb"]["command"],
+                    e["smb"]["session_id"],
+                    e["smb"]["kerberos"]
+                ])
+            })
+            .collect()
+    };
+    let got = setups(&ours);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got, setups(&want));
 }

@@ -276,6 +276,12 @@ pub trait Transaction: std::fmt::Debug {
     fn files(&self, _dir: Dir) -> &[files::File] {
         &[]
     }
+    /// Whether buffer `id` holds DCE/RPC stub data of a little-endian PDU (its data
+    /// representation), which the `dce` option of the byte keywords reads in; false for
+    /// any other buffer (read big-endian, as Suricata's).
+    fn dce_little_endian(&self, _id: BufferId) -> bool {
+        false
+    }
     /// The protocol's own transaction, for its keywords to read (they downcast it);
     /// `None` for a protocol whose keywords need only [`Transaction::buffer`].
     fn as_any(&self) -> Option<&dyn std::any::Any> {

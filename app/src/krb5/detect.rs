@@ -197,12 +197,7 @@ fn parse_ticket_encryption(v: Option<&str>) -> Result<KwValue, String> {
     Ok(KwValue::Words(w))
 }
 
-fn eval_ticket_encryption(
-    v: &KwValue,
-    dir: Dir,
-    _now_s: i64,
-    t: &dyn Transaction,
-) -> Option<bool> {
+fn eval_ticket_encryption(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option<bool> {
     let KwValue::Words(w) = *v else {
         return Some(false);
     };
@@ -214,8 +209,7 @@ fn eval_ticket_encryption(
         NOT_WEAK => !super::parser::weak(etype),
         _ => {
             let n = ((w[0] >> 8) & 0xff) as usize;
-            (0..n.min(MAX_ETYPES))
-                .any(|i| (w[1 + i / 2] >> (32 * (i % 2))) as u32 as i32 == etype)
+            (0..n.min(MAX_ETYPES)).any(|i| (w[1 + i / 2] >> (32 * (i % 2))) as u32 as i32 == etype)
         }
     })
 }
@@ -229,7 +223,9 @@ mod tests {
         for ok in ["10", " 10 ", "010", "255"] {
             assert!(parse_msg_type(Some(ok)).is_ok(), "{ok}");
         }
-        for bad in [">10", "10-12", "!10", "0x0a", "256", "0255", "+10", "-1", "1 0"] {
+        for bad in [
+            ">10", "10-12", "!10", "0x0a", "256", "0255", "+10", "-1", "1 0",
+        ] {
             assert!(parse_msg_type(Some(bad)).is_err(), "{bad}");
         }
         assert!(parse_err_code(Some("999")).is_ok());

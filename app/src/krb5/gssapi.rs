@@ -171,7 +171,10 @@ mod tests {
                 .concat(),
             ),
         );
-        let oid = tlv(0x06, &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02]);
+        let oid = tlv(
+            0x06,
+            &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02],
+        );
         tlv(0x60, &[oid, vec![0x01, 0x00], ap_req].concat())
     }
 
@@ -191,10 +194,7 @@ mod tests {
         let blob = tlv(0x60, &[tlv(0x06, SPNEGO), tlv(0xa0, &init)].concat());
         assert_eq!(ticket(&blob), Some(want));
         // NTLMSSP in SPNEGO, cut tokens, garbage: no ticket.
-        let ntlm = tlv(
-            0x30,
-            &tlv(0xa2, &tlv(0x04, b"NTLMSSP\0\x01\0\0\0")),
-        );
+        let ntlm = tlv(0x30, &tlv(0xa2, &tlv(0x04, b"NTLMSSP\0\x01\0\0\0")));
         let blob2 = tlv(0x60, &[tlv(0x06, SPNEGO), tlv(0xa0, &ntlm)].concat());
         assert_eq!(ticket(&blob2), None);
         for n in 0..blob.len() {

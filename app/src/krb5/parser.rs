@@ -14,8 +14,8 @@
 //! are bounded by the record's size; the names it yields are bounded again here
 //! ([`MAX_NAME_PARTS`], [`MAX_STRING`]).
 
-use der_parser::ber::Class;
 use der_parser::asn1_rs::FromDer;
+use der_parser::ber::Class;
 use kerberos_parser::krb5::{KdcRep, KdcReq, KrbError, PrincipalName};
 use kerberos_parser::krb5_parser;
 
@@ -223,7 +223,9 @@ impl Records {
     pub fn feed(&mut self, mut data: &[u8], mut each: impl FnMut(&[u8]) -> bool) {
         loop {
             if self.skip > 0 {
-                let n = usize::try_from(self.skip).unwrap_or(usize::MAX).min(data.len());
+                let n = usize::try_from(self.skip)
+                    .unwrap_or(usize::MAX)
+                    .min(data.len());
                 self.skip -= n as u64;
                 data = &data[n..];
             }
@@ -323,10 +325,7 @@ pub(crate) mod tests {
         assert_eq!((e.msg_type, e.error_code), (KRB_ERROR, Some(25)));
         assert_eq!((e.cname, e.realm), (None, None));
         // An AS-REQ cut short: its type, no transaction.
-        assert_eq!(
-            decode(&AS_REQ_ALICE[..60]),
-            Decoded::Other { tag: AS_REQ }
-        );
+        assert_eq!(decode(&AS_REQ_ALICE[..60]), Decoded::Other { tag: AS_REQ });
         // A universal SEQUENCE: ignored; a header cut short: malformed.
         assert_eq!(decode(b"\x30\x03\x02\x01\x01"), Decoded::NotApplication);
         assert_eq!(decode(b"\x6a"), Decoded::Malformed);

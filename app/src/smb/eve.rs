@@ -5,7 +5,8 @@
 
 use meerkat_eve::Obj;
 use meerkat_proto::events::{
-    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbKerberos, SmbNative, SmbNtlmssp, SmbService, SmbTimes,
+    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbKerberos, SmbNative, SmbNtlmssp, SmbService,
+    SmbTimes,
 };
 
 use super::parser::{smb1_command_name, smb2_command_name};

@@ -172,6 +172,11 @@ impl Transaction for SmbTx {
         detect::buffer(self, id, index)
     }
 
+    /// The stub data of the DCE/RPC call carried over a named pipe.
+    fn dce_little_endian(&self, id: BufferId) -> bool {
+        self.dce().is_some_and(|d| d.dce_little_endian(id))
+    }
+
     fn record(&self) -> Option<AppRecord> {
         Some(AppRecord::Smb(eve::record(self)))
     }

@@ -636,6 +636,9 @@ impl app::Transaction for WithEvents<'_> {
     fn buffer(&self, id: app::BufferId, index: usize) -> app::Buf<'_> {
         self.tx.buffer(id, index)
     }
+    fn dce_little_endian(&self, id: app::BufferId) -> bool {
+        self.tx.dce_little_endian(id)
+    }
     fn record(&self) -> Option<AppRecord> {
         self.tx.record()
     }
