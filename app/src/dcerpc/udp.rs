@@ -141,7 +141,7 @@ impl DcerpcUdpState {
 
     /// Whether a fragment of `h` on `side` goes to a call already ended and freed
     /// (noting whether it is that side's last).
-    fn to_ended_call(&mut self, h: &ClHeader, side: usize, last: bool) -> bool {
+    fn goes_to_ended_call(&mut self, h: &ClHeader, side: usize, last: bool) -> bool {
         let Some((_, done)) = self
             .ended_calls
             .iter_mut()
@@ -205,7 +205,7 @@ impl AppState for DcerpcUdpState {
                 .is_some_and(|u| u.activity == h.activity && u.seqnum == h.seqnum)
                 && !t.done[side]
         });
-        if !live && self.to_ended_call(&h, side, last) {
+        if !live && self.goes_to_ended_call(&h, side, last) {
             return;
         }
         let max_stub = self.cfg.max_stub;

@@ -86,7 +86,7 @@ fn parse_err_code(v: Option<&str>) -> Result<KwValue, String> {
     three_digits(v).map(KwValue::Exact)
 }
 
-fn tx_of<'a>(t: &'a dyn Transaction, dir: Dir) -> Option<&'a Krb5Tx> {
+fn tx_of(t: &dyn Transaction, dir: Dir) -> Option<&Krb5Tx> {
     t.as_any()?
         .downcast_ref::<Krb5Tx>()
         .filter(|tx| tx.dir == dir)
