@@ -53,6 +53,7 @@ pub mod http;
 pub mod http2;
 pub mod ike;
 pub mod imap;
+pub mod krb5;
 pub mod ldap;
 pub mod llmnr;
 pub mod mdns;
@@ -130,6 +131,12 @@ pub struct ParseOutput {
     /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
     /// the engine stops feeding it.
     pub failed: bool,
+    /// A parse error that Suricata counts and flags on the flow (EVE `flow`'s
+    /// `exception_policy` `app_layer_error`) while the parser keeps its state: its
+    /// transactions are still inspected and logged, and the parser itself decides what
+    /// it parses after it (Suricata's Kerberos: nothing more of a TCP flow, the next
+    /// datagram of a UDP one).
+    pub error: bool,
     /// The parser announced connections to expect (an FTP data connection): the engine
     /// takes them with [`AppState::take_expectations`].
     pub expect: bool,
@@ -300,6 +307,12 @@ pub trait Transaction: std::fmt::Debug {
     /// (see [`files`]); none for a protocol without files or when files are not tracked.
     fn files(&self, _dir: Dir) -> &[files::File] {
         &[]
+    }
+    /// Whether buffer `id` holds DCE/RPC stub data of a little-endian PDU (its data
+    /// representation), which the `dce` option of the byte keywords reads in; false for
+    /// any other buffer (read big-endian, as Suricata's).
+    fn dce_little_endian(&self, _id: BufferId) -> bool {
+        false
     }
     /// The protocol's own transaction, for its keywords to read (they downcast it);
     /// `None` for a protocol whose keywords need only [`Transaction::buffer`].

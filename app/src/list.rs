@@ -72,6 +72,7 @@ protocols! {
     Pop3 => pop3, record Pop3;
     Imap => imap;
     Tftp => tftp, record Tftp;
+    Krb5 => krb5, record Krb5;
 }
 
 impl AppProto {

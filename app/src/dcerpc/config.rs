@@ -47,8 +47,11 @@ pub struct DcerpcParser {
 }
 
 impl Parser for DcerpcParser {
-    fn new_state(&self, _transport: crate::Transport) -> Box<dyn crate::AppState> {
-        Box::new(DcerpcState::new(self.cfg))
+    fn new_state(&self, transport: crate::Transport) -> Box<dyn crate::AppState> {
+        match transport {
+            crate::Transport::Tcp => Box::new(DcerpcState::new(self.cfg)),
+            crate::Transport::Udp => Box::new(super::udp::DcerpcUdpState::new(self.cfg)),
+        }
     }
 }
 

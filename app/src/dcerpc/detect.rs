@@ -212,7 +212,7 @@ fn opnum_matches(v: &KwValue, opnum: u16) -> bool {
 
 fn eval_opnum(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option<bool> {
     let tx = call_of(t)?;
-    if !tx.is_request() {
+    if !tx.is_request() || tx.udp.is_some() {
         return if tx.done[dir.index()] || tx.eof[dir.index()] || tx.req_type.is_some() {
             Some(false)
         } else {

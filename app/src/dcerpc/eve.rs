@@ -1,6 +1,7 @@
 //! The EVE `dcerpc` record of a call, in Suricata 8's field order: `request` (or
 //! `REQUEST_LOST`), `req` for a REQUEST, `interfaces`, `response` (or `UNREPLIED`),
-//! `res` for a RESPONSE, `call_id` and `rpc_version`.
+//! `res` for a RESPONSE, `call_id` and `rpc_version` (over UDP: `activityuuid`,
+//! `seqnum` and `rpc_version` 4.0).
 
 use meerkat_eve::Obj;
 use meerkat_proto::events::{Dcerpc, DcerpcInterface, DcerpcReq, DcerpcRes};
@@ -21,7 +22,12 @@ pub fn record(tx: &DcerpcTx) -> Dcerpc {
             "REQUEST_LOST".into()
         },
         req: (req_shown && tx.is_request()).then(|| DcerpcReq {
-            opnum: u32::from(tx.opnum),
+            // Suricata 8 writes 0 for a connectionless call's.
+            opnum: if tx.udp.is_some() {
+                0
+            } else {
+                u32::from(tx.opnum)
+            },
             frag_cnt: u32::from(tx.frags[0]),
             stub_data_size: tx.stub[0].len() as u64,
         }),
@@ -49,6 +55,8 @@ pub fn record(tx: &DcerpcTx) -> Dcerpc {
         }),
         call_id: tx.call_id,
         rpc_version_minor: u32::from(tx.minor),
+        activity_uuid: tx.udp.as_ref().map(|u| u.activity.to_vec()),
+        seqnum: tx.udp.as_ref().map_or(0, |u| u.seqnum),
     }
 }
 
@@ -88,7 +96,17 @@ pub fn dcerpc(o: &mut Obj<'_>, r: &Dcerpc) {
                     .u64("stub_data_size", s.stub_data_size);
             });
         }
-        x.u64("call_id", u64::from(r.call_id))
-            .str("rpc_version", &format!("5.{}", r.rpc_version_minor));
+        match &r.activity_uuid {
+            // A connectionless call (over UDP).
+            Some(a) => {
+                x.str("activityuuid", &uuid_string(a))
+                    .u64("seqnum", u64::from(r.seqnum))
+                    .str("rpc_version", "4.0");
+            }
+            None => {
+                x.u64("call_id", u64::from(r.call_id))
+                    .str("rpc_version", &format!("5.{}", r.rpc_version_minor));
+            }
+        }
     });
 }

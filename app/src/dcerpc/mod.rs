@@ -3,14 +3,16 @@
 //! from the stream, calls as transactions (BIND/BIND_ACK, ALTER_CONTEXT and its
 //! response, REQUEST/RESPONSE, paired by call id) with their fragments' stub data
 //! joined, the bound interfaces, the `dcerpc.*` keywords (`dce_*` as aliases) and the
-//! EVE `dcerpc` record, as Suricata 8 has them. DCE/RPC over UDP and inside SMB are not
-//! parsed.
+//! EVE `dcerpc` record, as Suricata 8 has them; and connectionless DCE/RPC over UDP
+//! ([`udp`]), detected by its header on any port. (Inside SMB it is parsed by the SMB
+//! module with this module's PDU parser.)
 
 pub mod config;
 pub mod detect;
 pub mod eve;
 pub mod parser;
 pub mod state;
+pub mod udp;
 
 pub use state::{DcerpcState, DcerpcTx};
 
@@ -24,11 +26,15 @@ pub static PROTOCOL: Descriptor = Descriptor {
     aliases: &[],
     family: None,
     enabled_by_default: true,
-    transports: Transports::TCP,
+    transports: Transports::BOTH,
     // Suricata detects DCE/RPC by its header on any port.
     default_ports: &[135],
     port_bound: false,
-    probe: |_, _, data| probe(data),
+    probe: |transport, _, data| match transport {
+        Transport::Tcp => probe(data),
+        Transport::Udp if udp::probe(data) => Probe::Match,
+        Transport::Udp => Probe::NoMatch,
+    },
     probe_on_port: None,
     is_reply,
     build: Build::Configured {
@@ -73,15 +79,38 @@ pub fn probe(data: &[u8]) -> Probe {
 }
 
 /// A flow whose first data is a server's PDU (a RESPONSE, a BIND_ACK) was picked up
-/// in the middle: it is turned around.
-fn is_reply(_: Transport, data: &[u8]) -> bool {
-    parser::header(data).is_some_and(|h| !parser::from_client(h.ptype))
+/// in the middle: it is turned around. (Over UDP too, where Suricata does not
+/// recognise such a flow at all.)
+fn is_reply(transport: Transport, data: &[u8]) -> bool {
+    match transport {
+        Transport::Tcp => parser::header(data).is_some_and(|h| !parser::from_client(h.ptype)),
+        Transport::Udp => udp::header(data).is_some_and(|h| h.ptype != parser::REQUEST),
+    }
 }
 
 /// Fuzz target: the state over arbitrary bytes in both directions, each body parser
 /// alone, and every probe.
 pub fn fuzz(data: &[u8]) {
     crate::fuzz::drive(&mut DcerpcState::new(state::DcerpcConfig::default()), data);
+    let mut u = udp::DcerpcUdpState::new(state::DcerpcConfig::default());
+    let mut out = crate::ParseOutput::default();
+    for (i, d) in data.split(|&b| b == 0xff).enumerate() {
+        let dir = if i % 2 == 0 {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        };
+        crate::AppState::parse(&mut u, dir, d, &mut out);
+    }
+    for i in 0..crate::AppState::tx_count(&u) {
+        if let Some(r) = crate::AppState::tx(&u, i).and_then(|t| t.record()) {
+            let mut buf = Vec::new();
+            let mut o = meerkat_eve::Obj::new(&mut buf);
+            eve::render(&r, &mut o);
+            o.end();
+        }
+    }
+    let _ = udp::probe(data);
     let mut items = Vec::new();
     let mut results = Vec::new();
     for le in [false, true] {
@@ -111,8 +140,22 @@ impl Transaction for DcerpcTx {
         detect::buffer(self, id, index)
     }
 
+    fn dce_little_endian(&self, id: BufferId) -> bool {
+        matches!(id, detect::STUB_TS | detect::STUB_TC) && self.little_endian
+    }
+
     fn record(&self) -> Option<AppRecord> {
         Some(AppRecord::Dcerpc(eve::record(self)))
+    }
+
+    /// A connectionless call missing a side is not logged when its flow just ends
+    /// (Suricata logs it only once both sides came, or a parse error ended them).
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        let unfinished = !(self.complete(Dir::ToServer) && self.complete(Dir::ToClient));
+        if dir == Dir::ToServer || (self.udp.is_some() && unfinished) {
+            return None;
+        }
+        self.record()
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {

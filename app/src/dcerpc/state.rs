@@ -79,6 +79,16 @@ pub struct DcerpcTx {
     pub little_endian: bool,
     /// A REQUEST: the flow's interfaces of its context id; a BIND: those it asked for.
     pub interfaces: Vec<Interface>,
+    /// A connectionless call (DCE/RPC over UDP): its activity and sequence number.
+    pub udp: Option<Box<UdpCall>>,
+}
+
+/// What names a connectionless call (C706 §12.5.3): the client's activity UUID (in
+/// canonical order) and the call's sequence number in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UdpCall {
+    pub activity: [u8; 16],
+    pub seqnum: u32,
 }
 
 impl DcerpcTx {

@@ -5,7 +5,8 @@
 
 use meerkat_eve::Obj;
 use meerkat_proto::events::{
-    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbNative, SmbNtlmssp, SmbService, SmbTimes,
+    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbKerberos, SmbNative, SmbNtlmssp, SmbService,
+    SmbTimes,
 };
 
 use super::parser::{smb1_command_name, smb2_command_name};
@@ -68,6 +69,10 @@ pub fn record(tx: &SmbTx) -> Smb {
                 user: a.user.clone(),
                 host: a.host.clone(),
                 version: a.version.clone(),
+            });
+            r.kerberos = s.kerberos.as_ref().map(|k| SmbKerberos {
+                realm: k.realm.clone(),
+                snames: k.snames.clone(),
             });
             r.request = s.req_native.as_ref().map(native);
             r.response = s.resp_native.as_ref().map(native);
@@ -191,6 +196,13 @@ pub fn smb(o: &mut Obj<'_>, r: &Smb) {
                     .str("user", &n.user)
                     .str("host", &n.host);
                 opt(y, "version", &n.version);
+            });
+        }
+        if let Some(k) = &r.kerberos {
+            x.obj("kerberos", |y| {
+                y.str("realm", &k.realm).raw("snames", |b| {
+                    meerkat_eve::str_array(b, k.snames.iter().map(String::as_str));
+                });
             });
         }
         for (k, v) in [("request", &r.request), ("response", &r.response)] {

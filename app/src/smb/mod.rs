@@ -5,8 +5,8 @@
 //! the files read and written handed to the file layer, DCE/RPC calls over named pipes
 //! parsed with the DCE/RPC module's PDU parser (so `dcerpc.iface`, `dcerpc.opnum` and
 //! `dcerpc.stub_data` apply to SMB flows), the `smb.*` keywords and the EVE `smb`
-//! record. SMB3 encrypted messages are skipped; Kerberos session setups are not
-//! decoded.
+//! record, with the NTLMSSP or Kerberos (`krb5::gssapi`) credentials of session setups.
+//! SMB3 encrypted messages are skipped.
 
 pub mod dcerpc;
 pub mod detect;
@@ -170,6 +170,11 @@ impl Transaction for SmbTx {
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         detect::buffer(self, id, index)
+    }
+
+    /// The stub data of the DCE/RPC call carried over a named pipe.
+    fn dce_little_endian(&self, id: BufferId) -> bool {
+        self.dce().is_some_and(|d| d.dce_little_endian(id))
     }
 
     fn record(&self) -> Option<AppRecord> {

@@ -58,6 +58,8 @@ pub struct Handle {
 #[derive(Debug, Clone, Default)]
 pub struct Setup {
     pub ntlmssp: Option<Auth>,
+    /// The Kerberos ticket a client authenticated with (SPNEGO or bare GSS-API).
+    pub kerberos: Option<crate::krb5::gssapi::Ticket>,
     pub req_native: Option<(String, String)>,
     pub resp_native: Option<(String, String)>,
 }
@@ -560,7 +562,7 @@ impl SmbState {
                     match ntlmssp::parse_blob(blob) {
                         Some(Ok(a)) => s.ntlmssp = Some(a),
                         Some(Err(())) => out.anomaly("smb.malformed_ntlmssp_request"),
-                        None => {}
+                        None => s.kerberos = crate::krb5::gssapi::ticket(blob),
                     }
                 }
                 self.txs[i].kind = Kind::Setup(Box::new(s));
@@ -988,7 +990,7 @@ impl SmbState {
                             match ntlmssp::parse_blob(blob) {
                                 Some(Ok(a)) => s.ntlmssp = Some(a),
                                 Some(Err(())) => out.anomaly("smb.malformed_ntlmssp_request"),
-                                None => {}
+                                None => s.kerberos = crate::krb5::gssapi::ticket(blob),
                             }
                         }
                         s.req_native = native(m, bytes_at + bl, uni);

@@ -89,6 +89,9 @@ pub struct Scratch {
     pub base64: Vec<u8>,
     /// Whether `base64_decode` produced data in this evaluation.
     pub base64_ok: bool,
+    /// The buffer inspected is DCE/RPC stub data of a little-endian PDU (what `dce`
+    /// byte reads follow; set by the transaction inspection, false elsewhere).
+    pub dce_le: bool,
 }
 
 impl Scratch {
@@ -320,13 +323,14 @@ fn isdataat(d: &IsDataAt, buf: &[u8], s: &Scratch) -> bool {
 }
 
 /// Reads the number described by `r` at `at`; None when out of bounds or not a number.
-fn read_number(r: &ByteRead, buf: &[u8], at: i64) -> Option<u64> {
-    read_field(r, usize::from(r.nbytes), buf, at).map(|(v, _)| v)
+fn read_number(r: &ByteRead, buf: &[u8], at: i64, dce_le: bool) -> Option<u64> {
+    read_field(r, usize::from(r.nbytes), buf, at, dce_le).map(|(v, _)| v)
 }
 
 /// Reads an `n`-byte number as `r` describes it at `at`: the value and how many bytes
 /// it took (for a string, the characters strtoull consumed: spaces and digits).
-fn read_field(r: &ByteRead, n: usize, buf: &[u8], at: i64) -> Option<(u64, usize)> {
+/// `dce_le`: the buffer is little-endian DCE/RPC stub data (for `dce` reads).
+fn read_field(r: &ByteRead, n: usize, buf: &[u8], at: i64, dce_le: bool) -> Option<(u64, usize)> {
     let mut used = n;
     if at < 0 {
         return None;
@@ -336,7 +340,8 @@ fn read_field(r: &ByteRead, n: usize, buf: &[u8], at: i64) -> Option<(u64, usize
     let mut v: u64 = match r.base {
         NumBase::Binary => {
             let mut v = 0u64;
-            if r.big_endian {
+            let big_endian = if r.dce { !dce_le } else { r.big_endian };
+            if big_endian {
                 for &b in bytes {
                     v = (v << 8) | u64::from(b);
                 }
@@ -379,7 +384,7 @@ fn read_at(r: &ByteRead, s: &Scratch) -> i64 {
 }
 
 fn byte_test(t: &ByteTest, buf: &[u8], s: &Scratch) -> bool {
-    let Some(v) = read_number(&t.read, buf, read_at(&t.read, s)) else {
+    let Some(v) = read_number(&t.read, buf, read_at(&t.read, s), s.dce_le) else {
         return false;
     };
     let x = s.value(t.value) as u64;
@@ -425,7 +430,7 @@ fn byte_jump(j: &ByteJump, buf: &[u8], s: &mut Scratch) -> bool {
     if j.read.relative && (at > buf.len() as i64 || (at == buf.len() as i64 && n > 0)) {
         return false;
     }
-    let Some((v, used)) = read_field(&j.read, n, buf, at) else {
+    let Some((v, used)) = read_field(&j.read, n, buf, at, s.dce_le) else {
         return false;
     };
     let mut v = v
@@ -451,7 +456,7 @@ fn byte_jump(j: &ByteJump, buf: &[u8], s: &mut Scratch) -> bool {
 
 fn byte_extract(e: &ByteExtract, buf: &[u8], s: &mut Scratch) -> bool {
     let at = read_at(&e.read, s);
-    let Some(v) = read_number(&e.read, buf, at) else {
+    let Some(v) = read_number(&e.read, buf, at, s.dce_le) else {
         return false;
     };
     let mut v = v.saturating_mul(u64::from(e.multiplier));
@@ -467,7 +472,7 @@ fn byte_extract(e: &ByteExtract, buf: &[u8], s: &mut Scratch) -> bool {
 
 fn byte_math(m: &ByteMath, buf: &[u8], s: &mut Scratch) -> bool {
     let at = read_at(&m.read, s);
-    let Some(v) = read_number(&m.read, buf, at) else {
+    let Some(v) = read_number(&m.read, buf, at, s.dce_le) else {
         return false;
     };
     let r = s.value(m.rvalue) as u64;

@@ -209,8 +209,10 @@ impl Engine {
                     &st.tbuf[..]
                 };
                 let size_ok = b.bsize.is_none_or(|c| c.test(data.len() as u64));
+                st.scratch.dce_le = tx.dce_little_endian(bid);
                 let ok = size_ok
                     && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch));
+                st.scratch.dce_le = false;
                 if ok {
                     any = true;
                     if b.frame {

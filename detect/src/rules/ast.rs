@@ -144,6 +144,9 @@ pub struct ByteRead {
     pub offset: Value,
     pub relative: bool,
     pub big_endian: bool,
+    /// `dce`: in the byte order of the DCE/RPC PDU whose stub data is inspected (its
+    /// data representation); big-endian on any other buffer, as Suricata's.
+    pub dce: bool,
     pub base: NumBase,
     pub bitmask: Option<u64>,
 }

@@ -9,10 +9,13 @@ impl Inner {
     /// `app-layer-event`: an anomaly belongs to the newest transaction after the call
     /// (the one the parser was working on), or to the next one when there is none.
     pub(super) fn parse_output(&mut self, out: &ParseOutput, app: &mut AppFlow, dir: Dir) {
-        if out.failed {
+        if out.failed || out.error {
             self.stats.app_parse_errors += 1;
         }
         self.pkt_expect |= out.expect;
+        if out.error {
+            app.parse_error = true;
+        }
         self.stats.anomalies += out.anomalies.len() as u64;
         if out.anomalies.is_empty() {
             return;
@@ -633,6 +636,9 @@ impl app::Transaction for WithEvents<'_> {
     }
     fn buffer(&self, id: app::BufferId, index: usize) -> app::Buf<'_> {
         self.tx.buffer(id, index)
+    }
+    fn dce_little_endian(&self, id: app::BufferId) -> bool {
+        self.tx.dce_little_endian(id)
     }
     fn record(&self) -> Option<AppRecord> {
         self.tx.record()

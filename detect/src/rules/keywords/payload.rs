@@ -449,11 +449,14 @@ impl Builder<'_> {
                 ("hex", None) => read.base = NumBase::Hex,
                 ("dec", None) => read.base = NumBase::Dec,
                 ("oct", None) => read.base = NumBase::Oct,
-                ("dce", None) => {
-                    return Err(fail(
-                        kw,
-                        "the `dce` byte order (the stub data's) is not supported",
-                    ));
+                // The byte order of the DCE/RPC stub data (byte_math has no `dce` in
+                // Suricata 8). As Suricata's, it makes a rule of no protocol a DCE/RPC
+                // rule.
+                ("dce", None) if kw != "byte_math" => {
+                    read.dce = true;
+                    if self.rule.app_proto.is_none() {
+                        self.rule.app_proto = Some(crate::app::AppProto::Dcerpc);
+                    }
                 }
                 ("bitmask", Some(m)) => {
                     read.bitmask = Some(parse_u64(m).ok_or_else(|| fail(kw, "bad bitmask"))?);
@@ -461,6 +464,23 @@ impl Builder<'_> {
                 (n, a) => rest.push((n.to_string(), a.unwrap_or("").to_string())),
             }
             i += 1;
+        }
+        // `dce` says the byte order and that the number is binary: Suricata refuses it
+        // with `big`, `little` or `string`.
+        if read.dce {
+            let clash = opts.iter().any(|o| {
+                let name = o.split_once(' ').map_or(*o, |(n, _)| n.trim());
+                matches!(
+                    name,
+                    "big" | "little" | "string" | "endian" | "hex" | "dec" | "oct"
+                )
+            });
+            if clash {
+                return Err(fail(
+                    kw,
+                    "`dce` gives the byte order and a binary number: no `big`, `little` or `string` with it",
+                ));
+            }
         }
         // byte_jump reads zero bytes when told to (a jump by post_offset alone), or a
         // count taken from a variable (checked when the rule runs); Suricata accepts both.
@@ -677,6 +697,7 @@ pub(super) fn byte_read(nbytes: u8, offset: Value) -> ByteRead {
         offset,
         relative: false,
         big_endian: true,
+        dce: false,
         base: NumBase::Binary,
         bitmask: None,
     }
