@@ -66,6 +66,7 @@ protocols! {
     Smb => smb, record Smb;
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
+    Websocket => websocket, record Websocket;
 }
 
 impl AppProto {
