@@ -132,9 +132,9 @@ fn compressed_messages_are_inflated() {
     assert_eq!(p[0].1, b"compressed hello");
     assert_eq!(p[2].1, b"fragmented and compressed");
     assert_eq!(p[3].1, [0xff; 8]);
-    // A bomb: 1 MB of zeros inflates to the limit only.
+    // A bomb: 256 KiB of zeros inflates to the limit only.
     let mut s = WsState::new(WsConfig { max_payload: 1000 });
-    let z = deflate(&vec![0u8; 1 << 20]);
+    let z = deflate(&vec![0u8; 256 << 10]);
     assert!(z.len() < 1000);
     assert_eq!(
         feed(&mut s, Dir::ToServer, &frame(0xc2, &z, None)),
@@ -182,4 +182,26 @@ fn raised_names_are_listed() {
         crate::events::raised_names_are_listed(EVENTS, src, "websocket"),
         3
     );
+}
+
+#[test]
+fn compressed_messages_refer_back_to_earlier_ones() {
+    // permessage-deflate with context takeover: the second message's bytes refer to
+    // the first's (one raw deflate stream, sync-flushed after each message).
+    use flate2::{Compress, Compression, FlushCompress};
+    let mut c = Compress::new(Compression::default(), false);
+    let mut msg = |data: &[u8]| {
+        let mut out = Vec::with_capacity(data.len() + 64);
+        c.compress_vec(data, &mut out, FlushCompress::Sync).unwrap();
+        out.truncate(out.len() - 4);
+        out
+    };
+    let a = msg(b"TOGGLE=0123456789abcdef");
+    let b = msg(b"TOGGLE=0123456789abcdef");
+    assert!(b.len() < 12, "the second refers back");
+    let mut s = WsState::default();
+    feed(&mut s, Dir::ToClient, &frame(0xc1, &a, None));
+    feed(&mut s, Dir::ToClient, &frame(0xc1, &b, None));
+    let p = payloads(&s);
+    assert_eq!(p[1].1, b"TOGGLE=0123456789abcdef");
 }
