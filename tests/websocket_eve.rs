@@ -287,3 +287,55 @@ fn crafted_h2c_is_as_the_reference() {
         }
     }
 }
+
+/// SMTP STARTTLS (`tests/data/smtp_starttls_pcap.py`): after the server's `220` the
+/// flow is TLS (`app_proto_orig` `smtp`), the SMTP transaction is logged on the
+/// change's flush, and the TLS hellos are inspected; a refused STARTTLS stays SMTP.
+/// Alerts per signature, flow protocols and where the `smtp` records were written are
+/// the reference's (Suricata 8.0.6 on this pcap: sids 1 x1, 2 x2, 3 x2, 4 x2).
+#[test]
+fn smtp_starttls_hands_over_to_tls() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let ours = run_pcap(
+        &data,
+        &data.join("smtp-starttls.pcap"),
+        &data.join("smtp-starttls.rules"),
+        &["-k", "none"],
+    );
+    common::assert_schema_valid(&ours);
+    let mut sids: BTreeMap<u64, usize> = BTreeMap::new();
+    for e in ours.iter().filter(|e| e["event_type"] == "alert") {
+        *sids
+            .entry(e["alert"]["signature_id"].as_u64().unwrap())
+            .or_default() += 1;
+        if e["alert"]["signature_id"] == 1 {
+            assert_eq!(e["app_proto"], "tls");
+            assert_eq!(e["app_proto_orig"], "smtp");
+        }
+    }
+    assert_eq!(sids, BTreeMap::from([(1, 1), (2, 2), (3, 2), (4, 2)]));
+    let flows: BTreeMap<u64, (Value, Value)> = ours
+        .iter()
+        .filter(|e| e["event_type"] == "flow")
+        .map(|e| {
+            (
+                e["src_port"].as_u64().unwrap(),
+                (e["app_proto"].clone(), e["app_proto_orig"].clone()),
+            )
+        })
+        .collect();
+    assert_eq!(flows[&42001], (json!("tls"), json!("smtp")));
+    assert_eq!(flows[&42002], (json!("smtp"), Value::Null));
+    let mut smtp: Vec<(u64, bool)> = ours
+        .iter()
+        .filter(|e| e["event_type"] == "smtp")
+        .map(|e| {
+            (
+                e["src_port"].as_u64().unwrap(),
+                e["pkt_src"] == "stream (detect/log)",
+            )
+        })
+        .collect();
+    smtp.sort_unstable();
+    assert_eq!(smtp, [(42001, true), (42002, false)]);
+}
