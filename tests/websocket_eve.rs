@@ -201,17 +201,18 @@ fn corpus_websocket_is_as_the_reference() {
     }
 }
 
-/// What `h2c_ref.py` keeps of a run: per client port (the h2c upgrade, 41101, and
-/// prior knowledge on port 8000, 41102), the `http` objects, the alerts, the anomalies
-/// and the flow.
+/// What `h2c_ref.py` keeps of a run: per client port (the h2c upgrade, 41101, prior
+/// knowledge on port 8000, 41102, DNS over HTTP/2, 41103), the `http` objects, the
+/// `dns` events' objects, the alerts (but sid 9), the anomalies and the flow.
 fn h2c_summary(events: &[Value]) -> BTreeMap<String, Value> {
-    let mut out: BTreeMap<String, (Vec<String>, Vec<Value>, Vec<Value>, Value)> = BTreeMap::new();
+    type Port = (Vec<String>, Vec<Value>, Vec<Value>, Value, Vec<String>);
+    let mut out: BTreeMap<String, Port> = BTreeMap::new();
     for e in events {
         let port = e["src_port"]
             .as_u64()
             .unwrap_or(0)
             .max(e["dest_port"].as_u64().unwrap_or(0));
-        if port != 41101 && port != 41102 {
+        if !(41101..=41103).contains(&port) {
             continue;
         }
         let s = out.entry(port.to_string()).or_default();
@@ -220,7 +221,11 @@ fn h2c_summary(events: &[Value]) -> BTreeMap<String, Value> {
                 let h: BTreeMap<String, Value> = serde_json::from_value(e["http"].clone()).unwrap();
                 s.0.push(serde_json::to_string(&h).unwrap());
             }
-            "alert" => s.1.push(json!([
+            "dns" => {
+                let d = json!({"http": e["http"], "dns": e["dns"]});
+                s.4.push(serde_json::to_string(&d).unwrap());
+            }
+            "alert" if e["alert"]["signature_id"] != 9 => s.1.push(json!([
                 e["alert"]["signature_id"],
                 e["tx_id"],
                 e["direction"],
@@ -235,11 +240,15 @@ fn h2c_summary(events: &[Value]) -> BTreeMap<String, Value> {
         }
     }
     out.into_iter()
-        .map(|(k, (mut h, mut a, mut n, f))| {
+        .map(|(k, (mut h, mut a, mut n, f, mut d))| {
             h.sort();
+            d.sort();
             a.sort_by_key(|v| v.to_string());
             n.sort_by_key(|v| v.to_string());
-            (k, json!({"http": h, "alerts": a, "anomalies": n, "flow": f}))
+            (
+                k,
+                json!({"http": h, "dns": d, "alerts": a, "anomalies": n, "flow": f}),
+            )
         })
         .collect()
 }
@@ -247,9 +256,12 @@ fn h2c_summary(events: &[Value]) -> BTreeMap<String, Value> {
 /// HTTP/1.1 `Upgrade: h2c` (`tests/data/h2c_crafted_pcap.py`): the upgrade request is
 /// HTTP/2 stream 1 (transaction 0 of the new state, its `Host` as `:authority`), the
 /// flow `http2` with `app_proto_orig` `http`, and prior knowledge works on a port that
-/// is not HTTP's; records, alerts, anomalies (`invalid_http1_settings`: the
-/// `HTTP2-Settings` header is base64url, which Suricata does not take) and flows as the
-/// reference's (`tests/data/h2c-crafted.http.json`).
+/// is not HTTP's; DNS over HTTP/2 (a POST and a GET `?dns=`) makes the flow `doh2`
+/// (`app_proto_orig` `http2`), `alert dns` rules with `dns.query` match, and the
+/// streams are `dns` events with their `http` and `dns` objects. Records, alerts,
+/// anomalies (`invalid_http1_settings`: the `HTTP2-Settings` header is base64url,
+/// which Suricata does not take) and flows as the reference's
+/// (`tests/data/h2c-crafted.http.json`).
 #[test]
 fn crafted_h2c_is_as_the_reference() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
@@ -267,9 +279,9 @@ fn crafted_h2c_is_as_the_reference() {
     let got = h2c_summary(&ours);
     for (port, w) in &want {
         let g = &got[port];
-        for k in ["http", "alerts", "anomalies", "flow"] {
+        for k in ["http", "dns", "alerts", "anomalies", "flow"] {
             // Python's json.dumps spacing differs from serde's: compare as values.
-            if k == "http" {
+            if k == "http" || k == "dns" {
                 let parse = |v: &Value| -> Vec<Value> {
                     v.as_array()
                         .unwrap()

@@ -45,6 +45,7 @@ pub mod value;
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dnp3;
+pub mod doh2;
 pub mod dns;
 pub mod enip;
 pub mod ftp;
@@ -180,6 +181,11 @@ pub struct ProtoChange {
     /// WebSocket frame sent right behind its upgrade request): fed to the new protocol
     /// first, in order. At most [`MAX_HELD`] each.
     pub held: [Vec<u8>; 2],
+    /// The state goes on as the new protocol's, with its transactions and their ids
+    /// (Suricata's DNS over HTTP/2: an HTTP/2 flow that carries a DNS message is
+    /// `doh2` from then on): nothing is flushed or fed again, only the flow's protocol
+    /// changes (`at` and `held` are not used).
+    pub keep_state: bool,
 }
 
 /// Protocol changes a flow may make (Suricata allows one at a time; a `CONNECT` tunnel

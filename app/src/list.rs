@@ -67,6 +67,7 @@ protocols! {
     Http2 => http2, record Http2;
     Dhcp => dhcp, record Dhcp;
     Websocket => websocket, record Websocket;
+    Doh2 => doh2, record Doh2;
 }
 
 impl AppProto {

@@ -60,6 +60,19 @@ fn opt(v: Option<&[u8]>) -> Buf<'_> {
 
 /// Buffer `id` item `index` of `tx`.
 pub fn buffer<'a>(tx: &'a Http2Tx, id: BufferId, index: usize) -> Buf<'a> {
+    // DNS over HTTP/2: the `dns.*` buffers of the stream's DNS messages.
+    if id.proto_index() == AppProto::Dns as usize {
+        let b = tx
+            .doh
+            .as_deref()
+            .map_or(Buf::Absent, |d| crate::dns::detect::buffer(d, id, index));
+        let done = tx.done(Dir::ToServer) && tx.done(Dir::ToClient);
+        return if b == Buf::Absent && index == 0 && !done {
+            Buf::NotYet
+        } else {
+            b
+        };
+    }
     let (dir, req) = match id {
         HEADER_NAME_TS | HEADER_TS => (Dir::ToServer, true),
         HEADER_NAME_TC | HEADER_TC => (Dir::ToClient, false),

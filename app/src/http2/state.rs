@@ -174,6 +174,9 @@ pub struct Http2Tx {
     pub state: StreamState,
     /// [to_server, to_client].
     pub sides: [Side; 2],
+    /// The DNS messages the stream carried (DNS over HTTP/2): the request's (its body,
+    /// or a GET's `dns` parameter) and the response's.
+    pub doh: Option<Box<crate::dns::state::DnsTx>>,
 }
 
 impl Http2Tx {
@@ -252,6 +255,8 @@ pub struct Http2State {
     /// An anomaly of the HTTP/1 upgrade this state took over (raised with the first
     /// data, which has a [`ParseOutput`]).
     pending_anomaly: Option<&'static str>,
+    /// A stream carried a DNS message: the flow was handed to `doh2`.
+    doh: bool,
 }
 
 impl Http2State {
@@ -265,6 +270,7 @@ impl Http2State {
             scratch: Vec::new(),
             headers_scratch: Vec::new(),
             pending_anomaly: None,
+            doh: false,
         };
         s.readers[0].preface_left = frame::PREFACE.len();
         for r in &mut s.readers {
@@ -544,8 +550,29 @@ impl Http2State {
         }
     }
 
+    /// A DNS message of transaction `i` in `dir`: kept for the `dns.*` buffers and
+    /// the record, and the first one makes the flow `doh2` (its state going on).
+    fn set_doh(&mut self, i: usize, dir: Dir, m: crate::dns::parser::Message, out: &mut ParseOutput) {
+        let Some(tx) = self.txs.get_mut(i) else {
+            return;
+        };
+        let d = tx.doh.get_or_insert_with(Default::default);
+        match dir {
+            Dir::ToServer => d.request = Some(m),
+            Dir::ToClient => d.response = Some(m),
+        }
+        if !self.doh {
+            self.doh = true;
+            out.change_protocol(crate::ProtoChange {
+                to: Some(crate::AppProto::Doh2),
+                keep_state: true,
+                ..Default::default()
+            });
+        }
+    }
+
     /// Direction `dir` of transaction `i` ended (END_STREAM).
-    fn end_side(&mut self, i: usize, dir: Dir, _out: &mut ParseOutput) {
+    fn end_side(&mut self, i: usize, dir: Dir, out: &mut ParseOutput) {
         let side = &mut self.txs[i].sides[dir.index()];
         if side.end_stream {
             return;
@@ -562,6 +589,14 @@ impl Http2State {
             }
         }
         side.files.end_current(FileState::Closed);
+        // A DNS message body (RFC 8484 section 4.1), parsed by the DNS module.
+        let side = &self.txs[i].sides[dir.index()];
+        if side.dns
+            && side.dns_len <= MAX_DNS_MESSAGE
+            && let Some(m) = crate::dns::parser::parse(&side.body)
+        {
+            self.set_doh(i, dir, m, out);
+        }
     }
 
     /// A complete non-DATA frame.
@@ -840,10 +875,30 @@ impl Http2State {
         }
         headers.clear();
         self.headers_scratch = headers;
+        if dir == Dir::ToServer
+            && let Some(m) = doh_get(&self.txs[i].sides[0])
+        {
+            self.set_doh(i, dir, m, out);
+        }
         if end {
             self.end_side(i, dir, out);
         }
     }
+}
+
+/// The DNS message of a DoH GET (RFC 8484 section 4.1): the `dns` parameter of the
+/// path's query, base64url without padding.
+fn doh_get(side: &Side) -> Option<crate::dns::parser::Message> {
+    if side.header(b":method")? != b"GET" {
+        return None;
+    }
+    let path = side.header(b":path")?;
+    let query = &path[path.iter().position(|&c| c == b'?')? + 1..];
+    let value = query.split(|&c| c == b'&').find_map(|p| p.strip_prefix(b"dns="))?;
+    if value.len() > MAX_DNS_MESSAGE * 4 / 3 + 4 {
+        return None;
+    }
+    crate::dns::parser::parse(&base64_decode(value, true)?)
 }
 
 /// Decodes base64 of the standard alphabet (`url`: the URL-safe one), padding

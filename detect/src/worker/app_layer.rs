@@ -189,6 +189,20 @@ impl Inner {
         {
             return;
         }
+        if change.keep_state {
+            // The same state, named otherwise from now on (if that protocol is on).
+            if let Some(p) = change.to
+                && self.registry.protocols().any(|d| d.proto == p)
+            {
+                app.changes += 1;
+                app.orig = app.proto;
+                app.proto = p;
+                app.dir_proto = [p, p];
+                app.dir_probed = [true, true];
+                self.stats.app_flows[p.index()] += 1;
+            }
+            return;
+        }
         let new_state = match change.to {
             Some(p) => match self.registry.new_state(p, transport) {
                 Some(s) => Some(s),
