@@ -60,7 +60,9 @@ fn summary(events: &[Value]) -> BTreeMap<String, Value> {
                 e["app_proto_expected"],
                 flushed
             ])),
-            "http" => s.2.push(json!([e["http"]["url"], e["http"]["status"], flushed])),
+            "http" => {
+                s.2.push(json!([e["http"]["url"], e["http"]["status"], flushed]))
+            }
             "flow" => {
                 s.3 = json!([
                     e["app_proto"],
@@ -265,10 +267,9 @@ fn h2c_summary(events: &[Value]) -> BTreeMap<String, Value> {
 #[test]
 fn crafted_h2c_is_as_the_reference() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let want: BTreeMap<String, Value> = serde_json::from_str(
-        &std::fs::read_to_string(data.join("h2c-crafted.http.json")).unwrap(),
-    )
-    .unwrap();
+    let want: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(data.join("h2c-crafted.http.json")).unwrap())
+            .unwrap();
     let ours = run_pcap(
         &data,
         &data.join("h2c-crafted.pcap"),

@@ -144,11 +144,7 @@ fn packet_event(
         timestamp_us: ts_us(meta.ts_ns),
         // A pseudo packet made at flow end was not read from the capture: Suricata
         // gives it no `pcap_cnt`.
-        pcap_cnt: if src.is_pseudo() {
-            0
-        } else {
-            meta.seq
-        },
+        pcap_cnt: if src.is_pseudo() { 0 } else { meta.seq },
         pkt_src: src.proto() as i32,
         vlan: p.vlans().iter().map(|&v| u32::from(v)).collect(),
         ..Default::default()

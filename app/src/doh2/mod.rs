@@ -63,7 +63,12 @@ pub fn render(r: &AppRecord, o: &mut meerkat_eve::Obj<'_>) {
 pub fn fuzz(data: &[u8]) {
     let mut s = Http2State::new(Http2Config::default());
     let mut out = ParseOutput::default();
-    crate::AppState::parse(&mut s, Dir::ToServer, crate::http2::frame::PREFACE, &mut out);
+    crate::AppState::parse(
+        &mut s,
+        Dir::ToServer,
+        crate::http2::frame::PREFACE,
+        &mut out,
+    );
     crate::fuzz::drive(&mut s, data);
     for t in s.txs() {
         for r in [

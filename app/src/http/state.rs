@@ -502,7 +502,9 @@ impl HttpState {
             change.at = usize::try_from(at - call_start).unwrap_or(usize::MAX);
         } else {
             // The new protocol starts in bytes of an earlier call, still pending.
-            let from = pending.len().saturating_sub(usize::try_from(call_start - at).unwrap_or(0));
+            let from = pending
+                .len()
+                .saturating_sub(usize::try_from(call_start - at).unwrap_or(0));
             change.held[1] = pending[from..].to_vec();
         }
         change.held[0] = std::mem::take(&mut self.held);

@@ -552,7 +552,13 @@ impl Http2State {
 
     /// A DNS message of transaction `i` in `dir`: kept for the `dns.*` buffers and
     /// the record, and the first one makes the flow `doh2` (its state going on).
-    fn set_doh(&mut self, i: usize, dir: Dir, m: crate::dns::parser::Message, out: &mut ParseOutput) {
+    fn set_doh(
+        &mut self,
+        i: usize,
+        dir: Dir,
+        m: crate::dns::parser::Message,
+        out: &mut ParseOutput,
+    ) {
         let Some(tx) = self.txs.get_mut(i) else {
             return;
         };
@@ -894,7 +900,9 @@ fn doh_get(side: &Side) -> Option<crate::dns::parser::Message> {
     }
     let path = side.header(b":path")?;
     let query = &path[path.iter().position(|&c| c == b'?')? + 1..];
-    let value = query.split(|&c| c == b'&').find_map(|p| p.strip_prefix(b"dns="))?;
+    let value = query
+        .split(|&c| c == b'&')
+        .find_map(|p| p.strip_prefix(b"dns="))?;
     if value.len() > MAX_DNS_MESSAGE * 4 / 3 + 4 {
         return None;
     }
@@ -904,7 +912,10 @@ fn doh_get(side: &Side) -> Option<crate::dns::parser::Message> {
 /// Decodes base64 of the standard alphabet (`url`: the URL-safe one), padding
 /// optional; `None` on any other byte.
 pub fn base64_decode(s: &[u8], url: bool) -> Option<Vec<u8>> {
-    let s = s.strip_suffix(b"==").or_else(|| s.strip_suffix(b"=")).unwrap_or(s);
+    let s = s
+        .strip_suffix(b"==")
+        .or_else(|| s.strip_suffix(b"="))
+        .unwrap_or(s);
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
     for &c in s {
@@ -961,7 +972,10 @@ impl AppState for Http2State {
                 value: uri,
             },
         ];
-        if let Some((_, host)) = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"host")) {
+        if let Some((_, host)) = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(b"host"))
+        {
             list.push(Header {
                 name: b":authority".to_vec(),
                 value: host.clone(),
@@ -969,7 +983,8 @@ impl AppState for Http2State {
         }
         for (name, value) in headers {
             if name.eq_ignore_ascii_case(b"http2-settings") {
-                let ok = base64_decode(&value, false).is_some_and(|b| frame::settings(&b).is_some());
+                let ok =
+                    base64_decode(&value, false).is_some_and(|b| frame::settings(&b).is_some());
                 if !ok {
                     self.pending_anomaly = Some("http2.invalid_http1_settings");
                 }

@@ -164,7 +164,10 @@ mod tests {
         );
         assert!(parse_flags(Some("fin,fin")).is_err());
         assert!(parse_flags(Some("rsv2")).is_err());
-        assert_eq!(parse_mask(Some("123456")), Ok(KwValue::Num(NumCmp::Eq(123456))));
+        assert_eq!(
+            parse_mask(Some("123456")),
+            Ok(KwValue::Num(NumCmp::Eq(123456)))
+        );
         assert_eq!(parse_mask(Some(">0")), Ok(KwValue::Num(NumCmp::Gt(0))));
         assert!(parse_mask(Some("4294967296")).is_err());
         assert!(parse_mask(None).is_err());

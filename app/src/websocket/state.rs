@@ -177,11 +177,7 @@ impl WsState {
 /// next starts afresh), at most `max` bytes: the bytes and whether they were cut;
 /// `None` when nothing inflates (the payload is then kept as it came, as Suricata
 /// does).
-fn inflate(
-    slot: &mut Option<Box<Decompress>>,
-    data: &[u8],
-    max: usize,
-) -> Option<(Vec<u8>, bool)> {
+fn inflate(slot: &mut Option<Box<Decompress>>, data: &[u8], max: usize) -> Option<(Vec<u8>, bool)> {
     let z = slot.get_or_insert_with(|| Box::new(Decompress::new(false)));
     let start_in = z.total_in();
     let mut ok = true;
@@ -252,7 +248,8 @@ impl AppState for WsState {
                 };
                 let Some(h) = header else {
                     if had == 0 {
-                        r.header.extend_from_slice(&data[..data.len().min(MAX_HEADER)]);
+                        r.header
+                            .extend_from_slice(&data[..data.len().min(MAX_HEADER)]);
                     } else if r.header.len() >= MAX_HEADER {
                         // Cannot happen: a complete header is at most MAX_HEADER bytes.
                         r.header.clear();
@@ -260,7 +257,9 @@ impl AppState for WsState {
                     return;
                 };
                 r.header.clear();
-                data = data.get(h.header_len.saturating_sub(had)..).unwrap_or_default();
+                data = data
+                    .get(h.header_len.saturating_sub(had)..)
+                    .unwrap_or_default();
                 let want = usize::try_from(h.len).unwrap_or(usize::MAX).min(max);
                 r.frame = Some(Frame {
                     header: h,

@@ -65,7 +65,10 @@ fn frames_of_every_kind_byte_by_byte() {
     assert_eq!(t[0].mask, Some(0x37fa213d));
     assert!(!t[1].fin() && t[3].fin());
     assert!(t.iter().all(|t| t.dir == Dir::ToServer));
-    assert_eq!(t.iter().map(|t| t.id).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(
+        t.iter().map(|t| t.id).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4, 5]
+    );
 }
 
 #[test]
@@ -98,7 +101,9 @@ fn endless_frames_are_bounded() {
     let mut wire = vec![0x82, 0x7f];
     wire.extend_from_slice(&((1u64 << 63) - 1).to_be_bytes());
     assert!(feed(&mut s, Dir::ToClient, &wire).is_empty());
-    assert!(feed(&mut s, Dir::ToClient, &vec![0u8; 70_000]).contains(&"websocket.skip_end_of_payload"));
+    assert!(
+        feed(&mut s, Dir::ToClient, &vec![0u8; 70_000]).contains(&"websocket.skip_end_of_payload")
+    );
     assert_eq!(s.tx_count(), 1);
     assert_eq!(
         s.transactions().next().unwrap().payload.len(),

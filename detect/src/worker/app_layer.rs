@@ -63,7 +63,15 @@ impl Inner {
         let pending = std::mem::take(&mut self.pkt_anomalies);
         let descriptor = flow.app.proto.descriptor();
         for &(tx_id, name) in &pending {
-            let event = descriptor.map_or_else(|| name.to_string(), |d| d.eve_event_name(name));
+            // Named by the protocol that raised it (the old one's, raised just before a
+            // protocol change).
+            let own = name
+                .split_once('.')
+                .and_then(|(p, _)| AppProto::from_rule_proto(p))
+                .and_then(AppProto::descriptor);
+            let event = own
+                .or(descriptor)
+                .map_or_else(|| name.to_string(), |d| d.eve_event_name(name));
             let ev = events::app_anomaly(
                 event,
                 "proto_parser",
@@ -185,8 +193,7 @@ impl Inner {
         data: &[u8],
         change: app::ProtoChange,
     ) {
-        if app.retired.is_some() || app.changes >= app::MAX_PROTO_CHANGES || app.state.is_none()
-        {
+        if app.retired.is_some() || app.changes >= app::MAX_PROTO_CHANGES || app.state.is_none() {
             return;
         }
         if change.keep_state {
