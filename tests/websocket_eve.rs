@@ -30,7 +30,8 @@ use serde_json::{Value, json};
 
 /// What `websocket_ref.py` keeps of a run, per client port (without 41003).
 fn summary(events: &[Value]) -> BTreeMap<String, Value> {
-    let mut out: BTreeMap<String, (Vec<String>, Vec<Value>, Vec<Value>, Value)> = BTreeMap::new();
+    type Port = (Vec<String>, Vec<Value>, Vec<Value>, Value);
+    let mut out: BTreeMap<String, Port> = BTreeMap::new();
     for e in events {
         let t = e["event_type"].as_str().unwrap();
         if t == "stats" {
