@@ -156,10 +156,10 @@ impl Http2Tx {
             _ => return None,
         };
         dns.grouped = grouped;
-        Some(AppRecord::Doh2(meerkat_proto::events::Doh2 {
+        Some(AppRecord::Doh2(Box::new(meerkat_proto::events::Doh2 {
             http: logger::record(self),
             dns: Some(dns),
-        }))
+        })))
     }
 }
 
