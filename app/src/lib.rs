@@ -46,6 +46,7 @@ pub mod dcerpc;
 pub mod dhcp;
 pub mod dnp3;
 pub mod dns;
+pub mod doh2;
 pub mod enip;
 pub mod ftp;
 pub mod ftp_data;
@@ -70,6 +71,7 @@ pub mod snmp;
 pub mod ssh;
 pub mod tftp;
 pub mod tls;
+pub mod websocket;
 
 pub use buffers::{BufferDef, BufferId};
 pub use descriptor::{Descriptor, FuzzTarget, KeywordDef, KeywordKind, RecordDef, Transports};
@@ -131,6 +133,9 @@ pub struct ParseOutput {
     /// The parser gave up on this flow (not this protocol after all, or hopelessly broken):
     /// the engine stops feeding it.
     pub failed: bool,
+    /// The flow speaks another protocol from a point of this call's data on (see
+    /// [`ProtoChange`]); `None` on every call of a flow that never changes.
+    pub change: Option<Box<ProtoChange>>,
     /// A parse error that Suricata counts and flags on the flow (EVE `flow`'s
     /// `exception_policy` `app_layer_error`) while the parser keeps its state: its
     /// transactions are still inspected and logged, and the parser itself decides what
@@ -160,7 +165,64 @@ impl ParseOutput {
     pub fn anomaly(&mut self, name: &'static str) {
         self.anomalies.push(name);
     }
+
+    /// Asks the engine to hand the flow to another protocol (see [`ProtoChange`]); the
+    /// first request of a call stands.
+    pub fn change_protocol(&mut self, change: ProtoChange) {
+        if self.change.is_none() {
+            self.change = Some(Box::new(change));
+        }
+    }
 }
+
+/// A parser's request that its flow speak another protocol from a point of its streams
+/// on: HTTP/1's `101 Switching Protocols` (`Upgrade: websocket`, `h2c`), a `CONNECT`
+/// answered 2xx (a tunnel: TLS or anything, detected again), STARTTLS in SMTP, POP3,
+/// IMAP or FTP (TLS).
+///
+/// The parser asks from [`AppState::parse`] (in [`ParseOutput::change`]) and says where
+/// the new protocol starts: at byte [`ProtoChange::at`] of the data of that call, in the
+/// call's direction; the other direction switches where it stands (everything given to
+/// the old parser so far stays the old protocol's, but the bytes it held back, which it
+/// hands over in [`ProtoChange::held`]). The engine then, in this order:
+///
+/// 1. takes the old state out of the flow: it gets no more data, and its transactions
+///    are inspected one last time and logged at once, as at the end of a flow (EVE
+///    `pkt_src` `stream (detect/log)`, `app_proto` the old protocol with
+///    `app_proto_expected` the new one, as Suricata's flush at a protocol change);
+/// 2. makes the new protocol's state ([`ProtoChange::to`], with the old state's
+///    [`AppState::handover`] given to [`AppState::take_over`]), or, for `None`, detects
+///    the protocol again from the bytes that follow (a `CONNECT` tunnel);
+/// 3. feeds it the held bytes of each direction, then `data[at..]`; later bytes of
+///    both directions go to it as usual. Its transaction ids start at 0 again, and the
+///    flow's records say `app_proto` the new protocol, `app_proto_orig` the old one.
+///
+/// A protocol whose parser is disabled, a flow that changed [`MAX_PROTO_CHANGES`] times
+/// already, or a request made while the new state is being fed, is refused: the old
+/// parser keeps the flow (it has stopped parsing what it handed over).
+#[derive(Debug, Default)]
+pub struct ProtoChange {
+    /// The protocol from then on; `None`: unknown, detected again from its first bytes.
+    pub to: Option<AppProto>,
+    /// Where the new protocol starts in the data of the call that asks.
+    pub at: usize,
+    /// Per direction (to_server, to_client), bytes the old parser was given before but
+    /// held back unparsed because they may be the new protocol's (a client's first
+    /// WebSocket frame sent right behind its upgrade request): fed to the new protocol
+    /// first, in order. At most [`MAX_HELD`] each.
+    pub held: [Vec<u8>; 2],
+    /// The state goes on as the new protocol's, with its transactions and their ids
+    /// (Suricata's DNS over HTTP/2: an HTTP/2 flow that carries a DNS message is
+    /// `doh2` from then on): nothing is flushed or fed again, only the flow's protocol
+    /// changes (`at` and `held` are not used).
+    pub keep_state: bool,
+}
+
+/// Protocol changes a flow may make (Suricata allows one at a time; a `CONNECT` tunnel
+/// that carries an HTTP/1 connection that upgrades to WebSocket makes two).
+pub const MAX_PROTO_CHANGES: u8 = 4;
+/// Most bytes a parser holds back per direction for a protocol change it expects.
+pub const MAX_HELD: usize = 64 * 1024;
 
 /// One flow's application-layer state.
 pub trait AppState: Send + std::fmt::Debug {
@@ -198,6 +260,30 @@ pub trait AppState: Send + std::fmt::Debug {
     fn tx_files_mut(&mut self, _index: usize, _dir: Dir) -> Option<&mut files::Files> {
         None
     }
+    /// What this state passes to the protocol that takes the flow over after it asked
+    /// for a [`ProtoChange`] (HTTP/1 passes its upgrade request to HTTP/2, which makes
+    /// it stream 1); `None` for nothing.
+    fn handover(&mut self) -> Option<Handover> {
+        None
+    }
+    /// Takes over a flow from `from`, with what its state handed over; called right
+    /// after the state is made, before any data.
+    fn take_over(&mut self, _from: AppProto, _handover: Handover) {}
+}
+
+/// What a protocol's state hands to the one that takes its flow over (see
+/// [`AppState::handover`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Handover {
+    #[default]
+    None,
+    /// An HTTP/1 request that asked for the change (`Upgrade: h2c`): its method, URI,
+    /// and headers (name, value) in order.
+    Http1Request {
+        method: Vec<u8>,
+        uri: Vec<u8>,
+        headers: Vec<(Vec<u8>, Vec<u8>)>,
+    },
 }
 
 /// Gives back the buffer of an emptied transaction queue. A flow whose transactions

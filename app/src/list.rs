@@ -73,6 +73,8 @@ protocols! {
     Imap => imap;
     Tftp => tftp, record Tftp;
     Krb5 => krb5, record Krb5;
+    Websocket => websocket, record Websocket;
+    Doh2 => doh2, record Doh2;
 }
 
 impl AppProto {

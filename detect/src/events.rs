@@ -26,6 +26,9 @@ pub enum PacketSrc {
     Defrag,
     /// A pseudo packet made at flow end.
     FlowTimeout,
+    /// A pseudo packet made when a flow changes protocol, to inspect and log the old
+    /// protocol's transactions (Suricata's detect/log flush).
+    DetectLog,
     /// A packet out of tunnel `via`, `depth` tunnels deep inside the captured packet
     /// `root`.
     Tunnel {
@@ -68,11 +71,17 @@ impl TunnelRoot {
 }
 
 impl PacketSrc {
+    /// Whether the packet was made by the worker, not read from the capture.
+    pub fn is_pseudo(self) -> bool {
+        matches!(self, PacketSrc::FlowTimeout | PacketSrc::DetectLog)
+    }
+
     fn proto(self) -> PacketSource {
         match self {
             PacketSrc::Wire => PacketSource::Wire,
             PacketSrc::Defrag => PacketSource::Defrag,
             PacketSrc::FlowTimeout => PacketSource::FlowTimeout,
+            PacketSrc::DetectLog => PacketSource::DetectLog,
             PacketSrc::Tunnel { via, .. } => match via {
                 Tunnel::Gre => PacketSource::Gre,
                 Tunnel::Vxlan => PacketSource::Vxlan,
@@ -135,11 +144,7 @@ fn packet_event(
         timestamp_us: ts_us(meta.ts_ns),
         // A pseudo packet made at flow end was not read from the capture: Suricata
         // gives it no `pcap_cnt`.
-        pcap_cnt: if src == PacketSrc::FlowTimeout {
-            0
-        } else {
-            meta.seq
-        },
+        pcap_cnt: if src.is_pseudo() { 0 } else { meta.seq },
         pkt_src: src.proto() as i32,
         vlan: p.vlans().iter().map(|&v| u32::from(v)).collect(),
         ..Default::default()
@@ -386,10 +391,26 @@ pub fn dir_protos(flow: &Flow) -> (String, String) {
     (one(0), one(1))
 }
 
+/// The protocols of a flow that changed protocol, where they are not the flow's (EVE
+/// `app_proto_orig`: the one before the change; `app_proto_expected`: the one it is
+/// changing to, while the old one's transactions are flushed).
+pub fn changed_protos(flow: &Flow) -> (String, String) {
+    let app = &flow.app;
+    let name = |p: AppProto| {
+        if p == AppProto::Unknown || p == app.proto {
+            String::new()
+        } else {
+            p.name().to_string()
+        }
+    };
+    (name(app.orig), name(app.expected))
+}
+
 /// A `flow` event for an ended flow.
 pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
     let flags = flow.tcp_flags_ts | flow.tcp_flags_tc;
     let (app_proto_ts, app_proto_tc) = dir_protos(flow);
+    let (app_proto_orig, app_proto_expected) = changed_protos(flow);
     let mut exception_policy = Vec::new();
     for e in Exception::ALL {
         let applied = if e == Exception::AppLayerError {
@@ -408,6 +429,8 @@ pub fn flow_end(flow: &Flow, reason: EndReason) -> Event {
         app_proto: flow.app.proto.name().to_string(),
         app_proto_ts,
         app_proto_tc,
+        app_proto_orig,
+        app_proto_expected,
         icmp_type: flow.icmp_ts.map(|(t, _)| u32::from(t)),
         icmp_code: flow.icmp_ts.map(|(_, c)| u32::from(c)),
         event_type: EventType::Flow as i32,

@@ -186,6 +186,10 @@ enum St {
     Finalize,
     /// No more parsing in this direction (tunnel, error, too many transactions).
     Stopped,
+    /// A request that may switch protocols (`CONNECT`, or one with `Upgrade:`) is
+    /// complete: the client's next bytes are held, unparsed, until the response says
+    /// whether they are HTTP (see [`HttpState::held`]).
+    Held,
 }
 
 /// How a message's headers frame its body.
@@ -279,6 +283,38 @@ pub struct HttpState {
     stream_raw: [Vec<u8>; 2],
     /// The stream frames of the directions that ended (see [`StreamTx`]).
     streams: Vec<StreamTx>,
+    /// The client's bytes after a request that may switch protocols, until its
+    /// response (at most [`crate::MAX_HELD`]; past it they are parsed as HTTP).
+    held: Vec<u8>,
+    /// A response switched protocols (`101` with `Upgrade: websocket` or `h2c`, a
+    /// `CONNECT` answered 2xx): the protocol the flow changes to (`None`: detected
+    /// again), the transaction that switched, and where in the response stream the
+    /// new protocol starts (known once the parser reaches it).
+    switch: Option<Switch>,
+}
+
+/// A protocol switch a response made (see [`HttpState::switch`]).
+#[derive(Debug, Clone, Copy)]
+struct Switch {
+    to: Option<crate::AppProto>,
+    tx: u64,
+    at: Option<u64>,
+    /// The change was asked for.
+    asked: bool,
+}
+
+/// The protocol a `101 Switching Protocols` switches to, by the response's `Upgrade`
+/// header (or the request's when the response has none), as Suricata follows them:
+/// WebSocket and HTTP/2 (`h2c`); `None` for any other.
+fn upgrade_target(value: Option<&[u8]>) -> Option<crate::AppProto> {
+    let v = parser::trim(value?);
+    if v.eq_ignore_ascii_case(b"websocket") {
+        Some(crate::AppProto::Websocket)
+    } else if v.eq_ignore_ascii_case(b"h2c") {
+        Some(crate::AppProto::Http2)
+    } else {
+        None
+    }
 }
 
 /// The `http1.stream` frame of one direction: all of its bytes (gaps left out, up to
@@ -373,6 +409,8 @@ impl HttpState {
             stream_frames: false,
             stream_raw: [Vec::new(), Vec::new()],
             streams: Vec::new(),
+            held: Vec::new(),
+            switch: None,
         }
     }
 
@@ -414,17 +452,24 @@ impl HttpState {
             return;
         }
         let base = self.dirs[d].seen - self.dirs[d].pending.len() as u64;
+        let call_start = self.dirs[d].seen;
         self.dirs[d].seen += data.len() as u64;
         if self.dirs[d].pending.is_empty() {
             let n = self.run(dir, base, data, out);
+            self.ask_switch(dir, call_start, &[], out);
             let rest = &data[n.min(data.len())..];
             self.dirs[d].pending.extend_from_slice(rest);
         } else {
             let mut buf = std::mem::take(&mut self.dirs[d].pending);
             buf.extend_from_slice(data);
             let n = self.run(dir, base, &buf, out);
+            let before = usize::try_from(call_start - base).unwrap_or(0);
+            self.ask_switch(dir, call_start, &buf[..before.min(buf.len())], out);
             buf.drain(..n.min(buf.len()));
             self.dirs[d].pending = buf;
+        }
+        if self.held.len() > crate::MAX_HELD {
+            self.unhold(out);
         }
         let limit = match self.dirs[d].st {
             St::Headers | St::Trailers => parser::MAX_HEADER_BLOCK,
@@ -435,6 +480,50 @@ impl HttpState {
             self.dirs[d].pending = Vec::new();
             self.stop_dir(dir);
         }
+    }
+
+    /// Asks for the protocol change a response made, once the parser of `dir` has
+    /// reached where the new protocol starts: the data of this call starts at stream
+    /// offset `call_start`, after `pending` (bytes of earlier calls, still unparsed).
+    fn ask_switch(&mut self, dir: Dir, call_start: u64, pending: &[u8], out: &mut ParseOutput) {
+        let Some(sw) = self.switch.as_mut() else {
+            return;
+        };
+        let Some(at) = sw.at else { return };
+        if sw.asked || dir != Dir::ToClient {
+            return;
+        }
+        sw.asked = true;
+        let mut change = crate::ProtoChange {
+            to: sw.to,
+            ..Default::default()
+        };
+        if at >= call_start {
+            change.at = usize::try_from(at - call_start).unwrap_or(usize::MAX);
+        } else {
+            // The new protocol starts in bytes of an earlier call, still pending.
+            let from = pending
+                .len()
+                .saturating_sub(usize::try_from(call_start - at).unwrap_or(0));
+            change.held[1] = pending[from..].to_vec();
+        }
+        change.held[0] = std::mem::take(&mut self.held);
+        out.change_protocol(change);
+    }
+
+    /// The client's held bytes are HTTP after all (the response did not switch, or
+    /// too many came): parsed now.
+    fn unhold(&mut self, out: &mut ParseOutput) {
+        if self.dirs[0].st != St::Held {
+            return;
+        }
+        self.dirs[0].st = St::Idle;
+        let held = std::mem::take(&mut self.held);
+        let base = self.dirs[0].seen - held.len() as u64;
+        let n = self.run(Dir::ToServer, base, &held, out);
+        let mut rest = held.get(n..).unwrap_or_default().to_vec();
+        rest.extend_from_slice(&self.dirs[0].pending);
+        self.dirs[0].pending = rest;
     }
 
     /// Ends the message in progress and parses nothing more in `dir`.
@@ -466,7 +555,19 @@ impl HttpState {
                 break;
             }
             let step = match st {
-                St::Stopped => return buf.len(),
+                St::Stopped => {
+                    if dir == Dir::ToClient
+                        && let Some(sw) = self.switch.as_mut()
+                        && sw.at.is_none()
+                    {
+                        sw.at = Some(base + at as u64);
+                    }
+                    return buf.len();
+                }
+                St::Held => {
+                    self.held.extend_from_slice(rest);
+                    return buf.len();
+                }
                 St::Idle => self.start_message(dir, rest, out),
                 St::Line => self.line(dir, rest, out),
                 St::Headers | St::Trailers => self.headers(dir, rest, out),
@@ -520,6 +621,14 @@ impl HttpState {
                         self.keep_raw(dir, st, &rest[..n.min(rest.len())]);
                     }
                     at += n;
+                    // A response that switched protocols ends here.
+                    if self.dirs[dir.index()].st == St::Stopped
+                        && dir == Dir::ToClient
+                        && let Some(sw) = self.switch.as_mut()
+                        && sw.at.is_none()
+                    {
+                        sw.at = Some(base + at as u64);
+                    }
                 }
                 Step::More => break,
             }
@@ -998,8 +1107,12 @@ impl HttpState {
             }
         }
 
+        let mut may_switch = false;
+        let mut resume_held = false;
         let next = match dir {
             Dir::ToServer => {
+                may_switch = tx.method.eq_ignore_ascii_case(b"CONNECT")
+                    || tx.request.header(b"upgrade").is_some();
                 if tx.host.is_none()
                     && let Some(h) = tx.request.header(b"host")
                 {
@@ -1029,15 +1142,35 @@ impl HttpState {
                         return;
                     }
                 }
-                let tunnel = (connect && status.is_some_and(|s| (200..300).contains(&s)))
-                    || (status == Some(101) && te.is_none() && cl.is_none());
+                let connect_ok = connect && status.is_some_and(|s| (200..300).contains(&s));
+                let tunnel = connect_ok || (status == Some(101) && te.is_none() && cl.is_none());
                 if tunnel {
                     tx.response.progress = Progress::Complete;
+                    let to = if connect_ok {
+                        Some(None)
+                    } else {
+                        upgrade_target(
+                            tx.response
+                                .header(b"upgrade")
+                                .or_else(|| tx.request.header(b"upgrade")),
+                        )
+                        .map(Some)
+                    };
+                    if let Some(to) = to {
+                        self.switch = Some(Switch {
+                            to,
+                            tx: id,
+                            at: None,
+                            asked: false,
+                        });
+                    }
                     self.tunnel = true;
                     self.dirs[0].st = St::Stopped;
                     self.dirs[1].st = St::Stopped;
                     return;
                 }
+                // A request that could have switched did not: what followed it is HTTP.
+                resume_held = true;
                 let no_body = head
                     || (status.is_some_and(|s| (100..200).contains(&s) || s == 204 || s == 304)
                         && te.is_none()
@@ -1088,8 +1221,12 @@ impl HttpState {
         }
         self.dirs[d].st = match (dir, next) {
             (Dir::ToClient, St::Idle) => St::Finalize,
+            (Dir::ToServer, St::Idle) if may_switch => St::Held,
             (_, n) => n,
         };
+        if resume_held {
+            self.unhold(out);
+        }
     }
 
     fn chunk_size(&mut self, dir: Dir, rest: &[u8], out: &mut ParseOutput) -> Step {
@@ -1380,7 +1517,7 @@ impl AppState for HttpState {
     fn gap(&mut self, dir: Dir, len: u64, out: &mut ParseOutput) {
         let d = dir.index();
         self.dirs[d].seen += len;
-        if self.frames && !matches!(self.dirs[d].st, St::Idle | St::Stopped) {
+        if self.frames && !matches!(self.dirs[d].st, St::Idle | St::Stopped | St::Held) {
             let id = self.dirs[d].tx_id;
             if let Some(m) = self.msg_mut(dir, id) {
                 m.frame.len += len;
@@ -1431,6 +1568,11 @@ impl AppState for HttpState {
                 }
             }
             St::Idle | St::Stopped => {}
+            // The held bytes cannot go on to another protocol across a gap.
+            St::Held => {
+                self.held = Vec::new();
+                self.dirs[d].st = St::Idle;
+            }
             _ => {
                 // A gap inside a line or header block: the message cannot be parsed on
                 // (Suricata has no event for it).
@@ -1452,6 +1594,10 @@ impl AppState for HttpState {
             let len = self.dirs[d].seen;
             self.streams.push(StreamTx { dir, raw, len });
         }
+        if self.dirs[d].st == St::Held {
+            // The client is done without a response: what it held back is HTTP.
+            self.unhold(out);
+        }
         if self.dirs[d].st != St::Stopped {
             let buf = std::mem::take(&mut self.dirs[d].pending);
             let base = self.dirs[d].seen - buf.len() as u64;
@@ -1468,7 +1614,7 @@ impl AppState for HttpState {
             self.truncate_file(dir);
         }
         match st {
-            St::Idle | St::Stopped => {}
+            St::Idle | St::Stopped | St::Held => {}
             St::Headers => {
                 self.headers_done(dir, out);
                 let id = self.dirs[d].tx_id;
@@ -1504,6 +1650,25 @@ impl AppState for HttpState {
             .any(|&b| b == FRAME_STREAM_TS || b == FRAME_STREAM_TC);
     }
 
+    /// The request that switched to HTTP/2 (`Upgrade: h2c`), for its stream 1.
+    fn handover(&mut self) -> Option<crate::Handover> {
+        let sw = self.switch?;
+        if sw.to != Some(crate::AppProto::Http2) {
+            return None;
+        }
+        let tx = self.txs.iter().find(|t| t.id == sw.tx)?;
+        let req = &tx.request;
+        Some(crate::Handover::Http1Request {
+            method: tx.method.clone(),
+            uri: tx.uri_raw.clone(),
+            headers: req
+                .headers
+                .iter()
+                .map(|h| (h.name().to_vec(), h.value().to_vec()))
+                .collect(),
+        })
+    }
+
     fn tx_files_mut(&mut self, index: usize, dir: Dir) -> Option<&mut Files> {
         let t = self.txs.get_mut(index)?;
         Some(match dir {
@@ -1518,7 +1683,7 @@ impl AppState for HttpState {
             let busy = self
                 .dirs
                 .iter()
-                .any(|p| !matches!(p.st, St::Idle | St::Stopped) && p.tx_id == t.id);
+                .any(|p| !matches!(p.st, St::Idle | St::Stopped | St::Held) && p.tx_id == t.id);
             if t.id < id && !busy {
                 self.txs.pop_front();
             } else {

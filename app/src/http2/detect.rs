@@ -60,6 +60,19 @@ fn opt(v: Option<&[u8]>) -> Buf<'_> {
 
 /// Buffer `id` item `index` of `tx`.
 pub fn buffer<'a>(tx: &'a Http2Tx, id: BufferId, index: usize) -> Buf<'a> {
+    // DNS over HTTP/2: the `dns.*` buffers of the stream's DNS messages.
+    if id.proto_index() == AppProto::Dns as usize {
+        let b = tx
+            .doh
+            .as_deref()
+            .map_or(Buf::Absent, |d| crate::dns::detect::buffer(d, id, index));
+        let done = tx.done(Dir::ToServer) && tx.done(Dir::ToClient);
+        return if b == Buf::Absent && index == 0 && !done {
+            Buf::NotYet
+        } else {
+            b
+        };
+    }
     let (dir, req) = match id {
         HEADER_NAME_TS | HEADER_TS => (Dir::ToServer, true),
         HEADER_NAME_TC | HEADER_TC => (Dir::ToClient, false),
@@ -143,23 +156,23 @@ pub fn buffer<'a>(tx: &'a Http2Tx, id: BufferId, index: usize) -> Buf<'a> {
             }
         }
         h1::HOST_RAW => opt(s.header(b":authority").or_else(|| s.header(b"host"))),
-        h1::USER_AGENT => opt(s.header(b"user-agent")),
+        h1::USER_AGENT => opt(s.header_exact(b"user-agent")),
         h1::HEADER_REQ | h1::HEADER_RESP | h1::HEADER_RAW_REQ | h1::HEADER_RAW_RESP => {
             ready(&s.header_buf)
         }
         h1::HEADER_NAMES_REQ | h1::HEADER_NAMES_RESP => ready(&s.header_names),
-        h1::COOKIE_REQ => opt(s.header(b"cookie")),
-        h1::COOKIE_RESP => opt(s.header(b"set-cookie")),
-        h1::ACCEPT => opt(s.header(b"accept")),
-        h1::ACCEPT_ENC => opt(s.header(b"accept-encoding")),
-        h1::ACCEPT_LANG => opt(s.header(b"accept-language")),
-        h1::REFERER => opt(s.header(b"referer")),
-        h1::CONTENT_TYPE_REQ | h1::CONTENT_TYPE_RESP => opt(s.header(b"content-type")),
-        h1::CONTENT_LEN_REQ | h1::CONTENT_LEN_RESP => opt(s.header(b"content-length")),
-        h1::CONNECTION_REQ | h1::CONNECTION_RESP => opt(s.header(b"connection")),
-        h1::STAT_CODE => opt(s.header(b":status")),
-        h1::SERVER => opt(s.header(b"server")),
-        h1::LOCATION => opt(s.header(b"location")),
+        h1::COOKIE_REQ => opt(s.header_exact(b"cookie")),
+        h1::COOKIE_RESP => opt(s.header_exact(b"set-cookie")),
+        h1::ACCEPT => opt(s.header_exact(b"accept")),
+        h1::ACCEPT_ENC => opt(s.header_exact(b"accept-encoding")),
+        h1::ACCEPT_LANG => opt(s.header_exact(b"accept-language")),
+        h1::REFERER => opt(s.header_exact(b"referer")),
+        h1::CONTENT_TYPE_REQ | h1::CONTENT_TYPE_RESP => opt(s.header_exact(b"content-type")),
+        h1::CONTENT_LEN_REQ | h1::CONTENT_LEN_RESP => opt(s.header_exact(b"content-length")),
+        h1::CONNECTION_REQ | h1::CONNECTION_RESP => opt(s.header_exact(b"connection")),
+        h1::STAT_CODE => opt(s.header_exact(b":status")),
+        h1::SERVER => opt(s.header_exact(b"server")),
+        h1::LOCATION => opt(s.header_exact(b"location")),
         h1::FILE_NAME_RESP => opt(tx.side(Dir::ToServer).header(b":path")),
         h1::REQUEST_BODY | h1::RESPONSE_BODY => body(s),
         h1::FILE_DATA_REQ => {

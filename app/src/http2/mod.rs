@@ -146,6 +146,23 @@ fn is_reply(_: Transport, data: &[u8]) -> bool {
         && is_server_settings(data) == Some(true)
 }
 
+impl Http2Tx {
+    /// The `doh2` record of a stream that carried a DNS message (the response's, else
+    /// the request's); `grouped`: the answers grouped too, as `dns` events have them.
+    fn doh_record(&self, grouped: bool) -> Option<AppRecord> {
+        let doh = self.doh.as_deref()?;
+        let mut dns = match Transaction::record(doh)? {
+            AppRecord::Dns(d) => d,
+            _ => return None,
+        };
+        dns.grouped = grouped;
+        Some(AppRecord::Doh2(Box::new(meerkat_proto::events::Doh2 {
+            http: logger::record(self),
+            dns: Some(dns),
+        })))
+    }
+}
+
 impl Transaction for Http2Tx {
     fn id(&self) -> u64 {
         self.id
@@ -174,7 +191,18 @@ impl Transaction for Http2Tx {
     }
 
     fn record(&self) -> Option<AppRecord> {
-        logger::record(self).map(AppRecord::Http2)
+        self.doh_record(false)
+            .or_else(|| logger::record(self).map(AppRecord::Http2))
+    }
+
+    /// A stream with a DNS message logs a `dns` event (of `doh2`) holding both.
+    fn event_record(&self, dir: Dir) -> Option<AppRecord> {
+        match dir {
+            Dir::ToServer => None,
+            Dir::ToClient => self
+                .doh_record(true)
+                .or_else(|| logger::record(self).map(AppRecord::Http2)),
+        }
     }
 
     fn files(&self, dir: Dir) -> &[crate::files::File] {

@@ -96,6 +96,15 @@ impl Side {
             .map(|h| &h.value[..])
     }
 
+    /// The value of the first header named exactly `name` (the keywords' lookup, as
+    /// Suricata's: an upgrade request's `User-Agent` is not `user-agent`).
+    pub fn header_exact(&self, name: &[u8]) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|h| h.name == name)
+            .map(|h| &h.value[..])
+    }
+
     fn push_frame(&mut self, t: u8) {
         if self.frames.len() < MAX_FRAMES_PER_TX {
             self.frames.push(t);
@@ -165,6 +174,9 @@ pub struct Http2Tx {
     pub state: StreamState,
     /// [to_server, to_client].
     pub sides: [Side; 2],
+    /// The DNS messages the stream carried (DNS over HTTP/2): the request's (its body,
+    /// or a GET's `dns` parameter) and the response's.
+    pub doh: Option<Box<crate::dns::state::DnsTx>>,
 }
 
 impl Http2Tx {
@@ -240,6 +252,11 @@ pub struct Http2State {
     next_id: u64,
     scratch: Vec<u8>,
     headers_scratch: Vec<Header>,
+    /// An anomaly of the HTTP/1 upgrade this state took over (raised with the first
+    /// data, which has a [`ParseOutput`]).
+    pending_anomaly: Option<&'static str>,
+    /// A stream carried a DNS message: the flow was handed to `doh2`.
+    doh: bool,
 }
 
 impl Http2State {
@@ -252,26 +269,12 @@ impl Http2State {
             next_id: 0,
             scratch: Vec::new(),
             headers_scratch: Vec::new(),
+            pending_anomaly: None,
+            doh: false,
         };
         s.readers[0].preface_left = frame::PREFACE.len();
         for r in &mut s.readers {
             r.max_frame = frame::DEFAULT_MAX_FRAME_SIZE;
-        }
-        s
-    }
-
-    /// A state for an h2c upgrade: no preface expected from the client (it sent an
-    /// HTTP/1.1 request), with the settings of its `HTTP2-Settings` header.
-    pub fn upgraded(cfg: Http2Config, settings: &[u8]) -> Http2State {
-        let mut s = Http2State::new(cfg);
-        s.readers[0].preface_left = frame::PREFACE.len();
-        if let Some(it) = frame::settings(settings) {
-            let v: Vec<(u16, u32)> = it.take(MAX_FRAMES_PER_TX).collect();
-            if !v.is_empty() {
-                let tx = s.new_tx(0);
-                tx.sides[0].settings = v;
-                tx.sides[0].push_frame(frame::SETTINGS);
-            }
         }
         s
     }
@@ -547,8 +550,35 @@ impl Http2State {
         }
     }
 
+    /// A DNS message of transaction `i` in `dir`: kept for the `dns.*` buffers and
+    /// the record, and the first one makes the flow `doh2` (its state going on).
+    fn set_doh(
+        &mut self,
+        i: usize,
+        dir: Dir,
+        m: crate::dns::parser::Message,
+        out: &mut ParseOutput,
+    ) {
+        let Some(tx) = self.txs.get_mut(i) else {
+            return;
+        };
+        let d = tx.doh.get_or_insert_with(Default::default);
+        match dir {
+            Dir::ToServer => d.request = Some(m),
+            Dir::ToClient => d.response = Some(m),
+        }
+        if !self.doh {
+            self.doh = true;
+            out.change_protocol(crate::ProtoChange {
+                to: Some(crate::AppProto::Doh2),
+                keep_state: true,
+                ..Default::default()
+            });
+        }
+    }
+
     /// Direction `dir` of transaction `i` ended (END_STREAM).
-    fn end_side(&mut self, i: usize, dir: Dir, _out: &mut ParseOutput) {
+    fn end_side(&mut self, i: usize, dir: Dir, out: &mut ParseOutput) {
         let side = &mut self.txs[i].sides[dir.index()];
         if side.end_stream {
             return;
@@ -565,6 +595,14 @@ impl Http2State {
             }
         }
         side.files.end_current(FileState::Closed);
+        // A DNS message body (RFC 8484 section 4.1), parsed by the DNS module.
+        let side = &self.txs[i].sides[dir.index()];
+        if side.dns
+            && side.dns_len <= MAX_DNS_MESSAGE
+            && let Some(m) = crate::dns::parser::parse(&side.body)
+        {
+            self.set_doh(i, dir, m, out);
+        }
     }
 
     /// A complete non-DATA frame.
@@ -843,15 +881,126 @@ impl Http2State {
         }
         headers.clear();
         self.headers_scratch = headers;
+        if dir == Dir::ToServer
+            && let Some(m) = doh_get(&self.txs[i].sides[0])
+        {
+            self.set_doh(i, dir, m, out);
+        }
         if end {
             self.end_side(i, dir, out);
         }
     }
 }
 
+/// The DNS message of a DoH GET (RFC 8484 section 4.1): the `dns` parameter of the
+/// path's query, base64url without padding.
+fn doh_get(side: &Side) -> Option<crate::dns::parser::Message> {
+    if side.header(b":method")? != b"GET" {
+        return None;
+    }
+    let path = side.header(b":path")?;
+    let query = &path[path.iter().position(|&c| c == b'?')? + 1..];
+    let value = query
+        .split(|&c| c == b'&')
+        .find_map(|p| p.strip_prefix(b"dns="))?;
+    if value.len() > MAX_DNS_MESSAGE * 4 / 3 + 4 {
+        return None;
+    }
+    crate::dns::parser::parse(&base64_decode(value, true)?)
+}
+
+/// Decodes base64 of the standard alphabet (`url`: the URL-safe one), padding
+/// optional; `None` on any other byte.
+pub fn base64_decode(s: &[u8], url: bool) -> Option<Vec<u8>> {
+    let s = s
+        .strip_suffix(b"==")
+        .or_else(|| s.strip_suffix(b"="))
+        .unwrap_or(s);
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in s {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' if !url => 62,
+            b'/' if !url => 63,
+            b'-' if url => 62,
+            b'_' if url => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    // A single character left over is no whole byte.
+    (bits < 6).then_some(out)
+}
+
 impl AppState for Http2State {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        if let Some(a) = self.pending_anomaly.take() {
+            out.anomaly(a);
+        }
         self.parse_dir(dir, data, out);
+    }
+
+    /// An h2c upgrade (RFC 7540 section 3.2): the HTTP/1.1 request that asked for it is
+    /// stream 1's, with `:method`, `:path` and `:authority` (its `Host`) first and
+    /// its other headers after, `HTTP2-Settings` left out (as Suricata has it);
+    /// `HTTP2-Settings` that is not base64 of whole settings is
+    /// `invalid_http1_settings`.
+    fn take_over(&mut self, _from: crate::AppProto, handover: crate::Handover) {
+        let crate::Handover::Http1Request {
+            method,
+            uri,
+            headers,
+        } = handover
+        else {
+            return;
+        };
+        let mut list = vec![
+            Header {
+                name: b":method".to_vec(),
+                value: method,
+            },
+            Header {
+                name: b":path".to_vec(),
+                value: uri,
+            },
+        ];
+        if let Some((_, host)) = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(b"host"))
+        {
+            list.push(Header {
+                name: b":authority".to_vec(),
+                value: host.clone(),
+            });
+        }
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case(b"http2-settings") {
+                let ok =
+                    base64_decode(&value, false).is_some_and(|b| frame::settings(&b).is_some());
+                if !ok {
+                    self.pending_anomaly = Some("http2.invalid_http1_settings");
+                }
+                continue;
+            }
+            if name.eq_ignore_ascii_case(b"host") || list.len() >= hpack::MAX_HEADERS {
+                continue;
+            }
+            list.push(Header { name, value });
+        }
+        let tx = self.new_tx(1);
+        let side = &mut tx.sides[0];
+        side.headers = list;
+        side.headers_done = true;
+        side.end_stream = true;
+        side.build_buffers(true);
     }
 
     fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {

@@ -414,6 +414,7 @@ impl SmtpState {
 
 impl AppState for SmtpState {
     fn parse(&mut self, dir: Dir, mut data: &[u8], out: &mut ParseOutput) {
+        let (len, was_tls) = (data.len(), self.mode == Mode::Tls);
         while !data.is_empty() {
             if self.mode == Mode::Tls {
                 break;
@@ -435,6 +436,14 @@ impl AppState for SmtpState {
             }
             let used = self.lines(dir, data);
             data = &data[used..];
+        }
+        // The server accepted STARTTLS: TLS from the byte after its `220` line on.
+        if !was_tls && self.mode == Mode::Tls {
+            out.change_protocol(crate::ProtoChange {
+                to: Some(crate::AppProto::Tls),
+                at: len - data.len(),
+                ..Default::default()
+            });
         }
         self.flush_events(out);
     }

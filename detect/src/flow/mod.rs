@@ -103,6 +103,42 @@ pub struct AppFlow {
     /// The id of the flow that announced this one (an FTP data connection's control
     /// flow; EVE `parent_id`), 0 for none.
     pub parent_id: u64,
+    /// The protocol the flow spoke before it changed (EVE `app_proto_orig`); `Unknown`
+    /// for a flow that never changed (see [`crate::app::ProtoChange`]).
+    pub orig: AppProto,
+    /// The protocol the flow is changing to, while the old one's transactions are
+    /// flushed (EVE `app_proto_expected`); or the one it was to change to when
+    /// detecting it again found another.
+    pub expected: AppProto,
+    /// The old protocol after a change, waiting for its transactions' last inspection
+    /// and logging (on the packet that made the change).
+    pub retired: Option<Box<Retired>>,
+    /// Protocol changes made (at most [`crate::app::MAX_PROTO_CHANGES`]).
+    pub changes: u8,
+}
+
+/// The app-layer part of a flow that belongs to one protocol: what a protocol change
+/// puts aside (see [`AppFlow::swap_protocol`]).
+#[derive(Debug, Default)]
+pub struct Retired {
+    pub proto: AppProto,
+    pub state: Option<Box<dyn AppState>>,
+    pub txs: Vec<TxDetect>,
+    pub next_free: u64,
+    pub tx_events: Vec<(u64, Dir, &'static str)>,
+    pub tx_cnt: u64,
+}
+
+impl AppFlow {
+    /// Exchanges the flow's protocol, state and transactions with `r`'s.
+    pub fn swap_protocol(&mut self, r: &mut Retired) {
+        std::mem::swap(&mut self.proto, &mut r.proto);
+        std::mem::swap(&mut self.state, &mut r.state);
+        std::mem::swap(&mut self.txs, &mut r.txs);
+        std::mem::swap(&mut self.next_free, &mut r.next_free);
+        std::mem::swap(&mut self.tx_events, &mut r.tx_events);
+        std::mem::swap(&mut self.tx_cnt, &mut r.tx_cnt);
+    }
 }
 
 /// Anomalies remembered per flow for `app-layer-event`.

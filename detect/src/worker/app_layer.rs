@@ -67,7 +67,15 @@ impl Inner {
         let pending = std::mem::take(&mut self.pkt_anomalies);
         let descriptor = flow.app.proto.descriptor();
         for &(tx_id, name) in &pending {
-            let event = descriptor.map_or_else(|| name.to_string(), |d| d.eve_event_name(name));
+            // Named by the protocol that raised it (the old one's, raised just before a
+            // protocol change).
+            let own = name
+                .split_once('.')
+                .and_then(|(p, _)| AppProto::from_rule_proto(p))
+                .and_then(AppProto::descriptor);
+            let event = own
+                .or(descriptor)
+                .map_or_else(|| name.to_string(), |d| d.eve_event_name(name));
             let ev = events::app_anomaly(
                 event,
                 "proto_parser",
@@ -168,7 +176,124 @@ impl Inner {
             app.state = None;
             app.parse_error = true;
         }
+        if let Some(change) = out.change.take() {
+            self.change_protocol(app, ports, dir, transport, data, *change);
+        }
         true
+    }
+
+    /// Hands the flow to another protocol as its parser asked (see
+    /// [`app::ProtoChange`]): the old state is put aside for [`Inner::flush_retired`],
+    /// the new one made (or detection started again) and fed the held bytes of each
+    /// direction, then `data[change.at..]` of `dir`. Refused (the old parser keeps the
+    /// flow) when the new protocol is not parsed, the flow changed too often, or a
+    /// change is already under way (a request made while the new state is fed).
+    pub(super) fn change_protocol(
+        &mut self,
+        app: &mut AppFlow,
+        ports: [u16; 2],
+        dir: Dir,
+        transport: Transport,
+        data: &[u8],
+        change: app::ProtoChange,
+    ) {
+        if app.retired.is_some() || app.changes >= app::MAX_PROTO_CHANGES || app.state.is_none() {
+            return;
+        }
+        if change.keep_state {
+            // The same state, named otherwise from now on (if that protocol is on).
+            if let Some(p) = change.to
+                && self.registry.protocols().any(|d| d.proto == p)
+            {
+                app.changes += 1;
+                app.orig = app.proto;
+                app.proto = p;
+                app.dir_proto = [p, p];
+                app.dir_probed = [true, true];
+                self.stats.app_flows[p.index()] += 1;
+            }
+            return;
+        }
+        let new_state = match change.to {
+            Some(p) => match self.registry.new_state(p, transport) {
+                Some(s) => Some(s),
+                None => return,
+            },
+            None => None,
+        };
+        app.changes += 1;
+        let old = app.proto;
+        let mut retired = Box::<Retired>::default();
+        app.swap_protocol(&mut retired);
+        let handover = retired.state.as_deref_mut().and_then(|s| s.handover());
+        app.retired = Some(retired);
+        app.orig = old;
+        match (change.to, new_state) {
+            (Some(p), Some(mut state)) => {
+                if let Some(h) = handover {
+                    state.take_over(old, h);
+                }
+                app.proto = p;
+                app.expected = p;
+                app.dir_proto = [p, p];
+                app.dir_probed = [true, true];
+                app.state = Some(state);
+                self.stats.app_flows[p.index()] += 1;
+            }
+            _ => {
+                // Detected again from the bytes that follow (a CONNECT tunnel).
+                app.expected = AppProto::Unknown;
+                app.detection_done = false;
+                app.probed = [0, 0];
+                app.dir_probed = [false, false];
+                app.dir_proto = [AppProto::Unknown; 2];
+            }
+        }
+        for (d, held) in [Dir::ToServer, Dir::ToClient].into_iter().zip(&change.held) {
+            if !held.is_empty() {
+                self.feed_app(app, ports, d, transport, held);
+            }
+        }
+        let rest = data.get(change.at..).unwrap_or_default();
+        if !rest.is_empty() {
+            self.feed_app(app, ports, dir, transport, rest);
+        }
+    }
+
+    /// The old protocol's transactions after a change (see [`Inner::change_protocol`]):
+    /// inspected a last time and logged, on pseudo packets of each direction
+    /// (`stream (detect/log)`) with the time of packet `c`, as Suricata flushes them
+    /// when a flow changes protocol; then the old state is dropped.
+    pub(super) fn flush_retired(&mut self, c: Ctx<'_>, flow: &mut Flow) {
+        let Some(mut retired) = flow.app.retired.take() else {
+            return;
+        };
+        flow.app.expected = flow.app.proto;
+        flow.app.swap_protocol(&mut retired);
+        for dir in [Dir::ToServer, Dir::ToClient] {
+            let to_server = dir == Dir::ToServer;
+            let (src, dst) = if to_server {
+                (flow.client, flow.server)
+            } else {
+                (flow.server, flow.client)
+            };
+            let pkt = super::stream::pseudo_packet(flow.proto, src, dst, flow);
+            let meta = PacketMeta {
+                ts_ns: c.meta.ts_ns,
+                link_type: self.link_type,
+                ..Default::default()
+            };
+            let c = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::DetectLog,
+            };
+            // The client side first, as not final: a transaction is freed once both
+            // sides were inspected, and the server side may not have been yet.
+            self.inspect_txs(c, flow, to_server, dir, !to_server);
+        }
+        flow.app.swap_protocol(&mut retired);
+        flow.app.expected = AppProto::Unknown;
     }
 
     pub(super) fn detect_protocol(
@@ -206,6 +331,9 @@ impl Inner {
                         app.state = Some(state);
                     }
                     self.parse_output(&out, app, dir);
+                    if let Some(change) = out.change.take() {
+                        self.change_protocol(app, ports, dir, transport, data, *change);
+                    }
                 }
                 return;
             }
@@ -278,7 +406,7 @@ impl Inner {
             stream_bytes,
             flow_id: flow.id,
             first_in_direction: false,
-            pseudo: c.src == events::PacketSrc::FlowTimeout,
+            pseudo: c.src.is_pseudo(),
             app_proto_dir: flow.app.dir_proto,
             proto_detect_done: false,
             app_events: 0,

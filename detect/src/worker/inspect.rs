@@ -65,6 +65,7 @@ impl Inner {
         if let Some((f, _)) = flow {
             ev.app_proto = f.app.proto.name().to_string();
             (ev.app_proto_ts, ev.app_proto_tc) = events::dir_protos(f);
+            (ev.app_proto_orig, ev.app_proto_expected) = events::changed_protos(f);
             ev.flowbits = f
                 .vars
                 .set_bits()
@@ -127,7 +128,7 @@ impl Inner {
             }
         }
         if self.cfg.alert_packet {
-            if c.src == events::PacketSrc::FlowTimeout {
+            if c.src.is_pseudo() {
                 let seq = side.map_or(0, |s| s.next_seq());
                 ev.packet = events::pseudo_frame(c.pkt, seq);
                 // Raw IP bytes, logged with the capture's link type as Suricata does.
@@ -191,7 +192,7 @@ impl Inner {
                     stream_bytes: f.stream_bytes(),
                     flow_id: f.id,
                     first_in_direction: false,
-                    pseudo: c.src == events::PacketSrc::FlowTimeout || stream_only,
+                    pseudo: c.src.is_pseudo() || stream_only,
                     app_proto_dir: f.app.dir_proto,
                     proto_detect_done: false,
                     app_events: 0,

@@ -38,7 +38,8 @@ use crate::control::{self, Command};
 use crate::engine::{DetectState, Engine, Hit, PacketView, TxDetect};
 use crate::events;
 use crate::flow::{
-    AppFlow, EndReason, Flow, FlowTable, MAX_PKT_ANOMALIES, MAX_TX_EVENTS, defrag::Defrag, tcp,
+    AppFlow, EndReason, Flow, FlowTable, MAX_PKT_ANOMALIES, MAX_TX_EVENTS, Retired, defrag::Defrag,
+    tcp,
 };
 use crate::rules::{self, RuleContext};
 use crate::sink::{self, AckedMark, EventSink, SinkConfig};

@@ -104,6 +104,11 @@ impl Inner {
             _ => {}
         }
 
+        // The old protocol of a flow that just changed: its last transactions.
+        if flow.app.retired.is_some() {
+            self.flush_retired(c, flow);
+        }
+
         // Raw stream chunk of this packet's direction.
         // As in Suricata (IDS mode), acknowledged data waits until a chunk's worth
         // (`toserver-chunk-size`) has come, a transaction of the side completed, the side
@@ -326,6 +331,9 @@ impl Inner {
             let d = dir.index();
             if flow.tcp.is_some() {
                 let progressed = self.feed_stream(&mut flow, dir, true);
+                if flow.app.retired.is_some() {
+                    self.flush_retired(c, &mut flow);
+                }
                 self.inspect_pieces(c, &mut flow, to_server);
                 let range = flow.tcp.as_deref_mut().and_then(|s| {
                     let side = &mut s.sides[d];
@@ -377,8 +385,9 @@ impl Inner {
     }
 }
 
-/// A packet made from a flow's tuple, for inspection at flow end.
-fn pseudo_packet(
+/// A packet made from a flow's tuple, for inspection at flow end (or when a flow
+/// changes protocol).
+pub(super) fn pseudo_packet(
     proto: u8,
     src: (IpAddr, u16),
     dst: (IpAddr, u16),

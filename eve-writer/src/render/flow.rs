@@ -21,8 +21,9 @@ fn flags_hex(b: &mut Vec<u8>, f: u32) {
     b.extend_from_slice(&[b'"', HEX[f >> 4], HEX[f & 15], b'"']);
 }
 
-/// `app_proto`, then `app_proto_ts` and `app_proto_tc` where they differ from it (in
-/// flow records and alerts).
+/// `app_proto`, then `app_proto_ts` and `app_proto_tc` where they differ from it, then
+/// `app_proto_orig` and `app_proto_expected` of a flow that changed protocol (in flow
+/// records and alerts).
 pub fn app_protos(o: &mut Obj<'_>, ev: &Event) {
     if !ev.app_proto.is_empty() {
         o.str("app_proto", &ev.app_proto);
@@ -32,6 +33,12 @@ pub fn app_protos(o: &mut Obj<'_>, ev: &Event) {
     }
     if !ev.app_proto_tc.is_empty() {
         o.str("app_proto_tc", &ev.app_proto_tc);
+    }
+    if !ev.app_proto_orig.is_empty() {
+        o.str("app_proto_orig", &ev.app_proto_orig);
+    }
+    if !ev.app_proto_expected.is_empty() {
+        o.str("app_proto_expected", &ev.app_proto_expected);
     }
 }
 

@@ -230,6 +230,7 @@ pub(crate) fn pkt_src(s: i32) -> Option<&'static str> {
         PacketSource::Wire => Some("wire/pcap"),
         PacketSource::Defrag => Some("defrag"),
         PacketSource::FlowTimeout => Some("stream (flow timeout)"),
+        PacketSource::DetectLog => Some("stream (detect/log)"),
         PacketSource::Tunnel => Some("tunnel"),
         PacketSource::Gre => Some("gre tunnel"),
         PacketSource::Vxlan => Some("vxlan encapsulation"),
