@@ -67,8 +67,34 @@ fn crafted_ldap_is_as_the_reference() {
         &data.join("ldap.rules"),
         &["-k", "none"],
     );
-    assert_schema_valid(&ours);
     let want = eve(&data.join("ldap-ref.json"));
+    // Suricata 8.0.6 writes a search request's `filter` and a message's `controls`
+    // (its own EVE here has them) but its schema does not list them: validated without.
+    let unlisted = |events: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        fn strip(msg: &mut serde_json::Value) {
+            if let Some(o) = msg.as_object_mut() {
+                o.remove("controls");
+                if let Some(sr) = o.get_mut("search_request").and_then(|s| s.as_object_mut()) {
+                    sr.remove("filter");
+                }
+            }
+        }
+        let mut events = events.to_vec();
+        for e in &mut events {
+            if let Some(r) = e.pointer_mut("/ldap/request") {
+                strip(r);
+            }
+            if let Some(rs) = e
+                .pointer_mut("/ldap/responses")
+                .and_then(|r| r.as_array_mut())
+            {
+                rs.iter_mut().for_each(strip);
+            }
+        }
+        events
+    };
+    assert_schema_valid(&unlisted(&want));
+    assert_schema_valid(&unlisted(&ours));
     assert_eq!(records(&ours).len(), 17);
     assert_eq!(records(&ours), records(&want));
     assert_eq!(anomalies(&ours), anomalies(&want));

@@ -147,7 +147,7 @@ mod tests {
         assert!(has("app-layer.protocols.http.enabled", "yes"));
         // A Suricata protocol Meerkat does not parse: off, so that suricata-update
         // disables its rules.
-        assert!(has("app-layer.protocols.pop3.enabled", "no"));
+        assert!(has("app-layer.protocols.pgsql.enabled", "no"));
         assert!(has("app-layer.protocols.smtp.enabled", "yes"));
         assert_eq!(
             get(&c, "default-log-dir").as_deref(),
