@@ -136,8 +136,11 @@ fn killed_run_with(
         ],
     );
     wait_until("capture to start", 60, || r.pid("capture") != 0);
+    // Killed once the eve-writer has acknowledged some of its events: the replacement
+    // resumes (or replays) from a mark, not from the start.
     wait_until("detect-0 to see packets", 60, || {
         r.counter("detect-0", "detect.0.packets") > 1000
+            && r.counter("detect-0", "detect.0.acked_seq") > 0
     });
     let capture = r.pid("capture");
     signal(capture, libc::SIGSTOP);
@@ -168,6 +171,9 @@ fn killed_run_with(
     let runtime = r.runtime.clone();
     let (out, events) = r.wait(180);
     assert!(out.status.success(), "{}", stderr(&out));
+    if std::env::var_os("MEERKAT_TEST_STDERR").is_some() {
+        eprintln!("{}", stderr(&out));
+    }
     let summary = stdout(&out);
     assert!(summary.contains("role restarts"), "summary: {summary}");
     // The summary counts what eve.json holds, across writer restarts (a batch written
@@ -241,6 +247,264 @@ fn kill_9_of_a_worker_and_of_capture_loses_and_repeats_no_alert() {
         repeated.first()
     );
     assert_eq!(got, expected);
+}
+
+/// Flow-state rules: a flow's first packet sets a flowbit, its markers alert only with it.
+const FLOW_RULES: &str = "alert udp any any -> any 53 (msg:\"setup\"; content:\"SETUP\"; \
+     flowbits:set,setup; flowbits:noalert; sid:6; rev:1;)\n\
+     alert udp any any -> any 53 (msg:\"marker\"; content:\"MARKER\"; \
+     flowbits:isset,setup; sid:7; rev:1;)\n";
+
+/// `n` UDP packets in groups of 200: 10 flows at a time of 20 packets each, the first
+/// of a flow `SETUP`, every second one a marker; 31 s of packet time between groups so
+/// that each group's flows end (idle timeout) when the next begins, as real flows do.
+fn write_flow_pcap(path: &Path, n: u64) -> PathBuf {
+    let frames: Vec<Frame> = (0..n)
+        .map(|i| {
+            let (g, j) = (i / 200, i % 200);
+            let (flow, k) = (g * 10 + j % 10, j / 10);
+            let payload = match k {
+                0 => format!("SETUP..{i}"),
+                k if k % 2 == 1 => format!("..MARKER..{i}"),
+                _ => format!("nothing..{i}"),
+            };
+            let ts = T0 + g * 31_000_000_000 + j * 1_000_000;
+            udp_frame(1024 + (flow % 60_000) as u16, payload.as_bytes(), ts)
+        })
+        .collect();
+    std::fs::write(
+        path,
+        pcap::to_bytes(
+            &frames,
+            Format::Micro { big_endian: false },
+            pcap::LINKTYPE_ETHERNET,
+        ),
+    )
+    .unwrap();
+    path.to_path_buf()
+}
+
+/// Issue 28: a worker killed mid-run is replaced by one that replays the records of the
+/// flows it held (kept in its ring, see `capture.replay-window`), so alerts that need a
+/// flow's earlier packets (a flowbit) are not lost, and none is written twice.
+#[test]
+fn kill_9_of_a_worker_keeps_its_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pcap = write_flow_pcap(&d.join("flows.pcap"), MARKER_PACKETS);
+    let rules = rules_file(d, "r.rules", FLOW_RULES);
+    let expected = baseline(d, &pcap, &rules);
+    assert_eq!(expected.len() as u64, MARKER_PACKETS / 2);
+    let runtime = d.join("killed").join("rt");
+    let got = killed_run(d, "killed", &pcap, &rules, &["detect-0"]);
+    let page = meerkat_shm::CounterReader::open(&runtime.join("counters-detect-0")).unwrap();
+    let replayed = page.get("detect.0.replayed_packets").unwrap();
+    let lost_flows = page.get("detect.0.flows_lost_on_restart").unwrap();
+    eprintln!("detect-0 replayed {replayed} packets, lost {lost_flows} flows");
+    assert!(replayed > 0, "the replacement replayed nothing");
+    assert_eq!(lost_flows, 0);
+    assert_eq!(lost(&expected, &got), 0, "alerts lost");
+    assert_eq!(got, expected);
+}
+
+/// With `capture.replay-window: 0` nothing is kept: the flows a dead worker held are
+/// lost, and said so (`flows_lost_on_restart`), never silently.
+#[test]
+fn without_a_replay_window_the_flows_of_a_dead_worker_are_counted_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pcap = write_flow_pcap(&d.join("flows.pcap"), 20_000);
+    let rules = rules_file(d, "r.rules", FLOW_RULES);
+    let r = Running::start(
+        d,
+        &rules,
+        &[&pcap],
+        &[
+            "--workers",
+            "1",
+            "--set",
+            "capture.ring-size=256kb",
+            "--set",
+            "capture.replay-window=0",
+            "--set",
+            "supervisor.restart-backoff-ms=20",
+        ],
+    );
+    wait_until("detect-0 to see packets", 60, || {
+        r.counter("detect-0", "detect.0.packets") > 1000
+            && r.counter("detect-0", "detect.0.acked_seq") > 0
+    });
+    let capture = r.pid("capture");
+    signal(capture, libc::SIGSTOP);
+    let old = r.pid("detect-0");
+    signal(old, libc::SIGKILL);
+    wait_until("a new detect-0", 60, || {
+        let p = r.pid("detect-0");
+        p != 0 && p != old
+    });
+    signal(capture, libc::SIGCONT);
+    let runtime = r.runtime.clone();
+    let (out, _) = r.wait(120);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = meerkat_shm::CounterReader::open(&runtime.join("counters-detect-0")).unwrap();
+    let lost_flows = page.get("detect.0.flows_lost_on_restart").unwrap();
+    // 10 flows live at a time: the ones of the group the kill fell in.
+    assert!(
+        (1..=20).contains(&lost_flows),
+        "{lost_flows} flows lost: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("flows the previous worker held are lost"));
+}
+
+/// The pid of the supervisor's child running detect worker `w`, if any.
+fn detect_child(supervisor: u32, w: usize) -> Option<u32> {
+    let want = "detect\0--config";
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: comm may hold spaces, the ppid follows its `)`.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(supervisor) {
+            continue;
+        }
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd);
+        if cmd.contains(want) && cmd.contains(&format!("--worker\0{w}\0")) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// Issue 28: a worker killed by a signal while it loads its rules (the OOM killer at a
+/// compile's memory peak) is started again, and the run completes with every alert.
+#[test]
+fn a_worker_killed_while_loading_its_rules_is_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pcap = write_pcap(&d.join("in.pcap"), 5_000, "MARKER");
+    // Enough rules that loading them takes a while.
+    let mut text = String::from(MARKER_RULE);
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "alert tcp any any -> any {} (msg:\"filler {i}\"; content:\"filler-{i}-x\"; \
+             pcre:\"/filler-{i}-[a-z]+/\"; sid:{};)\n",
+            1 + i % 60_000,
+            100_000 + i
+        ));
+    }
+    let rules = rules_file(d, "r.rules", &text);
+    let r = Running::start(
+        d,
+        &rules,
+        &[&pcap],
+        &[
+            "--workers",
+            "1",
+            "--set",
+            "supervisor.restart-backoff-ms=20",
+        ],
+    );
+    let sup = r.child.id();
+    let mut victim = None;
+    wait_until("detect-0 to be spawned", 60, || {
+        victim = detect_child(sup, 0);
+        victim.is_some()
+    });
+    // Still loading: it has no counter page yet.
+    assert_eq!(
+        r.pid("detect-0"),
+        0,
+        "detect-0 loaded its rules before the kill"
+    );
+    signal(victim.unwrap(), libc::SIGKILL);
+    let (out, events) = r.wait(300);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("died while starting"), "{err}");
+    let alerts = alert_keys(&events);
+    assert_eq!(alerts.len(), 500);
+    assert!(alerts.values().all(|c| *c == 1));
+}
+
+/// Issue 28's fault matrix: the eve-writer stopped (SIGSTOP) for seconds mid-run holds
+/// the workers back (backpressure), and nothing is lost or written twice.
+#[test]
+fn a_stopped_eve_writer_holds_the_stack_back_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pcap, rules, expected) = marker_run(d);
+    let run_dir = d.join("stopped");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let r = Running::start(
+        &run_dir,
+        &rules,
+        &[&pcap],
+        &["--workers", "2", "--set", "capture.ring-size=256kb"],
+    );
+    wait_until("detect-0 to see packets", 60, || {
+        r.counter("detect-0", "detect.0.packets") > 1000
+    });
+    let writer = r.pid("eve-writer");
+    signal(writer, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(5));
+    signal(writer, libc::SIGCONT);
+    let (out, events) = r.wait(180);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert!(
+        !summary.contains("role restarts"),
+        "a role restarted: {summary}"
+    );
+    assert_eq!(alert_keys(&events), expected);
+}
+
+/// Issue 28's fault matrix: a second stack on the runtime dir of a running one is
+/// refused with a clear error, and the first goes on undisturbed.
+#[test]
+fn a_second_stack_on_the_same_runtime_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let first = Running::serving(d, &rules, &["--workers", "1"]);
+    let second_dir = d.join("second");
+    std::fs::create_dir_all(second_dir.join("logs")).unwrap();
+    let out = meerkat()
+        .current_dir(&second_dir)
+        .args([
+            "-q",
+            "run",
+            "-S",
+            rules.to_str().unwrap(),
+            "-l",
+            second_dir.join("logs").to_str().unwrap(),
+            "--set",
+            &format!("runtime-dir={}", first.runtime.display()),
+            "--set",
+            &format!("control.socket={}", second_dir.join("ctl.sock").display()),
+            "--set",
+            "supervisor.keep-running=yes",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the second stack ran");
+    eprintln!("second stack: {}", stderr(&out));
+    assert!(
+        first.ctl(&["health"]).status.success(),
+        "the first stack was disturbed"
+    );
+    let out = first.ctl(&["shutdown"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (out, _) = first.wait(60);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]

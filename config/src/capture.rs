@@ -34,6 +34,14 @@ pub struct Capture {
     /// sleep whenever the ring is empty.
     #[serde(default)]
     pub rx_priority: RxPriority,
+    /// Bytes of its ring a worker keeps after their events are written, so that a
+    /// worker replacing it (after a crash) can replay the flows it held: the records
+    /// of every live flow whose first record is at most this far behind the read
+    /// position (older flows are given up and counted while they live). Unset: a
+    /// quarter of `ring-size`; 0: nothing kept (a dead worker's live flows are lost,
+    /// and counted); at most half of `ring-size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_window: Option<ByteSize>,
 }
 
 /// `capture.rx-priority`.
@@ -51,6 +59,7 @@ impl Default for Capture {
             ring_size: default_ring_size(),
             backlog_size: default_backlog_size(),
             rx_priority: RxPriority::default(),
+            replay_window: None,
         }
     }
 }
@@ -62,5 +71,21 @@ pub(crate) fn validate(c: &Capture) -> Result<(), ConfigError> {
             "capture.ring-size {ring} must be a power of two from 64kb to 64gb"
         )));
     }
+    if let Some(w) = c.replay_window
+        && w.bytes() > ring / 2
+    {
+        return Err(ConfigError::Invalid(format!(
+            "capture.replay-window {} must be at most half of capture.ring-size ({ring})",
+            w.bytes()
+        )));
+    }
     Ok(())
+}
+
+impl Capture {
+    /// `replay-window` in bytes (its default: a quarter of the ring).
+    pub fn replay_window_bytes(&self) -> u64 {
+        self.replay_window
+            .map_or(self.ring_size.bytes() / 4, |w| w.bytes())
+    }
 }

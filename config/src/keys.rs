@@ -59,6 +59,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "supervisor.keep-running",
     "capture.backlog-size",
     "capture.rx-priority",
+    "capture.replay-window",
     "af-packet.interface",
     "af-packet.threads",
     "af-packet.cluster-id",

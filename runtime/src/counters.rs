@@ -195,6 +195,18 @@ counter_list! {
         FileStoreOpen => "file_store.open_files",
         /// Files the file store gave up because its queue was full (a slow disk).
         FileStoreDropped => "file_store_dropped",
+        /// Packets processed again after a restart to rebuild a dead predecessor's
+        /// flows (their events were written already; not in `packets`).
+        ReplayedPackets => "replayed_packets",
+        /// Live flows whose first packet is out of the replay window now: a
+        /// replacement could not rebuild them if this worker died.
+        ReplayFlowsOutside => "replay_flows_outside",
+        /// Flows a dead predecessor held that this worker could not rebuild (out of
+        /// its replay window), since the run started.
+        FlowsLostOnRestart => "flows_lost_on_restart",
+        /// Checksum validation under `checksum-checks: auto`: 0 still sampling, 1 on,
+        /// 2 off (a replacement goes on with its predecessor's decision).
+        ChecksumMode => "checksum_mode",
     }
 }
 

@@ -186,6 +186,9 @@ pub struct PacketMeta {
 pub struct Record<'a> {
     pub meta: PacketMeta,
     pub data: &'a [u8],
+    /// Ring positions of the record: where it starts and where the next begins (both
+    /// record boundaries, valid for [`Consumer::release_to`]).
+    pub pos: (u64, u64),
 }
 
 /// Result of [`Consumer::wait`].
@@ -859,6 +862,7 @@ impl Consumer {
             if RECORD_HEADER_SIZE + caplen > len {
                 return Err(self.corrupt("captured length beyond record"));
             }
+            let start = self.tail;
             self.tail += len as u64;
             self.pending += 1;
             // SAFETY: [off + 40, off + 40 + caplen) is inside the record; the producer does
@@ -866,8 +870,17 @@ impl Consumer {
             // keeps `release` from being called while the slice lives.
             let data =
                 unsafe { std::slice::from_raw_parts(base.add(off + RECORD_HEADER_SIZE), caplen) };
-            return Ok(Some(Record { meta, data }));
+            return Ok(Some(Record {
+                meta,
+                data,
+                pos: (start, self.tail),
+            }));
         }
+    }
+
+    /// The producer's position: the end of what it has published so far.
+    pub fn published(&self) -> u64 {
+        self.map.header().prod.0.head.load(Ordering::Acquire)
     }
 
     /// Drops every published record without reading it (after a corrupt record).

@@ -251,6 +251,21 @@ impl SharedTable {
         r
     }
 
+    /// Runs `f` on a copy of the entry for `key` (a fresh one if absent) and stores
+    /// nothing: what [`update`](Self::update) would decide, without its effect (a
+    /// worker replaying records whose effects are in the table already).
+    pub fn peek_update<R>(&self, key: [u64; 3], f: impl FnOnce(&mut Entry) -> R) -> R {
+        let mut e = self.get(key).unwrap_or(Entry {
+            existed: false,
+            t0: 0,
+            count: 0,
+            flags: 0,
+            ports: [0; PORTS],
+            nports: 0,
+        });
+        f(&mut e)
+    }
+
     /// The slot where the probe for `key` starts. `#[inline]`: `update` is generic, so it
     /// is compiled in the calling crate, where the hash must stay inlined as it was.
     #[inline]

@@ -287,24 +287,64 @@ impl Launcher<'_> {
     }
 }
 
-/// Waits until the role in slot `i` is ready, failing if it dies meanwhile.
+/// Waits until the role in slot `i` is ready. One that exits meanwhile fails the start
+/// (a bad config, unreadable rules, a ring that cannot be made: starting it again would
+/// fail again); one killed by a signal (the OOM killer at the memory peak of a rule
+/// load, an operator) is started again, with the backoff and crash-loop limit of a
+/// running role's restarts.
 pub(crate) fn wait_ready(
     stack: &mut Stack,
     launcher: &Launcher,
     i: usize,
     stop: &AtomicBool,
+    sup: &meerkat_config::Supervisor,
 ) -> Result<(), SupervisorError> {
-    let deadline = Instant::now() + READY_TIMEOUT;
+    use std::os::unix::process::ExitStatusExt;
+    let mut deadline = Instant::now() + READY_TIMEOUT;
+    let mut deaths = 0usize;
     loop {
         let slot = &mut stack.slots[i];
         let Some(p) = &mut slot.proc else {
             return Err(SupervisorError::NotRunning(slot.name.clone()));
         };
         if let Some(status) = p.poll() {
-            return Err(SupervisorError::FailedToStart {
-                role: slot.name.clone(),
-                status,
-            });
+            slot.usage.cpu_us += p.usage.cpu_us;
+            slot.usage.max_rss_kb = slot.usage.max_rss_kb.max(p.usage.max_rss_kb);
+            slot.last_exit = crate::process::describe(status);
+            if status.signal().is_none() {
+                return Err(SupervisorError::FailedToStart {
+                    role: slot.name.clone(),
+                    status,
+                });
+            }
+            deaths += 1;
+            if deaths > sup.max_restarts as usize {
+                return Err(SupervisorError::CrashLoop {
+                    role: slot.name.clone(),
+                    deaths,
+                    window: sup.restart_window,
+                    last: slot.last_exit.clone(),
+                    max: sup.max_restarts,
+                });
+            }
+            let wait = backoff(sup, deaths);
+            tracing::error!(
+                "the {} role died while starting ({}): starting it again in {} ms",
+                slot.name,
+                slot.last_exit,
+                wait.as_millis()
+            );
+            slot.proc = None;
+            std::thread::sleep(wait);
+            if stop.load(Ordering::Relaxed) {
+                return Err(SupervisorError::Interrupted(slot.name.clone()));
+            }
+            let p = launcher.restart(slot.role, 1, &[], &InputOptions::default())?;
+            let slot = &mut stack.slots[i];
+            slot.restarts += 1;
+            slot.started(p, Instant::now());
+            deadline = Instant::now() + READY_TIMEOUT;
+            continue;
         }
         if launcher.is_ready(slot.role, p.pid) {
             slot.ready = true;

@@ -125,14 +125,26 @@ impl<'a> Supervision<'a> {
         let stop = self.signals.stop;
         let writer = Stack::WRITER;
         self.stack.slots[writer].started(self.launcher.writer()?, Instant::now());
-        crate::stack::wait_ready(&mut self.stack, &self.launcher, writer, stop)?;
+        crate::stack::wait_ready(
+            &mut self.stack,
+            &self.launcher,
+            writer,
+            stop,
+            &self.config.supervisor,
+        )?;
         let workers = self.stack.workers().len();
         for w in 0..workers {
             let p = self.launcher.detect(w, 1)?;
             self.stack.slots[w + 1].started(p, Instant::now());
         }
         for w in 0..workers {
-            crate::stack::wait_ready(&mut self.stack, &self.launcher, w + 1, stop)?;
+            crate::stack::wait_ready(
+                &mut self.stack,
+                &self.launcher,
+                w + 1,
+                stop,
+                &self.config.supervisor,
+            )?;
         }
         Ok(())
     }

@@ -44,6 +44,9 @@ pub struct DetectState {
     pub(super) tbuf: Vec<u8>,
     /// The frame item the last transaction match was on (see [`super::Hit::frame`]).
     pub(super) frame_hit: Option<(BufferId, u16)>,
+    /// Replaying a dead predecessor's records (`worker::replay`): the shared table is
+    /// read, not written (its effects are there already).
+    replaying: bool,
     /// Per rule header, its result on the packet of the current inspection call (0 not
     /// known yet, 1 no match, 2 match, 3 match reversed), and the headers set.
     pub(super) hdr_memo: Vec<u8>,
@@ -91,8 +94,28 @@ impl DetectState {
         let shared = self.shared.take();
         *self = DetectState {
             shared,
+            replaying: self.replaying,
             ..Default::default()
         };
+    }
+
+    /// Starts or ends replaying (see the field).
+    pub fn set_replaying(&mut self, on: bool) {
+        self.replaying = on;
+    }
+
+    /// `f` on the shared entry for `key`: stored back, unless replaying.
+    fn shared_update<R>(
+        table: &meerkat_shm::SharedTable,
+        replaying: bool,
+        key: [u64; 3],
+        f: impl FnOnce(&mut meerkat_shm::table::Entry) -> R,
+    ) -> R {
+        if replaying {
+            table.peek_update(key, f)
+        } else {
+            table.update(key, f)
+        }
     }
 
     /// Forgets the header results of the previous inspection call.
@@ -132,21 +155,26 @@ impl DetectState {
     ) -> bool {
         let window = u64::from(t.seconds) * 1_000_000_000;
         if let Some(table) = &self.shared {
-            return table.update([1 << 40 | u64::from(gid), sid, fold(key)], |e| {
-                let mut local = ThresholdEntry {
-                    window_start_ns: e.t0,
-                    count: e.count,
-                    alerted: e.flags & 1 != 0,
-                    aux: table_aux(e),
-                    ports: Vec::new(),
-                };
-                let r = threshold_step(&mut local, t, now, window);
-                e.t0 = local.window_start_ns;
-                e.count = local.count;
-                e.flags = u32::from(local.alerted);
-                set_table_aux(e, local.aux);
-                r
-            });
+            return Self::shared_update(
+                table,
+                self.replaying,
+                [1 << 40 | u64::from(gid), sid, fold(key)],
+                |e| {
+                    let mut local = ThresholdEntry {
+                        window_start_ns: e.t0,
+                        count: e.count,
+                        alerted: e.flags & 1 != 0,
+                        aux: table_aux(e),
+                        ports: Vec::new(),
+                    };
+                    let r = threshold_step(&mut local, t, now, window);
+                    e.t0 = local.window_start_ns;
+                    e.count = local.count;
+                    e.flags = u32::from(local.alerted);
+                    set_table_aux(e, local.aux);
+                    r
+                },
+            );
         }
         let e = self.entry(gid, sid, key, now, t.seconds);
         threshold_step(e, t, now, window)
@@ -253,20 +281,25 @@ impl DetectState {
         now: u64,
     ) -> bool {
         if let Some(table) = &self.shared {
-            return table.update([4 << 40 | u64::from(gid), sid, fold(key)], |e| {
-                let mut local = ThresholdEntry {
-                    window_start_ns: e.t0,
-                    count: e.count,
-                    alerted: false,
-                    aux: table_aux(e),
-                    ports: Vec::new(),
-                };
-                let r = rate_step(&mut local, f, now);
-                e.t0 = local.window_start_ns;
-                e.count = local.count;
-                set_table_aux(e, local.aux);
-                r
-            });
+            return Self::shared_update(
+                table,
+                self.replaying,
+                [4 << 40 | u64::from(gid), sid, fold(key)],
+                |e| {
+                    let mut local = ThresholdEntry {
+                        window_start_ns: e.t0,
+                        count: e.count,
+                        alerted: false,
+                        aux: table_aux(e),
+                        ports: Vec::new(),
+                    };
+                    let r = rate_step(&mut local, f, now);
+                    e.t0 = local.window_start_ns;
+                    e.count = local.count;
+                    set_table_aux(e, local.aux);
+                    r
+                },
+            );
         }
         // A rule has one of threshold, detection_filter and rate_filter: they share
         // its keys. Entries in effect or in a window are kept when the map is full.
@@ -316,21 +349,26 @@ impl DetectState {
     ) -> bool {
         let window = u64::from(d.seconds) * 1_000_000_000;
         if let Some(table) = &self.shared {
-            return table.update([2 << 40 | u64::from(gid), sid, fold(key)], |e| {
-                let mut local = ThresholdEntry {
-                    window_start_ns: e.t0,
-                    count: e.count,
-                    alerted: false,
-                    aux: 0,
-                    ports: e.ports[..e.nports].to_vec(),
-                };
-                let r = detection_filter_step(&mut local, d, now, window, unique);
-                e.t0 = local.window_start_ns;
-                e.count = local.count;
-                e.nports = local.ports.len().min(meerkat_shm::table::PORTS);
-                e.ports[..e.nports].copy_from_slice(&local.ports[..e.nports]);
-                r
-            });
+            return Self::shared_update(
+                table,
+                self.replaying,
+                [2 << 40 | u64::from(gid), sid, fold(key)],
+                |e| {
+                    let mut local = ThresholdEntry {
+                        window_start_ns: e.t0,
+                        count: e.count,
+                        alerted: false,
+                        aux: 0,
+                        ports: e.ports[..e.nports].to_vec(),
+                    };
+                    let r = detection_filter_step(&mut local, d, now, window, unique);
+                    e.t0 = local.window_start_ns;
+                    e.count = local.count;
+                    e.nports = local.ports.len().min(meerkat_shm::table::PORTS);
+                    e.ports[..e.nports].copy_from_slice(&local.ports[..e.nports]);
+                    r
+                },
+            );
         }
         let e = self.entry(gid, sid, key, now, d.seconds);
         detection_filter_step(e, d, now, window, unique)
@@ -367,6 +405,9 @@ impl DetectState {
             return;
         };
         if let Some(table) = &self.shared {
+            if self.replaying {
+                return;
+            }
             let key = xbit_table_key(x.name, k);
             if on {
                 let exp = if x.expire_s == 0 {

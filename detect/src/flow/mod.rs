@@ -180,7 +180,13 @@ pub struct Flow {
     pub exceptions: u8,
     /// Whether the client side is `lo` of the key.
     client_is_lo: bool,
+    /// The flow's entry in the worker's replay floor (see `worker::replay`), or
+    /// [`NOT_REGISTERED`] until the worker registers it.
+    pub replay_slot: u64,
 }
+
+/// [`Flow::replay_slot`] of a flow the worker has not registered yet.
+pub const NOT_REGISTERED: u64 = u64::MAX;
 
 /// An exception policy applied to a flow, as a bit of [`Flow::exceptions`], with its EVE
 /// `target` name.
@@ -373,6 +379,19 @@ impl std::hash::Hasher for FlowHasher {
     }
 }
 
+/// The hash a flow's id is made of: its key and the time of its first packet.
+fn flow_id_hash(key: &FlowKey, ts_ns: u64) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // A fixed seed (the table's is random): the same flow gets the same id in every
+    // process.
+    let mut h = FlowHasher {
+        h: 0x6d65_6572_6b61_7401,
+    };
+    key.hash(&mut h);
+    ts_ns.hash(&mut h);
+    h.finish()
+}
+
 /// The flows of one worker.
 #[derive(Debug, Default)]
 pub struct FlowTable {
@@ -446,10 +465,10 @@ impl FlowTable {
             } else {
                 ((ip.src, sp), (ip.dst, dp), lo_first)
             };
-            // Unique per worker and flow, JSON-safe (below 2^53), never 0.
-            let id = ((ts_ns ^ (*created).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & ((1 << 47) - 1))
-                << 4
-                | (worker & 0xf);
+            // Unique per worker and flow, JSON-safe (below 2^53), never 0; a function of
+            // the flow's key and first packet only, so that a worker that replays the
+            // packets of a dead one's flows gives them the same ids (`worker::replay`).
+            let id = (flow_id_hash(&key, ts_ns) & ((1 << 47) - 1)) << 4 | (worker & 0xf);
             Flow {
                 id: id.max(1),
                 proto: ip.proto,
@@ -474,6 +493,7 @@ impl FlowTable {
                 icmp_tc: None,
                 exceptions: 0,
                 client_is_lo,
+                replay_slot: NOT_REGISTERED,
             }
         });
         let to_server = lo_first == flow.client_is_lo;
@@ -502,13 +522,21 @@ impl FlowTable {
         Some((flow, to_server))
     }
 
+    /// Whether [`FlowTable::sweep`] at packet time `now_ns` would look at the flows.
+    pub fn sweep_due(&self, now_ns: u64) -> bool {
+        now_ns >= self.next_sweep_ns
+    }
+
     /// Ends flows idle past their timeout at packet time `now_ns` (at most once per
     /// second of packet time) and hands each to `ended`.
     pub fn sweep(&mut self, now_ns: u64, mut ended: impl FnMut(Flow, EndReason)) {
         if now_ns < self.next_sweep_ns {
             return;
         }
-        self.next_sweep_ns = now_ns + SWEEP_EVERY_NS;
+        // The next sweep at the next whole second of packet time: sweeps fall on the
+        // same packets whatever the batches the ring was read in, so a flow ends at the
+        // same packet in every run (and in a worker that replays a dead one's packets).
+        self.next_sweep_ns = (now_ns / SWEEP_EVERY_NS + 1) * SWEEP_EVERY_NS;
         let expired: Vec<FlowKey> = self
             .flows
             .iter()

@@ -6,7 +6,6 @@ use super::*;
 /// path as the detect role, without rings or the eve-writer (tests, benchmarks).
 pub struct InProcess {
     w: Worker,
-    since_sweep: usize,
 }
 
 impl std::fmt::Debug for InProcess {
@@ -33,18 +32,18 @@ impl InProcess {
     pub fn new(config: &Config, engine: Engine) -> InProcess {
         let registry = app::Registry::from_config(config)
             .expect("InProcess is given a config whose app-layer sections load");
-        InProcess {
-            w: Worker::new(
-                config,
-                registry,
-                0,
-                engine,
-                DetectState::default(),
-                Out::Collect(Vec::new()),
-                FileSource::Local(Vec::new()),
-            ),
-            since_sweep: 0,
-        }
+        let mut w = Worker::new(
+            config,
+            registry,
+            0,
+            engine,
+            DetectState::default(),
+            Out::Collect(Vec::new()),
+            FileSource::Local(Vec::new()),
+        );
+        // No ring: nothing to keep for a replacement.
+        w.x.replay.disable();
+        InProcess { w }
     }
 
     /// Names capture file `index` (1-based), for the packets whose `PacketMeta::file` is
@@ -62,12 +61,7 @@ impl InProcess {
 
     /// Processes one packet (flows time out by packet time, as in the detect role).
     pub fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
-        self.w.packet(meta, data);
-        self.since_sweep += 1;
-        if self.since_sweep == BATCH {
-            self.since_sweep = 0;
-            self.w.sweep();
-        }
+        self.w.packet(meta, data, (0, 0));
     }
 
     /// Ends every flow and returns what was produced.

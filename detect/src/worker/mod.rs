@@ -14,6 +14,7 @@ mod app_layer;
 mod expect;
 mod inprocess;
 mod inspect;
+mod replay;
 mod role;
 mod stream;
 #[cfg(test)]
@@ -85,6 +86,8 @@ struct Stats {
     files_magic: u64,
     /// Waits for other workers' packets (before an expectation lookup) given up.
     order_stalls: u64,
+    /// Packets replayed after a restart (see `replay`), not in `packets`.
+    replayed: u64,
 }
 
 /// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
@@ -95,7 +98,7 @@ pub fn counter_names(index: usize) -> Vec<String> {
 
 /// The counters refreshed after each batch, in the order of the values the worker loop
 /// publishes (the per-protocol flow counters are refreshed apart).
-const PER_BATCH: [DetectCounter; 24] = [
+const PER_BATCH: [DetectCounter; 27] = [
     DetectCounter::Packets,
     DetectCounter::Bytes,
     DetectCounter::Alerts,
@@ -120,6 +123,9 @@ const PER_BATCH: [DetectCounter; 24] = [
     DetectCounter::FileStoreErrors,
     DetectCounter::FileStoreOpen,
     DetectCounter::FileStoreDropped,
+    DetectCounter::ReplayedPackets,
+    DetectCounter::ReplayFlowsOutside,
+    DetectCounter::ChecksumMode,
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -293,6 +299,15 @@ struct Inner {
     store_marks: Vec<(usize, Dir, u32)>,
     /// The number of the packet being processed (capture order).
     cur_seq: u64,
+    /// Ring positions of the record being processed: its start and its end.
+    rec: (u64, u64),
+    /// The records kept for a replacement (see `replay`).
+    replay: replay::ReplayFloor,
+    /// `capture.replay-window` in bytes.
+    replay_window: u64,
+    /// Replaying a dead predecessor's records up to this ring position (see `replay`):
+    /// flows are rebuilt, nothing is written.
+    replaying: Option<u64>,
     /// A parser announced connections (FTP data) while processing the current data.
     pkt_expect: bool,
     /// Announced connections: the table shared with the other workers.
@@ -327,16 +342,28 @@ struct Ctx<'a> {
 
 impl Worker {
     /// Processes one captured packet.
-    fn packet(&mut self, meta: &PacketMeta, data: &[u8]) {
+    fn packet(&mut self, meta: &PacketMeta, data: &[u8], rec: (u64, u64)) {
         let x = &mut self.x;
+        if x.replaying.is_some_and(|until| rec.0 >= until) {
+            x.end_replay();
+        }
         if x.cfg.pcap_filename && meta.file != x.file.0 {
             x.set_file(meta.file);
         }
         x.now_ns = x.now_ns.max(meta.ts_ns);
         x.cur_seq = meta.seq;
+        x.rec = rec;
         x.link_type = meta.link_type;
-        x.stats.packets += 1;
-        x.stats.bytes += data.len() as u64;
+        if x.replaying.is_some() {
+            x.stats.replayed += 1;
+        } else {
+            x.stats.packets += 1;
+            x.stats.bytes += data.len() as u64;
+        }
+        // Flows idle past their timeout end before this packet is processed, at whole
+        // seconds of packet time: at the same packet in every run.
+        self.sweep();
+        let x = &mut self.x;
         let (pkt, ev) = decode::decode_with(&x.cfg.tunnel_ports, meta.link_type, data);
         self.decoded_or_invalid(&pkt, ev, meta, events::PacketSrc::Wire);
     }
@@ -476,6 +503,10 @@ impl Worker {
 
 impl Inner {
     fn emit(&mut self, mut ev: Event) {
+        if self.replaying.is_some() {
+            // A dead predecessor wrote it (see `replay`).
+            return;
+        }
         if self.cfg.pcap_filename {
             ev.pcap_filename.clone_from(&self.file.1);
         }
@@ -489,6 +520,37 @@ impl Inner {
         if let Some(name) = self.files.name(index) {
             self.file.1.push_str(name);
         }
+    }
+
+    /// Goes on with a predecessor's `checksum-checks: auto` decision (`mode` as
+    /// [`Checksums::mode`]): a replacement samples other packets than it did.
+    fn inherit_checksums(&mut self, mode: u64) {
+        if let Checksums::Auto(..) = self.checksums {
+            match mode {
+                1 => self.checksums = Checksums::On,
+                2 => self.checksums = Checksums::Off,
+                _ => {}
+            }
+        }
+    }
+
+    /// Starts replaying a dead predecessor's records up to ring position `until` (see
+    /// `replay`).
+    fn start_replay(&mut self, until: u64) {
+        self.replaying = Some(until);
+        self.st.set_replaying(true);
+    }
+
+    /// The records of the dead predecessor's flows are processed again: from here on
+    /// this worker writes what it finds.
+    fn end_replay(&mut self) {
+        self.replaying = None;
+        self.st.set_replaying(false);
+        tracing::info!(
+            worker = self.index,
+            packets = self.stats.replayed,
+            "replayed the records of a dead predecessor's flows: its flows go on"
+        );
     }
 
     /// Counts decoder events (bits of [`DecodeEvent::bit`]).
@@ -638,6 +700,15 @@ pub fn tunnel_ports(config: &Config) -> decode::TunnelPorts {
 }
 
 impl Checksums {
+    /// As `DetectCounter::ChecksumMode` says it: 0 still sampling, 1 on, 2 off.
+    fn mode(self) -> u64 {
+        match self {
+            Checksums::Auto(..) => 0,
+            Checksums::On => 1,
+            Checksums::Off => 2,
+        }
+    }
+
     fn from_config(config: &Config) -> Checksums {
         if !config.stream.checksum_validation {
             return Checksums::Off;
@@ -696,6 +767,10 @@ impl Worker {
                 store,
                 store_marks: Vec::new(),
                 cur_seq: 0,
+                rec: (0, 0),
+                replay: replay::ReplayFloor::default(),
+                replay_window: config.capture.replay_window_bytes(),
+                replaying: None,
                 pkt_expect: false,
                 expect: expect::Expectations::Local(Vec::new()),
             },
@@ -713,8 +788,13 @@ impl Worker {
     }
 
     /// Ends the flows that timed out by packet time, and stale fragments.
+    /// Ends the flows and fragments idle past their timeout, once per second of packet
+    /// time (see `FlowTable::sweep`).
     fn sweep(&mut self) {
         let now = self.x.now_ns;
+        if !self.flows.sweep_due(now) {
+            return;
+        }
         let x = &mut self.x;
         self.flows.sweep(now, |f, r| x.end_flow(f, r));
         self.defrag.expire(now);

@@ -47,8 +47,11 @@ pub fn run_generation(
     let started = Instant::now();
     let registry = app::Registry::from_config(config)?;
     let loaded = load_ruleset(config, index)?;
+    // What a predecessor on this ring left (before this incarnation's page replaces its).
+    let before = Predecessor::read(&runtime, index);
     let counters = Published::create(&runtime, index, &loaded.summary, started, generation)?;
-    let mut consumer = attach_ring(config, &runtime, index, &counters)?;
+    let window = config.capture.replay_window_bytes();
+    let mut consumer = attach_ring(config, &runtime, index, &counters, window)?;
     let sink = EventSink::start(SinkConfig {
         socket: eve_socket_path(&runtime),
         producer: Role::Detect(index).to_string(),
@@ -91,6 +94,10 @@ pub fn run_generation(
     // lookups wait by: this worker starts with none of its packets processed.
     w.x.expect = super::expect::Expectations::shared(&runtime, config.workers());
     w.x.expect.done(index, 0);
+    before.hand_over(&mut w, &counters);
+    if let Some(until) = consumer.replay_until {
+        w.x.start_replay(until);
+    }
     w.run_ring(&mut consumer.ring, &counters, &commands, stop);
     w.drain();
     let mut summary = loaded.summary;
@@ -251,6 +258,9 @@ impl Published {
             w.x.store.as_ref().map_or(0, |st| st.stats().fs_errors),
             w.x.store.as_ref().map_or(0, |st| st.stats().open_files),
             w.x.store.as_ref().map_or(0, |st| st.stats().dropped),
+            s.replayed,
+            w.x.replay.outside(),
+            w.x.checksums.mode(),
         ];
         for (r, v) in self.per_batch.iter().zip(values) {
             r.set(v);
@@ -269,6 +279,61 @@ struct Attached {
     ring: Consumer,
     /// This incarnation's epoch of the event stream.
     epoch: u64,
+    /// The ring position whose events the eve-writer has, when the records before it
+    /// are to be replayed (see `replay`): a predecessor died holding flows.
+    replay_until: Option<u64>,
+}
+
+/// What the previous worker on this ring left in its counter page: the decisions a
+/// replacement goes on with, and what it could not hand over.
+#[derive(Debug, Default)]
+struct Predecessor {
+    /// Its process, when it left a page.
+    pid: Option<u32>,
+    /// Its `checksum-checks: auto` decision (`DetectCounter::ChecksumMode`).
+    checksum_mode: u64,
+    /// Its live flows out of its replay window: lost with it.
+    outside: u64,
+    /// Flows lost at earlier restarts.
+    lost_before: u64,
+}
+
+impl Predecessor {
+    fn read(runtime: &std::path::Path, index: usize) -> Predecessor {
+        let Ok(page) =
+            meerkat_shm::CounterReader::open(&counters_path(runtime, Role::Detect(index)))
+        else {
+            return Predecessor::default();
+        };
+        let schema = DetectCounters::new(index);
+        let get = |c: DetectCounter| page.get(&schema.counter(c)).unwrap_or(0);
+        Predecessor {
+            pid: Some(page.pid()),
+            checksum_mode: get(DetectCounter::ChecksumMode),
+            outside: get(DetectCounter::ReplayFlowsOutside),
+            lost_before: get(DetectCounter::FlowsLostOnRestart),
+        }
+    }
+
+    /// Goes on with the predecessor's decisions, and counts (and reports) the flows it
+    /// held that cannot be rebuilt.
+    fn hand_over(&self, w: &mut Worker, counters: &Published) {
+        if self.pid.is_none() {
+            return;
+        }
+        w.x.inherit_checksums(self.checksum_mode);
+        if self.outside > 0 {
+            tracing::warn!(
+                worker = w.x.index,
+                flows = self.outside,
+                "flows the previous worker held are lost (their first packets are out of \
+                 capture.replay-window): their remaining packets are seen as new traffic"
+            );
+        }
+        counters
+            .get(DetectCounter::FlowsLostOnRestart)
+            .set(self.lost_before + self.outside);
+    }
 }
 
 /// Makes (or joins) worker `index`'s ring and asks the eve-writer where to resume: a
@@ -278,6 +343,7 @@ fn attach_ring(
     runtime: &std::path::Path,
     index: usize,
     counters: &Published,
+    window: u64,
 ) -> Result<Attached, DetectError> {
     let path = ring_path(runtime, index);
     meerkat_shm::create(&path, config.capture.ring_size.bytes() as usize)?;
@@ -286,6 +352,23 @@ fn attach_ring(
     let epoch = sink::new_epoch();
     let producer = Role::Detect(index).to_string();
     let resume = sink::resume_point(&eve_socket_path(runtime), &producer, epoch, RESUME_TIMEOUT)?;
+    // Only what the ring holds: a mark past it is a previous ring's (a new runtime dir
+    // under a writer that outlived it), and the records of this one are all new.
+    let until = resume.min(ring.published());
+    if until > ring.position() && window > 0 {
+        // The predecessor kept the records of its flows: process them again, writing
+        // nothing, up to what the eve-writer has (see `replay`).
+        tracing::info!(
+            worker = index,
+            bytes = until - ring.position(),
+            "replaying the records of the previous worker's flows"
+        );
+        return Ok(Attached {
+            ring,
+            epoch,
+            replay_until: Some(until),
+        });
+    }
     if resume > ring.position() {
         let skipped = ring.skip_to(resume)?;
         ring.release_to(ring.position());
@@ -296,7 +379,11 @@ fn attach_ring(
             "resuming after the records whose events the eve-writer already has"
         );
     }
-    Ok(Attached { ring, epoch })
+    Ok(Attached {
+        ring,
+        epoch,
+        replay_until: None,
+    })
 }
 
 impl Worker {
@@ -313,6 +400,9 @@ impl Worker {
         // Past this many held bytes (processed, not yet acknowledged) the worker asks for
         // acknowledgements at once, so that capture does not wait on a full ring.
         let hold_limit = (ring.capacity() / 4) as u64;
+        // The eve-writer has the events of every record before this position (where a
+        // replacement replays up to: see `replay`).
+        let acked_before = self.x.replaying.unwrap_or(0);
         let mut ring_corrupt = 0u64;
         // Ring sequence number of the last packet processed.
         let mut last_seq = 0u64;
@@ -333,23 +423,29 @@ impl Worker {
                     }
                 };
                 last_seq = rec.meta.seq;
-                self.packet(&rec.meta, rec.data);
+                self.packet(&rec.meta, rec.data, rec.pos);
                 n += 1;
                 if n == BATCH {
                     break;
                 }
             }
-            counters.publish(self, ring_corrupt);
-            self.sweep();
             // Every packet of this worker's up to the batch's last is processed.
             self.x.expect.done(self.x.index, last_seq);
-            // Every event of the records read so far is pushed (the sweep's included).
+            // Every event of the records read so far is pushed.
             self.x.sink.mark(ring.position(), last_seq);
             self.x.sink.tick(Instant::now());
-            if ring.position() - ring.released() > hold_limit {
+            let acked = self.x.sink.acked_mark().max(acked_before);
+            if ring.position().saturating_sub(acked) > hold_limit {
                 self.x.sink.flush_mark();
             }
-            ring.release_to(self.x.sink.acked_mark());
+            // Released up to the replay floor: what a replacement needs stays.
+            let floor = self
+                .x
+                .replay
+                .floor(acked, ring.position(), self.x.replay_window);
+            ring.release_to(floor);
+            // After the floor: a successor reads what this worker could not keep for it.
+            counters.publish(self, ring_corrupt);
             while let Ok(cmd) = commands.try_recv() {
                 if let Some(reply) = self.command(cmd, counters) {
                     end_input.push(reply);
@@ -375,7 +471,7 @@ impl Worker {
                 // capture's checkpoints, wait on it).
                 self.x.sink.flush_mark();
                 // Holding records: look for their acknowledgement again soon.
-                let wait = if ring.position() > ring.released() {
+                let wait = if ring.position() > self.x.sink.acked_mark().max(acked_before) {
                     Duration::from_millis(2)
                 } else {
                     Duration::from_millis(100)

@@ -12,6 +12,9 @@ impl Inner {
         mut to_server: bool,
         checksum_ok: bool,
     ) {
+        if flow.replay_slot == crate::flow::NOT_REGISTERED {
+            flow.replay_slot = self.replay.start(self.rec.0);
+        }
         let pkt = c.pkt;
         let ts = c.meta.ts_ns;
         let mut dir = if to_server {
@@ -305,6 +308,9 @@ impl Inner {
     /// Ends a flow: inspects what its stream still holds, finishes and logs its
     /// transactions, writes its flow record.
     pub(super) fn end_flow(&mut self, mut flow: Flow, reason: EndReason) {
+        if flow.replay_slot != crate::flow::NOT_REGISTERED {
+            self.replay.end(flow.replay_slot, self.rec.1);
+        }
         // A pseudo packet per direction carries the flow's addresses for header checks.
         for dir in [Dir::ToServer, Dir::ToClient] {
             // What the last real packet raised was logged with it (flows end after it).
