@@ -28,6 +28,7 @@ pub mod control;
 pub mod de;
 pub mod decoder;
 pub mod detect;
+pub mod fuzz;
 pub mod heartbeat;
 pub mod keys;
 pub mod live;

@@ -11,6 +11,7 @@ pub mod control;
 pub mod engine;
 pub mod events;
 pub mod flow;
+pub mod fuzz;
 pub mod rules;
 pub mod sink;
 pub mod transforms;

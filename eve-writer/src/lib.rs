@@ -30,6 +30,7 @@
 //! file with a 2 s flush interval. See `benches/eve_writer.rs`.
 
 pub mod batch;
+pub mod fuzz;
 pub use meerkat_eve as json;
 pub mod output;
 pub mod pattern;

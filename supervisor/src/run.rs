@@ -28,7 +28,7 @@ use crate::supervise::Supervision;
 use crate::{LogArgs, RunOptions, Signals, SupervisorError};
 
 /// The embedded sample, written out before a no-argument run.
-const SAMPLE_PCAP: &[u8] = include_bytes!("../../sample/sample.pcap");
+pub(crate) const SAMPLE_PCAP: &[u8] = include_bytes!("../../sample/sample.pcap");
 const SAMPLE_RULES: &str = include_str!("../../sample/sample.rules");
 /// Log directory of a no-argument run, relative to the working directory.
 const SAMPLE_LOG_DIR: &str = "meerkat-logs";

@@ -20,6 +20,7 @@
 //! [`server`] binds the sockets and runs the services, [`service`] answers the calls,
 //! [`metrics`] renders the counters for Prometheus.
 
+pub mod fuzz;
 mod metrics;
 mod server;
 mod service;

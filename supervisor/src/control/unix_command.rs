@@ -123,38 +123,47 @@ struct Framed {
 }
 
 /// What reading a message gave.
-enum Read {
+pub(crate) enum Read {
     Message(Value),
     /// Not JSON (the reason).
     Bad(String),
     Closed,
 }
 
+/// The next whole JSON value at the front of `buf` (leading whitespace skipped), taken
+/// out of it; `None` while more bytes are needed. A buffer past [`MAX_MESSAGE`] bytes
+/// without a whole value is a bad message.
+pub(crate) fn take_message(buf: &mut Vec<u8>) -> Option<Read> {
+    let start = buf.iter().position(|b| !b.is_ascii_whitespace());
+    if let Some(start) = start {
+        let mut it = serde_json::Deserializer::from_slice(&buf[start..]).into_iter::<Value>();
+        match it.next() {
+            Some(Ok(v)) => {
+                let used = start + it.byte_offset();
+                buf.drain(..used);
+                return Some(Read::Message(v));
+            }
+            Some(Err(e)) if !e.is_eof() => {
+                return Some(Read::Bad(format!("not JSON: {e}")));
+            }
+            _ => {}
+        }
+    } else {
+        buf.clear();
+    }
+    if buf.len() > MAX_MESSAGE {
+        return Some(Read::Bad(format!(
+            "message longer than {MAX_MESSAGE} bytes"
+        )));
+    }
+    None
+}
+
 impl Framed {
     async fn next(&mut self) -> std::io::Result<Read> {
         loop {
-            let start = self.buf.iter().position(|b| !b.is_ascii_whitespace());
-            if let Some(start) = start {
-                let mut it =
-                    serde_json::Deserializer::from_slice(&self.buf[start..]).into_iter::<Value>();
-                match it.next() {
-                    Some(Ok(v)) => {
-                        let used = start + it.byte_offset();
-                        self.buf.drain(..used);
-                        return Ok(Read::Message(v));
-                    }
-                    Some(Err(e)) if !e.is_eof() => {
-                        return Ok(Read::Bad(format!("not JSON: {e}")));
-                    }
-                    _ => {}
-                }
-            } else {
-                self.buf.clear();
-            }
-            if self.buf.len() > MAX_MESSAGE {
-                return Ok(Read::Bad(format!(
-                    "message longer than {MAX_MESSAGE} bytes"
-                )));
+            if let Some(r) = take_message(&mut self.buf) {
+                return Ok(r);
             }
             let mut chunk = [0u8; 8192];
             let n = self.stream.read(&mut chunk).await?;
@@ -184,6 +193,18 @@ pub fn handshake(v: &Value) -> Result<&'static str, String> {
         )),
         None => Err("the first message must be {\"version\": \"0.2\"}".to_string()),
     }
+}
+
+/// The reply to one command message; `None` when it is not a command
+/// (`{"command": NAME, "arguments": {...}}`).
+pub(crate) async fn answer(commands: &Commands, v: &Value) -> Option<Reply> {
+    let name = v.get("command").and_then(Value::as_str)?;
+    let empty = serde_json::Map::new();
+    let args = v
+        .get("arguments")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    Some(commands.run(name, args).await)
 }
 
 async fn connection(stream: UnixStream, commands: &Commands) -> std::io::Result<()> {
@@ -217,7 +238,7 @@ async fn connection(stream: UnixStream, commands: &Commands) -> std::io::Result<
             }
             Read::Closed => return Ok(()),
         };
-        let Some(name) = v.get("command").and_then(Value::as_str) else {
+        let Some(reply) = answer(commands, &v).await else {
             f.send(
                 &Reply::nok("a command is {\"command\": NAME, \"arguments\": {...}}").to_json(),
                 newline,
@@ -225,12 +246,6 @@ async fn connection(stream: UnixStream, commands: &Commands) -> std::io::Result<
             .await?;
             return Ok(());
         };
-        let empty = serde_json::Map::new();
-        let args = v
-            .get("arguments")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let reply = commands.run(name, args).await;
         f.send(&reply.to_json(), newline).await?;
     }
 }
