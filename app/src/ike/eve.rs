@@ -83,10 +83,9 @@ pub fn record(tx: &IkeTx, extended: bool) -> Ike {
                 alg_prf: u32::from(a.prf),
                 alg_dh: u32::from(a.dh),
                 alg_esn: u32::from(a.esn),
-                payload: m
-                    .payloads
-                    .as_ref()
-                    .map_or_else(Vec::new, |p| p.types.iter().map(|&t| u32::from(t)).collect()),
+                payload: m.payloads.as_ref().map_or_else(Vec::new, |p| {
+                    p.types.iter().map(|&t| u32::from(t)).collect()
+                }),
                 errors: m.errors,
                 notify: m.notify().iter().map(|&t| u32::from(t)).collect(),
             }

@@ -4,7 +4,12 @@
 //! keywords, app-layer events (IKEv2's weak-crypto and proposal checks) and the EVE
 //! `ike` record (`ikev1` or IKEv2's role, chosen algorithms, payloads and notifies).
 //! Port 4500 and its non-ESP marker are not taken: Suricata 8 does not take them either
-//! (measured: such flows are `failed` in the reference).
+//! (measured: such flows are `failed` in the reference), and on port 500 four zero
+//! bytes are an SPI's, not a marker. IKEv2 messages raise no `malformed_data`,
+//! `payload_extra_data` nor `multiple_server_proposal` (measured: a payload chain that
+//! cannot be read, bytes after it and a responder's several proposals raise nothing in
+//! the reference). A known difference: the reference reverses a flow whose first
+//! datagram toward the client has a zero responder SPI; Meerkat keeps its direction.
 
 pub mod detect;
 pub mod eve;
@@ -134,6 +139,12 @@ impl Transaction for IkeTx {
         1
     }
 
+    /// A message's transaction is its direction's only (Suricata 8's IKE transactions
+    /// are unidirectional): inspected, and freed, without waiting for the other side.
+    fn inspects(&self, dir: Dir) -> bool {
+        dir == self.dir
+    }
+
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
         detect::buffer(self, id, index)
     }
@@ -207,8 +218,9 @@ mod tests {
 
     #[test]
     fn every_raised_event_is_listed() {
-        let n = crate::events::raised_names_are_listed(EVENTS, include_str!("state.rs"), "ike");
-        assert!(n >= 3);
+        let src = concat!(include_str!("state.rs"), include_str!("v2.rs"));
+        let n = crate::events::raised_names_are_listed(EVENTS, src, "ike");
+        assert!(n >= 10);
     }
 
     #[test]
@@ -320,7 +332,14 @@ mod tests {
     }
 
     /// An IKEv2 header: version 2.0, `exch`, `flags`, message id 0.
-    fn message_v2(init: [u8; 8], resp: [u8; 8], body: &[u8], next: u8, exch: u8, flags: u8) -> Vec<u8> {
+    fn message_v2(
+        init: [u8; 8],
+        resp: [u8; 8],
+        body: &[u8],
+        next: u8,
+        exch: u8,
+        flags: u8,
+    ) -> Vec<u8> {
         let mut m = message(init, resp, body, next);
         m[17] = 0x20;
         m[18] = exch;
@@ -355,7 +374,11 @@ mod tests {
         assert_eq!(probe(&req), Probe::Match);
         let mut longer = req.clone();
         longer.push(0);
-        assert_eq!(probe(&longer), Probe::NoMatch, "the length is the datagram's");
+        assert_eq!(
+            probe(&longer),
+            Probe::NoMatch,
+            "the length is the datagram's"
+        );
         let mut minor = req.clone();
         minor[17] = 0x21;
         assert_eq!(probe(&minor), Probe::NoMatch);
@@ -410,6 +433,87 @@ mod tests {
         bad.push(1);
         s.parse(Dir::ToServer, &bad, &mut out);
         assert!(json(s.tx(2).unwrap().record().unwrap()).contains(r#""payload":[],"#));
+    }
+
+    /// What a flow's responder chose: only messages toward the client choose (whatever
+    /// their initiator flag), the last transform of a kind wins for the record, the
+    /// first one over the message's proposals for `ike.chosen_sa_attribute`; an SPI
+    /// starting with four zero bytes is no non-ESP marker on port 500.
+    #[test]
+    fn ikev2_choices() {
+        let (i, r) = ([0, 0, 0, 0, 1, 2, 3, 4], [9; 8]);
+        let mut s = IkeState::new();
+        let mut out = ParseOutput::default();
+        // Toward the server, flagged a responder: checked, not chosen.
+        let weak = sa_v2(0, &[(1, 3), (2, 1), (3, 1), (4, 2)]);
+        s.parse(
+            Dir::ToServer,
+            &message_v2(i, r, &weak, 33, 34, 0x20),
+            &mut out,
+        );
+        assert_eq!(
+            out.anomalies,
+            [
+                "ike.weak_crypto_enc",
+                "ike.weak_crypto_prf",
+                "ike.weak_crypto_auth",
+                "ike.weak_crypto_dh"
+            ]
+        );
+        let q = s.tx(0).unwrap();
+        assert!(
+            json(q.record().unwrap()).contains(r#""init_spi":"0000000001020304","#),
+            "{}",
+            json(q.record().unwrap())
+        );
+        assert!(json(q.record().unwrap()).contains(r#""role":"responder","alg_enc":"ENCR_NULL","#));
+        // Toward the client, flagged an initiator: chosen. Two proposals, two
+        // encryption transforms in the first.
+        let mut body = vec![2, 0, 0, 24, 1, 1, 0, 2];
+        body.extend_from_slice(&[3, 0, 0, 8, 1, 0, 0, 20, 0, 0, 0, 8, 1, 0, 0, 12]);
+        body.extend_from_slice(&[0, 0, 0, 16, 2, 2, 0, 1, 0, 0, 0, 8, 4, 0, 0, 19]);
+        let resp = message_v2(i, r, &payload(0, &body), 33, 34, 0x08);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, &resp, &mut out);
+        // The first proposal has no DH group (its AEAD needs no integrity), the second
+        // is AH's without integrity.
+        assert_eq!(
+            out.anomalies,
+            [
+                "ike.weak_crypto_no_dh",
+                "ike.no_encryption",
+                "ike.weak_crypto_no_auth"
+            ]
+        );
+        let a = s.tx(1).unwrap();
+        for (v, want) in [
+            ("alg_enc=20", true),
+            ("alg_enc=12", false),
+            ("alg_dh=19", true),
+            ("alg_hash=2", false),
+        ] {
+            assert_eq!(
+                eval("ike.chosen_sa_attribute", v, Dir::ToClient, a),
+                Some(want),
+                "{v}"
+            );
+        }
+        let later = message_v2(i, r, &payload(0, b"n"), 40, 37, 0x20);
+        s.parse(Dir::ToClient, &later, &mut out);
+        let rec = json(s.tx(2).unwrap().record().unwrap());
+        assert!(
+            rec.contains(r#""alg_enc":"ENCR_AES_CBC","alg_auth":"NONE","alg_prf":"PRF_NULL","alg_dh":"Ecp256""#),
+            "{rec}"
+        );
+        assert_eq!(
+            eval(
+                "ike.chosen_sa_attribute",
+                "alg_dh=19",
+                Dir::ToClient,
+                s.tx(2).unwrap()
+            ),
+            Some(false)
+        );
     }
 
     fn parse_ok(name: &str, v: &str) -> Result<KwValue, String> {

@@ -72,7 +72,8 @@ pub struct V2Msg {
     pub errors: u32,
     /// What the responder had chosen once this message was in.
     pub algorithms: v2::Algorithms,
-    /// A responder's transforms, in order (`ike.chosen_sa_attribute`).
+    /// A responder's first transform of each kind, over all its proposals in order
+    /// (`ike.chosen_sa_attribute`).
     pub chosen: Vec<v2::Transform>,
 }
 
@@ -150,21 +151,23 @@ impl IkeState {
     /// each proposal is checked for weak or odd algorithms, and a responder's
     /// transforms become the flow's chosen algorithms.
     fn v2(&mut self, dir: Dir, h: Header, rest: &[u8], out: &mut ParseOutput) {
-        let payloads = v2::payloads(rest, h.next_payload).ok();
+        let mut payloads = v2::payloads(rest, h.next_payload).ok();
         let mut msg = V2Msg::default();
-        if let Some(p) = &payloads {
-            for prop in &p.proposals {
-                v2::check(prop, out);
+        if let Some(p) = &mut payloads {
+            // What the transaction keeps of its proposals is `chosen`.
+            for prop in std::mem::take(&mut p.proposals) {
+                v2::check(&prop, out);
                 if dir == Dir::ToClient {
                     for &t in &prop.transforms {
                         self.algorithms.take(t);
-                        if msg.chosen.len() < v2::MAX_TRANSFORMS {
+                        // The first of each kind is what the keyword sees.
+                        if !msg.chosen.iter().any(|c| c.kind == t.kind) {
                             msg.chosen.push(t);
                         }
                     }
                 }
             }
-            msg.errors = p.notify.iter().filter(|&&t| v2::notify_is_error(t)).count() as u32;
+            msg.errors = p.errors;
         }
         msg.payloads = payloads;
         msg.algorithms = self.algorithms;
@@ -174,7 +177,6 @@ impl IkeState {
 
 impl AppState for IkeState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
-        let data = parser::skip_non_esp_marker(data);
         // A datagram too short for a header, or of another version, is dropped
         // without an event or a transaction, as Suricata's parser does.
         let Some((h, rest)) = parser::header(data) else {

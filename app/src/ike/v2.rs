@@ -5,14 +5,18 @@
 //! payload then each payload's own next-payload field. From the security associations
 //! come the weak-crypto events, and from a responder's the algorithms it chose.
 
-use super::parser::{MAX_PAYLOADS, Malformed};
+use super::parser::Malformed;
 
-/// Proposals kept per message at most (more are read, and checked, but not kept).
+/// Proposals kept per message at most: later ones are read (they must be well formed)
+/// but neither checked nor chosen.
 pub const MAX_PROPOSALS: usize = 64;
-/// Transforms kept per proposal at most.
+/// Transforms kept per proposal at most (later ones are read, not kept).
 pub const MAX_TRANSFORMS: usize = 64;
-/// Notify types kept per message at most.
-pub const MAX_NOTIFY: usize = 64;
+/// Notify types kept per message at most (all of them are counted in `errors`).
+pub const MAX_NOTIFY: usize = 1024;
+/// Payload types kept per message at most (the chain is read to its end whatever its
+/// length: every payload takes four bytes at least, so a datagram bounds it).
+pub const MAX_PAYLOAD_TYPES: usize = 1024;
 
 /// Payload types (RFC 7296 §3.2).
 pub const PT_SA: u8 = 33;
@@ -68,6 +72,8 @@ pub struct Payloads {
     pub proposals: Vec<Proposal>,
     /// The types of its notifications, in order.
     pub notify: Vec<u16>,
+    /// Its notifications of error types (below 16384), all of them.
+    pub errors: u32,
 }
 
 /// A bounded reader over a payload's body.
@@ -175,6 +181,9 @@ fn body(kind: u8, b: &[u8], out: &mut Payloads) -> Result<(), Malformed> {
             let spi_size = usize::from(r.u8()?);
             let t = r.u16()?;
             r.take(spi_size)?;
+            if notify_is_error(t) {
+                out.errors = out.errors.saturating_add(1);
+            }
             if out.notify.len() < MAX_NOTIFY {
                 out.notify.push(t);
             }
@@ -199,18 +208,18 @@ pub fn payloads(mut data: &[u8], first: u8) -> Result<Payloads, Malformed> {
         ..Payloads::default()
     };
     let mut kind = first;
-    let mut budget = MAX_PAYLOADS;
     while !data.is_empty() {
         let [next, _flags, hi, lo, ..] = *data else {
             return Err(Malformed);
         };
         let len = usize::from(u16::from_be_bytes([hi, lo]));
-        if len < 4 || len > data.len() || budget == 0 {
+        if len < 4 || len > data.len() {
             return Err(Malformed);
         }
-        budget -= 1;
         body(kind, &data[4..len], &mut out)?;
-        out.types.push(next);
+        if out.types.len() < MAX_PAYLOAD_TYPES {
+            out.types.push(next);
+        }
         kind = next;
         data = &data[len..];
     }
@@ -282,10 +291,7 @@ pub fn check(p: &Proposal, out: &mut crate::ParseOutput) {
         out.anomaly("ike.no_encryption");
     }
     let integrity = p.transforms.iter().any(|t| t.kind == TT_INTEG && t.id != 0);
-    let aead = p
-        .transforms
-        .iter()
-        .any(|t| t.kind == TT_ENCR && aead(t.id));
+    let aead = p.transforms.iter().any(|t| t.kind == TT_ENCR && aead(t.id));
     if !integrity && !aead {
         out.anomaly("ike.weak_crypto_no_auth");
     }
@@ -517,6 +523,31 @@ mod tests {
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
     }
 
+    /// A chain longer than what is kept: read to its end, its notifications of errors
+    /// all counted, its types and notify types kept up to their bounds.
+    #[test]
+    fn long_chains_are_read_and_bounded() {
+        let n = MAX_NOTIFY + 10;
+        let mut m = Vec::new();
+        for k in 0..n {
+            let next = if k + 1 == n { 0 } else { PT_NOTIFY };
+            m.extend(payload(next, &[0, 0, 0, 14]));
+        }
+        let p = payloads(&m, PT_NOTIFY).unwrap();
+        assert_eq!(p.errors, n as u32);
+        assert_eq!(p.notify.len(), MAX_NOTIFY);
+        assert_eq!(p.types.len(), MAX_PAYLOAD_TYPES);
+        // Traffic selectors: at least one of a known type; the count is not checked.
+        let ts = [7, 0, 0, 16, 0, 0, 0xff, 0xff, 10, 0, 0, 1, 10, 0, 0, 2];
+        for (body, ok) in [
+            ([&[2u8, 0, 0, 0][..], &ts].concat(), true),
+            ([&[1u8, 0, 0, 0][..], &ts, &[7, 0]].concat(), true),
+            (vec![1, 0, 0, 0], false),
+        ] {
+            assert_eq!(payloads(&payload(0, &body), PT_TSR).is_ok(), ok, "{body:?}");
+        }
+    }
+
     #[test]
     fn one_bad_payload_spoils_the_chain() {
         // A vendor id shorter than 8 bytes, a traffic selector of an unknown type,
@@ -569,10 +600,7 @@ mod tests {
                 "ike.unknown_proposal"
             ]
         );
-        assert_eq!(
-            run(&p(3, &[(1, 12), (4, 19)])),
-            ["ike.weak_crypto_no_auth"]
-        );
+        assert_eq!(run(&p(3, &[(1, 12), (4, 19)])), ["ike.weak_crypto_no_auth"]);
     }
 
     #[test]
