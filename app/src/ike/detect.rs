@@ -3,8 +3,10 @@
 //! vendor ids in hex, toward the server), `ike.key_exchange_payload` and
 //! `ike.nonce_payload` (the message's), and the checks `ike.exchtype`,
 //! `ike.key_exchange_payload_length`, `ike.nonce_payload_length` and
-//! `ike.chosen_sa_attribute` (the responder's chosen transform). A message is
-//! inspected in the direction it came only.
+//! `ike.chosen_sa_attribute` (the responder's chosen transform; for IKEv2 its
+//! message's first transform of the kind). A message is inspected in the direction it
+//! came only; the key exchange, nonce and vendor keywords see IKEv1 messages only, as
+//! Suricata's.
 
 use super::state::IkeTx;
 use crate::buffers::{BufferDef, def};
@@ -250,6 +252,22 @@ fn eval_attribute(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Op
     let tx = tx_of(t)?;
     if dir != Dir::ToClient || tx.dir != dir {
         return Some(false);
+    }
+    if let Some(m) = &tx.v2 {
+        // IKEv2: the message's first transform of the attribute's kind.
+        let kind = match kind {
+            1 => super::v2::TT_ENCR,
+            3 => super::v2::TT_INTEG,
+            4 => super::v2::TT_DH,
+            13 => super::v2::TT_PRF,
+            _ => return Some(false),
+        };
+        return Some(
+            m.chosen
+                .iter()
+                .find(|t| t.kind == kind)
+                .is_some_and(|t| u64::from(t.id) == value),
+        );
     }
     let Some(first) = tx.payloads.as_ref().and_then(|p| p.transforms.first()) else {
         return Some(false);

@@ -1,12 +1,14 @@
-//! The EVE `ike` object of an IKEv1 message, in Suricata's field order and with its
-//! names of the attribute values.
+//! The EVE `ike` object of an IKE message, in Suricata's field order and with its
+//! names of the attribute values (IKEv1) and of the algorithms, payload and notify
+//! types (IKEv2).
 
 use meerkat_eve::Obj;
-use meerkat_proto::events::{Ike, IkeAttribute, IkeSide, IkeTransform};
+use meerkat_proto::events::{Ike, IkeAttribute, IkeSide, IkeTransform, Ikev2};
 
 use super::detect::attribute_name;
 use super::parser::Attribute;
 use super::state::{IkeTx, hex};
+use super::v2;
 use crate::{AppRecord, Dir};
 
 /// [`crate::RecordDef::render`].
@@ -72,6 +74,22 @@ pub fn record(tx: &IkeTx, extended: bool) -> Ike {
             Vec::new()
         },
         vendor_ids: p.map_or_else(Vec::new, |p| p.vendor_ids.clone()),
+        ikev2: tx.v2.as_deref().map(|m| {
+            let a = &m.algorithms;
+            Ikev2 {
+                initiator: h.flags & v2::FLAG_INITIATOR != 0,
+                alg_enc: u32::from(a.enc),
+                alg_auth: u32::from(a.auth),
+                alg_prf: u32::from(a.prf),
+                alg_dh: u32::from(a.dh),
+                alg_esn: u32::from(a.esn),
+                payload: m.payloads.as_ref().map_or_else(Vec::new, |p| {
+                    p.types.iter().map(|&t| u32::from(t)).collect()
+                }),
+                errors: m.errors,
+                notify: m.notify().iter().map(|&t| u32::from(t)).collect(),
+            }
+        }),
     }
 }
 
@@ -232,8 +250,63 @@ fn side(o: &mut Obj<'_>, s: &IkeSide) {
     }
 }
 
+/// The `ike` object of an IKEv2 message.
+fn ikev2(o: &mut Obj<'_>, r: &Ike, m: &Ikev2) {
+    o.obj("ike", |x| {
+        x.u64("version_major", u64::from(r.version_major))
+            .u64("version_minor", u64::from(r.version_minor))
+            .str("init_spi", &r.init_spi)
+            .str("resp_spi", &r.resp_spi)
+            .u64("message_id", u64::from(r.message_id))
+            .u64("exchange_type", u64::from(r.exchange_type));
+        if m.initiator {
+            x.str("role", "initiator");
+        } else {
+            let narrow = |v: u32| u16::try_from(v).unwrap_or(u16::MAX);
+            let names = v2::algorithm_names(&v2::Algorithms {
+                enc: narrow(m.alg_enc),
+                auth: narrow(m.alg_auth),
+                prf: narrow(m.alg_prf),
+                dh: narrow(m.alg_dh),
+                esn: narrow(m.alg_esn),
+            });
+            x.str("role", "responder");
+            for (k, v) in ["alg_enc", "alg_auth", "alg_prf", "alg_dh", "alg_esn"]
+                .iter()
+                .zip(&names)
+            {
+                x.str(k, v);
+            }
+        }
+        x.raw("payload", |b| {
+            let names: Vec<String> = m
+                .payload
+                .iter()
+                .map(|&t| v2::payload_name(u8::try_from(t).unwrap_or(u8::MAX)))
+                .collect();
+            meerkat_eve::str_array(b, names.iter().map(String::as_str));
+        });
+        x.obj("ikev2", |v| {
+            v.u64("errors", u64::from(m.errors));
+            if !m.notify.is_empty() {
+                v.raw("notify", |b| {
+                    let names: Vec<String> = m
+                        .notify
+                        .iter()
+                        .map(|&t| v2::notify_name(u16::try_from(t).unwrap_or(u16::MAX)))
+                        .collect();
+                    meerkat_eve::str_array(b, names.iter().map(String::as_str));
+                });
+            }
+        });
+    });
+}
+
 /// The `ike` object.
 pub fn ike(o: &mut Obj<'_>, r: &Ike) {
+    if let Some(m) = &r.ikev2 {
+        return ikev2(o, r, m);
+    }
     o.obj("ike", |x| {
         x.u64("version_major", u64::from(r.version_major))
             .u64("version_minor", u64::from(r.version_minor))

@@ -38,15 +38,6 @@ pub struct Header {
     pub length: u32,
 }
 
-/// The four zero bytes that mark IKE on UDP port 4500 (RFC 3948 §2.2), skipped: an
-/// initiator SPI is never zero, so the marker cannot be mistaken for one.
-pub fn skip_non_esp_marker(data: &[u8]) -> &[u8] {
-    match data {
-        [0, 0, 0, 0, rest @ ..] => rest,
-        _ => data,
-    }
-}
-
 /// The header at the start of `data`, and the bytes after it.
 pub fn header(data: &[u8]) -> Option<(Header, &[u8])> {
     if data.len() < HEADER_LEN {

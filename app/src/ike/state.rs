@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::parser::{self, Attribute, Header, Payloads};
+use super::v2;
 use crate::{AppState, Dir, ParseOutput, Transaction};
 
 /// Most live transactions per flow; the oldest is dropped beyond it.
@@ -58,6 +59,29 @@ pub struct IkeTx {
     pub vendor_hex: Vec<Vec<u8>>,
     /// The flow's exchange once this message was in.
     pub exchange: Arc<Exchange>,
+    /// An IKEv2 message's own.
+    pub v2: Option<Box<V2Msg>>,
+}
+
+/// What an IKEv2 message holds, as Suricata logs and inspects it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct V2Msg {
+    /// Its payloads (`None` when they could not be read).
+    pub payloads: Option<v2::Payloads>,
+    /// Its notifications of error types.
+    pub errors: u32,
+    /// What the responder had chosen once this message was in.
+    pub algorithms: v2::Algorithms,
+    /// A responder's first transform of each kind, over all its proposals in order
+    /// (`ike.chosen_sa_attribute`).
+    pub chosen: Vec<v2::Transform>,
+}
+
+impl V2Msg {
+    /// The message's notify types.
+    pub fn notify(&self) -> &[u16] {
+        self.payloads.as_ref().map_or(&[], |p| &p.notify)
+    }
 }
 
 impl IkeTx {
@@ -88,6 +112,8 @@ fn hex8(b: &[u8; 8]) -> [u8; 16] {
 pub struct IkeState {
     next_id: u64,
     exchange: Arc<Exchange>,
+    /// IKEv2: the responder's choices so far.
+    algorithms: v2::Algorithms,
     pub txs: VecDeque<IkeTx>,
 }
 
@@ -95,19 +121,71 @@ impl IkeState {
     pub fn new() -> IkeState {
         IkeState::default()
     }
+
+    fn push(
+        &mut self,
+        dir: Dir,
+        header: Header,
+        payloads: Option<Payloads>,
+        vendor_hex: Vec<Vec<u8>>,
+        v2: Option<Box<V2Msg>>,
+    ) {
+        if self.txs.len() == MAX_TX {
+            self.txs.pop_front();
+        }
+        self.txs.push_back(IkeTx {
+            id: self.next_id,
+            dir,
+            header,
+            payloads,
+            init_hex: hex8(&header.init_spi),
+            resp_hex: hex8(&header.resp_spi),
+            vendor_hex,
+            exchange: Arc::clone(&self.exchange),
+            v2,
+        });
+        self.next_id += 1;
+    }
+
+    /// An IKEv2 message: a transaction whatever its payloads; when they can be read,
+    /// each proposal is checked for weak or odd algorithms, and a responder's
+    /// transforms become the flow's chosen algorithms.
+    fn v2(&mut self, dir: Dir, h: Header, rest: &[u8], out: &mut ParseOutput) {
+        let mut payloads = v2::payloads(rest, h.next_payload).ok();
+        let mut msg = V2Msg::default();
+        if let Some(p) = &mut payloads {
+            // What the transaction keeps of its proposals is `chosen`.
+            for prop in std::mem::take(&mut p.proposals) {
+                v2::check(&prop, out);
+                if dir == Dir::ToClient {
+                    for &t in &prop.transforms {
+                        self.algorithms.take(t);
+                        // The first of each kind is what the keyword sees.
+                        if !msg.chosen.iter().any(|c| c.kind == t.kind) {
+                            msg.chosen.push(t);
+                        }
+                    }
+                }
+            }
+            msg.errors = p.errors;
+        }
+        msg.payloads = payloads;
+        msg.algorithms = self.algorithms;
+        self.push(dir, h, None, Vec::new(), Some(Box::new(msg)));
+    }
 }
 
 impl AppState for IkeState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
-        let data = parser::skip_non_esp_marker(data);
+        // A datagram too short for a header, or of another version, is dropped
+        // without an event or a transaction, as Suricata's parser does.
         let Some((h, rest)) = parser::header(data) else {
-            out.anomaly("ike.malformed_data");
             return;
         };
-        // IKEv2 is not parsed (the probe does not take it).
-        if h.maj_ver != 1 {
-            out.anomaly("ike.malformed_data");
-            return;
+        match h.maj_ver {
+            1 => {}
+            2 => return self.v2(dir, h, rest, out),
+            _ => return,
         }
         let payloads = if h.flags & parser::FLAG_ENCRYPTED != 0 {
             None
@@ -141,23 +219,10 @@ impl AppState for IkeState {
             }
             Some(p)
         };
-        if self.txs.len() == MAX_TX {
-            self.txs.pop_front();
-        }
         let vendor_hex = payloads
             .as_ref()
             .map_or_else(Vec::new, |p| p.vendor_ids.iter().map(|v| hex(v)).collect());
-        self.txs.push_back(IkeTx {
-            id: self.next_id,
-            dir,
-            header: h,
-            payloads,
-            init_hex: hex8(&h.init_spi),
-            resp_hex: hex8(&h.resp_spi),
-            vendor_hex,
-            exchange: Arc::clone(&self.exchange),
-        });
-        self.next_id += 1;
+        self.push(dir, h, payloads, vendor_hex, None);
     }
 
     fn gap(&mut self, _dir: Dir, _len: u64, _out: &mut ParseOutput) {}
