@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -477,7 +477,8 @@ fn a_second_stack_on_the_same_runtime_dir_is_refused() {
     let first = Running::serving(d, &rules, &["--workers", "1"]);
     let second_dir = d.join("second");
     std::fs::create_dir_all(second_dir.join("logs")).unwrap();
-    let out = meerkat()
+    let ring = std::fs::metadata(first.runtime.join("ring-0")).unwrap();
+    let mut second = meerkat()
         .current_dir(&second_dir)
         .args([
             "-q",
@@ -493,10 +494,34 @@ fn a_second_stack_on_the_same_runtime_dir_is_refused() {
             "--set",
             "supervisor.keep-running=yes",
         ])
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while second.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            let out = second.wait_with_output().unwrap();
+            panic!("the second stack ran: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = second.wait_with_output().unwrap();
     assert!(!out.status.success(), "the second stack ran");
     eprintln!("second stack: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("in use by another running stack"),
+        "{}",
+        stderr(&out)
+    );
+    // Refused before it touched the directory: the first stack's ring is the same file.
+    let after = std::fs::metadata(first.runtime.join("ring-0")).unwrap();
+    assert_eq!(
+        (ring.ino(), ring.len()),
+        (after.ino(), after.len()),
+        "the first stack's ring was replaced"
+    );
     assert!(
         first.ctl(&["health"]).status.success(),
         "the first stack was disturbed"

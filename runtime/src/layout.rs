@@ -15,6 +15,7 @@
 //! | `order` | capture and every detect worker (how far packets are handed out and processed) | detect workers |
 //! | `expectations` | the first detect worker (announced connections: FTP data) | every detect worker |
 //! | `config.yaml` | the supervisor (the resolved config) | every role it starts |
+//! | `supervisor.lock` | the supervisor (held with `flock` while it runs) | a second supervisor, refused |
 //! | `pcap-files` | capture (the capture files read, when `pcap_filename` is logged) | detect workers |
 //!
 //! The layouts of the shared-memory files are `meerkat-shm`'s.
@@ -43,6 +44,9 @@ pub const ORDER: &str = "order";
 pub const EXPECTATIONS: &str = "expectations";
 /// The resolved config the supervisor hands to the roles.
 pub const CONFIG: &str = "config.yaml";
+/// The supervisor's lock (an exclusive `flock` for as long as it runs): one stack per
+/// directory.
+pub const SUPERVISOR_LOCK: &str = "supervisor.lock";
 /// The capture files of the run, by the index ring records carry (`meerkat-shm`'s
 /// `files`).
 pub const PCAP_FILES: &str = "pcap-files";
@@ -55,6 +59,11 @@ pub const STAGING_MARK: &str = ".tmp.";
 pub const PRIVATE_PARENT: &str = "/dev/shm";
 /// Name prefix of a private runtime directory (`meerkat-<pid>`).
 pub const PRIVATE_PREFIX: &str = "meerkat-";
+
+/// The supervisor's lock file.
+pub fn supervisor_lock_path(dir: &Path) -> PathBuf {
+    dir.join(SUPERVISOR_LOCK)
+}
 
 /// Worker `n`'s packet ring.
 pub fn ring_path(dir: &Path, n: usize) -> PathBuf {

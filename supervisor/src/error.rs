@@ -101,6 +101,13 @@ pub enum SupervisorError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "runtime-dir {} is in use by another running stack (its lock {} is held); give \
+         this one another runtime-dir",
+        path.display(),
+        lock.display()
+    )]
+    RuntimeDirInUse { path: PathBuf, lock: PathBuf },
     #[error("cannot create runtime directory {}", path.display())]
     RuntimeDir {
         path: PathBuf,

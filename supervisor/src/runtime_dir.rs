@@ -9,25 +9,31 @@ use meerkat_runtime::layout;
 
 use crate::SupervisorError;
 
-/// The runtime directory of a run; a private one is removed when dropped.
+/// The runtime directory of a run, locked for it (`supervisor.lock`); a private one is
+/// removed when dropped.
 #[derive(Debug)]
 pub(crate) struct RuntimeDir {
     pub(crate) path: PathBuf,
     owned: bool,
+    /// Holds the lock until the run ends (closed on exec: the roles do not hold it).
+    _lock: std::fs::File,
 }
 
 impl RuntimeDir {
     /// `runtime-dir` when set (created if missing, kept afterwards), else a fresh private
-    /// directory `/dev/shm/meerkat-<pid>`.
+    /// directory `/dev/shm/meerkat-<pid>`. A directory another supervisor holds is
+    /// refused before anything in it is touched.
     pub(crate) fn create(config: &Config) -> Result<RuntimeDir, SupervisorError> {
         if let Some(p) = &config.runtime_dir {
             std::fs::create_dir_all(p).map_err(|source| SupervisorError::RuntimeDirSet {
                 path: p.clone(),
                 source,
             })?;
+            let lock = lock(p)?;
             return Ok(RuntimeDir {
                 path: p.clone(),
                 owned: false,
+                _lock: lock,
             });
         }
         let path = layout::private_dir(std::process::id());
@@ -36,7 +42,12 @@ impl RuntimeDir {
             path: path.clone(),
             source,
         })?;
-        Ok(RuntimeDir { path, owned: true })
+        let lock = lock(&path)?;
+        Ok(RuntimeDir {
+            path,
+            owned: true,
+            _lock: lock,
+        })
     }
 
     /// Writes the resolved config (with this directory as `runtime-dir`) where the roles
@@ -61,6 +72,35 @@ impl Drop for RuntimeDir {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
+}
+
+/// Takes `dir`'s supervisor lock (exclusive, not waiting).
+fn lock(dir: &Path) -> Result<std::fs::File, SupervisorError> {
+    use std::os::fd::AsRawFd;
+    let path = layout::supervisor_lock_path(dir);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| SupervisorError::RuntimeDirSet {
+            path: path.clone(),
+            source,
+        })?;
+    // SAFETY: flock on a descriptor this function owns; no memory is involved.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            SupervisorError::RuntimeDirInUse {
+                path: dir.to_path_buf(),
+                lock: path,
+            }
+        } else {
+            SupervisorError::RuntimeDirSet { path, source: e }
+        });
+    }
+    Ok(file)
 }
 
 /// Writes `config` as the roles read it.
