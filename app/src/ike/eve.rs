@@ -250,15 +250,20 @@ fn side(o: &mut Obj<'_>, s: &IkeSide) {
     }
 }
 
+/// The fields of the `ike` object both versions write first.
+fn header(x: &mut Obj<'_>, r: &Ike) {
+    x.u64("version_major", u64::from(r.version_major))
+        .u64("version_minor", u64::from(r.version_minor))
+        .str("init_spi", &r.init_spi)
+        .str("resp_spi", &r.resp_spi)
+        .u64("message_id", u64::from(r.message_id))
+        .u64("exchange_type", u64::from(r.exchange_type));
+}
+
 /// The `ike` object of an IKEv2 message.
 fn ikev2(o: &mut Obj<'_>, r: &Ike, m: &Ikev2) {
     o.obj("ike", |x| {
-        x.u64("version_major", u64::from(r.version_major))
-            .u64("version_minor", u64::from(r.version_minor))
-            .str("init_spi", &r.init_spi)
-            .str("resp_spi", &r.resp_spi)
-            .u64("message_id", u64::from(r.message_id))
-            .u64("exchange_type", u64::from(r.exchange_type));
+        header(x, r);
         if m.initiator {
             x.str("role", "initiator");
         } else {
@@ -308,12 +313,7 @@ pub fn ike(o: &mut Obj<'_>, r: &Ike) {
         return ikev2(o, r, m);
     }
     o.obj("ike", |x| {
-        x.u64("version_major", u64::from(r.version_major))
-            .u64("version_minor", u64::from(r.version_minor))
-            .str("init_spi", &r.init_spi)
-            .str("resp_spi", &r.resp_spi)
-            .u64("message_id", u64::from(r.message_id))
-            .u64("exchange_type", u64::from(r.exchange_type));
+        header(x, r);
         if r.extended
             && let Some(n) = exchange_name(r.exchange_type)
         {
