@@ -18,7 +18,15 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     exit 0
 fi
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/../target/fuzz}
-dir=${FUZZ_DIR:-$(mktemp -d /tmp/meerkat-fuzz.XXXXXX)}
+# Corpora, logs and crash inputs: FUZZ_DIR (kept), else a directory of this run (removed
+# when nothing failed).
+if [ -n "${FUZZ_DIR:-}" ]; then
+    dir=$FUZZ_DIR
+    ours=
+else
+    dir=$(mktemp -d /tmp/meerkat-fuzz.XXXXXX)
+    ours=1
+fi
 # target:seed directory (relative to the repository root)
 targets=(
     decode:wire/seeds/decode
@@ -53,4 +61,4 @@ if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz targets that failed: ${failed[*]}"
     exit 1
 fi
-rm -rf "$dir"
+[ -z "$ours" ] || rm -rf "$dir"

@@ -108,6 +108,12 @@ pub enum SupervisorError {
         lock.display()
     )]
     RuntimeDirInUse { path: PathBuf, lock: PathBuf },
+    #[error("cannot lock the runtime directory with {}", path.display())]
+    RuntimeDirLock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot create runtime directory {}", path.display())]
     RuntimeDir {
         path: PathBuf,

@@ -83,7 +83,7 @@ fn lock(dir: &Path) -> Result<std::fs::File, SupervisorError> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|source| SupervisorError::RuntimeDirSet {
+        .map_err(|source| SupervisorError::RuntimeDirLock {
             path: path.clone(),
             source,
         })?;
@@ -97,7 +97,7 @@ fn lock(dir: &Path) -> Result<std::fs::File, SupervisorError> {
                 lock: path,
             }
         } else {
-            SupervisorError::RuntimeDirSet { path, source: e }
+            SupervisorError::RuntimeDirLock { path, source: e }
         });
     }
     Ok(file)
