@@ -16,7 +16,9 @@ pub(super) fn only_sets_flowbits(rule: &Rule) -> bool {
 
 /// Suricata's IP-only rule test, and its "like IP-only" one (the same with ports): such
 /// a rule is checked on the first packet of each flow direction only (measured against
-/// the reference: `alert tcp any any -> any 8080 (sid:1;)` alerts once per session).
+/// the reference: `alert tcp any any -> any 8080 (sid:1;)` alerts once per session, and
+/// so do `tcp-pkt` and `tcp-stream` rules without options: the protocol's payload
+/// source matters only to a rule with a payload).
 pub(super) fn is_ip_only(rule: &Rule) -> bool {
     rule.app_proto.is_none()
         && rule.payload.is_empty()
@@ -25,7 +27,6 @@ pub(super) fn is_ip_only(rule: &Rule) -> bool {
         && rule.base64_data.is_none()
         && rule.header.is_empty()
         && rule.flow == crate::rules::FlowOpts::default()
-        && rule.payload_source == PayloadSource::Any
         && only_sets_flowbits(rule)
 }
 

@@ -163,6 +163,9 @@ pub struct PacketView<'a> {
     pub to_server: Option<bool>,
     pub established: bool,
     pub app_proto: AppProto,
+    /// The flow's protocol is not visible to this packet's packet rules yet (see
+    /// `AppFlow::shown_on`): rules of an app-layer protocol do not match it.
+    pub app_proto_pending: bool,
     /// The packet payload, when it is inspected on its own (not when a TCP segment went
     /// into a tracked stream).
     pub payload: Option<&'a [u8]>,
@@ -177,8 +180,15 @@ pub struct PacketView<'a> {
     /// The first packet of its flow direction (or a packet without a flow): IP-only
     /// rules are checked on these.
     pub first_in_direction: bool,
-    /// A pseudo packet made at flow end: only stream inspection applies to it.
+    /// A pseudo packet made at flow end: only stream inspection applies to it, but for
+    /// `pseudo_app_rules`.
     pub pseudo: bool,
+    /// A pseudo packet of a direction Suricata makes one for at flow end (the session
+    /// still open, data not processed, or a transaction of the direction incomplete):
+    /// payload-less rules of an app-layer protocol match it as any packet, save
+    /// `flow:established` (measured against the reference: `alert smtp any any -> any
+    /// any` alerts once per such direction, `alert tcp ... (flow:to_server;)` does not).
+    pub pseudo_app_rules: bool,
     /// The protocol recognised in each direction (to_server, to_client), for
     /// `app-layer-protocol:<proto>,to_server`; `Unknown` until then.
     pub app_proto_dir: [AppProto; 2],

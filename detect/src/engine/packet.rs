@@ -62,13 +62,22 @@ impl Engine {
             if (v.pkt.invalid && !sig.decode_event) || (sig.pd_only && !v.proto_detect_done) {
                 continue;
             }
-            // Pseudo packets (flow end) carry stream data only.
-            if v.pseudo && sig.payload.is_empty() {
+            // Pseudo packets (flow end) carry stream data only, but for the payload-less
+            // rules of a protocol on those Suricata makes (not established to them).
+            if v.pseudo
+                && sig.payload.is_empty()
+                && !(v.pseudo_app_rules
+                    && rule.app_proto.is_some()
+                    && rule.flow.established != Some(true))
+            {
                 continue;
             }
             let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
                 continue;
             };
+            if rule.app_proto.is_some() && v.app_proto_pending {
+                continue;
+            }
             if let Some(ap) = rule.app_proto
                 && !v.app_proto.covers(ap)
                 && (rule.proto_exact || !v.app_proto.matches_rule(ap))

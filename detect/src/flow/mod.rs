@@ -74,6 +74,19 @@ pub struct AppFlow {
     pub state: Option<Box<dyn AppState>>,
     /// Protocol detection is over (found, or given up).
     pub detection_done: bool,
+    /// The TCP direction whose next packet makes the detected protocol visible to packet
+    /// rules (`alert http ...` without buffers), if one is awaited. In IDS mode Suricata
+    /// parses a direction's data when the other side acknowledges it, so the packet that
+    /// carries the bytes a protocol is recognised by, and any more of that direction,
+    /// are still of no protocol to its packet rules; the acknowledging packet is the
+    /// first of the protocol (measured against the reference: `alert http any any ->
+    /// any any` does not alert on the request's own segment, nor `alert smtp` on the
+    /// banner's).
+    pub shown_on: Option<Dir>,
+    /// Directions (to_server, to_client) in which a transaction was incomplete when a
+    /// side of the TCP session ended (its parser told so): Suricata makes a pseudo
+    /// packet of such a direction at flow end, whatever the end of stream completed.
+    pub eof_open: [bool; 2],
     /// Bytes seen per direction while detecting.
     pub probed: [usize; 2],
     /// Engine state of the live transactions (by id).
@@ -262,6 +275,8 @@ impl Flow {
             s.sides.swap(0, 1);
         }
         self.app.probed.swap(0, 1);
+        self.app.shown_on = self.app.shown_on.map(Dir::other);
+        self.app.eof_open.swap(0, 1);
         self.app.dir_proto.swap(0, 1);
         self.app.dir_probed.swap(0, 1);
     }

@@ -375,6 +375,9 @@ pub struct FlowOpts {
     pub stateless: bool,
     /// Some(true): only_frag; Some(false): no_frag.
     pub frag: Option<bool>,
+    /// `only_stream` or `no_stream` was given (the payload source says which): a flow
+    /// option like any other, so the rule is not IP-only.
+    pub stream: bool,
 }
 
 /// Header keywords: evaluated on the packet before any payload.

@@ -284,6 +284,9 @@ struct Inner {
     pkt_anomalies: Vec<(u64, &'static str)>,
     /// Protocol detection finished (in some direction) on the current packet.
     pkt_proto_done: bool,
+    /// The pseudo packet being inspected at a flow's end is one Suricata makes (see
+    /// `PacketView::pseudo_app_rules`).
+    pseudo_app_rules: bool,
     /// Link type of the last packet captured: the one pseudo packets at flow end are
     /// logged with (`packet_info`), as Suricata does.
     link_type: u16,
@@ -761,6 +764,7 @@ impl Worker {
                 pkt_app_events: 0,
                 pkt_anomalies: Vec::new(),
                 pkt_proto_done: false,
+                pseudo_app_rules: false,
                 link_type: 0,
                 files,
                 file: (0, String::new()),

@@ -27,6 +27,10 @@ impl Inner {
         self.pkt_anomalies.clear();
         self.pkt_proto_done = false;
 
+        // `flow:established` sees the flow as it was before this packet, as Suricata's
+        // packet flags do: the ACK completing a handshake is not established yet.
+        let established_before = flow.established();
+
         // TCP session.
         let mut stream_added = false;
         let mut closing = false;
@@ -141,9 +145,23 @@ impl Inner {
         });
         // What a gap cut off before raw inspection saw it goes first, on its own.
         self.inspect_pieces(c, flow, to_server);
-        let established = flow.established();
+        let established = if flow.proto == 6 {
+            established_before
+        } else {
+            flow.established()
+        };
         let stream_bytes = flow.stream_bytes();
         let app_proto = flow.app.proto;
+        // The side awaited to make the protocol visible: this packet, if it is of it
+        // (see `AppFlow::shown_on`).
+        let app_proto_pending = match flow.app.shown_on {
+            Some(side) if side == dir => {
+                flow.app.shown_on = None;
+                false
+            }
+            Some(_) => true,
+            None => false,
+        };
         let flow_id = flow.id;
         let first = if to_server {
             flow.pkts_toserver == 1
@@ -161,6 +179,7 @@ impl Inner {
                 to_server: Some(to_server),
                 established,
                 app_proto,
+                app_proto_pending,
                 payload: (!stream_added).then_some(pkt.payload),
                 stream,
                 segment: stream_added.then_some(pkt.payload),
@@ -168,6 +187,7 @@ impl Inner {
                 flow_id,
                 first_in_direction: first,
                 pseudo: false,
+                pseudo_app_rules: false,
                 app_proto_dir: flow.app.dir_proto,
                 proto_detect_done: self.pkt_proto_done,
                 app_events: self.pkt_app_events,
@@ -262,6 +282,9 @@ impl Inner {
                 // The parser reads the stream in place (the app state and the stream are
                 // different parts of the flow).
                 got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                if !was_done && app.detection_done && !self.cfg.inline {
+                    app.shown_on = Some(dir.other());
+                }
                 if !was_done && app.detection_done {
                     self.detected_tcp(flow, dir, from, to);
                     got |= flow.app.state.is_some();
@@ -270,6 +293,14 @@ impl Inner {
             if let Some(s) = flow.tcp.as_deref_mut() {
                 s.sides[d].app_done = to;
             }
+        }
+        if fin
+            && flow.app.eof_open != [true; 2]
+            && let Some(state) = flow.app.state.as_deref()
+        {
+            let open = incomplete_directions(state);
+            flow.app.eof_open[0] |= open[0];
+            flow.app.eof_open[1] |= open[1];
         }
         if fin && let Some(state) = flow.app.state.as_deref_mut() {
             let mut out = ParseOutput::default();
@@ -311,6 +342,7 @@ impl Inner {
         if flow.replay_slot != crate::flow::NOT_REGISTERED {
             self.replay.end(flow.replay_slot, self.rec.1);
         }
+        let suricata_pseudo = pseudo_directions(&flow);
         // A pseudo packet per direction carries the flow's addresses for header checks.
         for dir in [Dir::ToServer, Dir::ToClient] {
             // What the last real packet raised was logged with it (flows end after it).
@@ -349,6 +381,7 @@ impl Inner {
                         r
                     })
                 });
+                self.pseudo_app_rules = suricata_pseudo[d];
                 if let Some((a, b)) = range {
                     let chunk = flow
                         .tcp
@@ -356,7 +389,10 @@ impl Inner {
                         .map(|s| s.sides[d].bytes(a, b).to_vec())
                         .unwrap_or_default();
                     self.inspect_packet(c, Some((&mut flow, to_server)), Some(&chunk), None, false);
+                } else if suricata_pseudo[d] {
+                    self.inspect_packet(c, Some((&mut flow, to_server)), None, None, false);
                 }
+                self.pseudo_app_rules = false;
                 if progressed {
                     self.inspect_txs(c, &mut flow, to_server, dir, false);
                 }
@@ -393,6 +429,46 @@ impl Inner {
 
 /// A packet made from a flow's tuple, for inspection at flow end (or when a flow
 /// changes protocol).
+/// The directions of a TCP flow Suricata makes a pseudo packet for when the flow ends
+/// (to_server, to_client): both while the session is still open, and each direction
+/// with data not yet processed or a transaction whose part of that direction is not
+/// complete. UDP flows get none.
+fn pseudo_directions(flow: &Flow) -> [bool; 2] {
+    let Some(s) = flow.tcp.as_deref() else {
+        return [false; 2];
+    };
+    let open = matches!(s.state, tcp::State::Established | tcp::State::Closing);
+    let incomplete = flow
+        .app
+        .state
+        .as_deref()
+        .map_or([false; 2], incomplete_directions);
+    let mut need = [open; 2];
+    for (d, side) in s.sides.iter().enumerate() {
+        need[d] |= side.next() > side.app_done
+            || side.next() > side.raw_done
+            || incomplete[d]
+            || flow.app.eof_open[d];
+    }
+    need
+}
+
+/// The directions (to_server, to_client) in which some transaction of `state` is not
+/// complete yet.
+fn incomplete_directions(state: &dyn app::AppState) -> [bool; 2] {
+    let mut open = [false; 2];
+    for i in 0..state.tx_count() {
+        let Some(tx) = state.tx(i) else { break };
+        if tx.frames_only() {
+            continue;
+        }
+        for (d, dir) in [Dir::ToServer, Dir::ToClient].into_iter().enumerate() {
+            open[d] |= tx.inspects(dir) && !tx.complete(dir);
+        }
+    }
+    open
+}
+
 pub(super) fn pseudo_packet(
     proto: u8,
     src: (IpAddr, u16),

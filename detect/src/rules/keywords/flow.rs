@@ -37,8 +37,14 @@ impl Builder<'_> {
                 "stateless" => f.stateless = true,
                 "to_server" | "from_client" => f.to_server = Some(true),
                 "to_client" | "from_server" => f.to_server = Some(false),
-                "only_stream" => self.rule.payload_source = PayloadSource::Stream,
-                "no_stream" => self.rule.payload_source = PayloadSource::Packet,
+                "only_stream" => {
+                    f.stream = true;
+                    self.rule.payload_source = PayloadSource::Stream;
+                }
+                "no_stream" => {
+                    f.stream = true;
+                    self.rule.payload_source = PayloadSource::Packet;
+                }
                 "only_frag" => f.frag = Some(true),
                 "no_frag" => f.frag = Some(false),
                 other => return Err(fail(kw, format!("unknown option `{other}`"))),
