@@ -23,7 +23,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{eve, run_pcap, shared};
+use common::{eve, run_pcap, run_reference, shared};
 use serde_json::{Value, json};
 
 fn run(dir: &Path, pcap: &Path, rules: &Path) -> Vec<serde_json::Value> {
@@ -244,28 +244,13 @@ fn crafted_ikev2_is_as_the_reference() {
 /// The reference engine, run on the crafted pcap, still writes the committed rows.
 #[test]
 fn ikev2_reference_rows_are_current() {
-    let Some(shared) = shared() else {
-        eprintln!("skipping: ../shared is absent");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let Some(reference) = run_reference(
+        &data.join("ikev2-crafted.pcap"),
+        &data.join("ikev2-crafted.rules"),
+        &["-k", "none"],
+    ) else {
         return;
     };
-    let engine = shared.join("tools/suricata-ref");
-    if !engine.is_file() {
-        eprintln!("skipping: {} is absent", engine.display());
-        return;
-    }
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let logs = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(&engine)
-        .arg("-r")
-        .arg(data.join("ikev2-crafted.pcap"))
-        .arg("-S")
-        .arg(data.join("ikev2-crafted.rules"))
-        .arg("-l")
-        .arg(logs.path())
-        .args(["-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let reference = eve(&logs.path().join("eve.json"));
     assert_eq!(ikev2_rows(&reference), ikev2_want(&data));
 }

@@ -17,7 +17,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{eve, run_pcap, shared};
+use common::{run_pcap, run_reference};
 use serde_json::Value;
 
 /// Per sid, the packets it alerted on: `pcap_cnt`, or "pseudo SRC>DST" (ports) for a
@@ -70,27 +70,13 @@ fn header_only_rules_alert_where_the_reference_does() {
 /// The reference engine, run on the pcap, still raises the committed alerts.
 #[test]
 fn packet_rules_reference_is_current() {
-    let Some(shared) = shared() else {
-        eprintln!("skipping: ../shared is absent");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let Some(reference) = run_reference(
+        &data.join("packet-rules.pcap"),
+        &data.join("packet-rules.rules"),
+        &["-k", "none"],
+    ) else {
         return;
     };
-    let engine = shared.join("tools/suricata-ref");
-    if !engine.is_file() {
-        eprintln!("skipping: {} is absent", engine.display());
-        return;
-    }
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let logs = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(&engine)
-        .arg("-r")
-        .arg(data.join("packet-rules.pcap"))
-        .arg("-S")
-        .arg(data.join("packet-rules.rules"))
-        .arg("-l")
-        .arg(logs.path())
-        .args(["-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(alerts(&eve(&logs.path().join("eve.json"))), want(&data));
+    assert_eq!(alerts(&reference), want(&data));
 }

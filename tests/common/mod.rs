@@ -36,6 +36,34 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs the reference engine (`../shared/tools/suricata-ref`) on `pcap` with `rules`
+/// and `extra` arguments, asserts that it succeeded and returns the events it wrote;
+/// `None`, with a message, when it is not at hand (a clone without `../shared`).
+pub fn run_reference(pcap: &Path, rules: &Path, extra: &[&str]) -> Option<Vec<serde_json::Value>> {
+    let Some(shared) = shared() else {
+        eprintln!("skipping: ../shared is absent");
+        return None;
+    };
+    let engine = shared.join("tools/suricata-ref");
+    if !engine.is_file() {
+        eprintln!("skipping: {} is absent", engine.display());
+        return None;
+    }
+    let logs = tempfile::tempdir().unwrap();
+    let o = Command::new(&engine)
+        .arg("-r")
+        .arg(pcap)
+        .arg("-S")
+        .arg(rules)
+        .arg("-l")
+        .arg(logs.path())
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(eve(&logs.path().join("eve.json")))
+}
+
 /// Runs `meerkat run -q -r PCAP -S RULES -l <a fresh directory> EXTRA...` in `dir`
 /// (checksums as `extra` says), asserts that it succeeded and returns the events it
 /// wrote.
