@@ -532,6 +532,54 @@ fn a_second_stack_on_the_same_runtime_dir_is_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// Whether process `pid` still runs (exists and is not a zombie).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Issue 28's fault matrix: `kill -9` of the supervisor itself mid-run. Its roles see
+/// their parent die (`PR_SET_PDEATHSIG`) and exit: none is left running. The runtime
+/// dir's lock died with the supervisor, so a new stack starts on the same directory
+/// (over the dead stack's rings and counter pages) and gives every alert.
+#[test]
+fn kill_9_of_the_supervisor_leaves_no_role_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pcap, rules, expected) = marker_run(d);
+    let run_dir = d.join("killed");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let mut r = Running::start(
+        &run_dir,
+        &rules,
+        &[&pcap],
+        &["--workers", "2", "--set", "capture.ring-size=256kb"],
+    );
+    wait_until("detect-0 to see packets", 60, || {
+        r.counter("detect-0", "detect.0.packets") > 1000
+    });
+    let roles: Vec<(&str, u32)> = ["capture", "detect-0", "detect-1", "eve-writer"]
+        .into_iter()
+        .map(|role| (role, r.pid(role)))
+        .collect();
+    assert!(roles.iter().all(|(_, pid)| *pid != 0), "{roles:?}");
+    signal(r.child.id(), libc::SIGKILL);
+    r.child.wait().unwrap();
+    wait_until("every role to exit", 30, || {
+        roles.iter().all(|(_, pid)| !running(*pid))
+    });
+    std::fs::remove_dir_all(run_dir.join("logs")).unwrap();
+    let again = Running::start(&run_dir, &rules, &[&pcap], &["--workers", "2"]);
+    let (out, events) = again.wait(180);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(alert_keys(&events), expected);
+}
+
 #[test]
 fn kill_9_of_the_eve_writer_loses_no_alert() {
     let dir = tempfile::tempdir().unwrap();

@@ -60,6 +60,19 @@ pub const PRIVATE_PARENT: &str = "/dev/shm";
 /// Name prefix of a private runtime directory (`meerkat-<pid>`).
 pub const PRIVATE_PREFIX: &str = "meerkat-";
 
+/// Whether `file_name` is a file one run of a stack makes in its runtime directory
+/// (rings, counter pages, sockets, shared tables, the resolved config, files being
+/// made): what a new stack clears before it starts, so that nothing of a stack that
+/// died without cleaning up (`kill -9` of its supervisor) is taken for a live role's.
+/// The lock, and any file the layout does not name, are not.
+pub fn is_run_file(file_name: &str) -> bool {
+    file_name.starts_with(RING_PREFIX)
+        || file_name.starts_with(COUNTERS_PREFIX)
+        || file_name.ends_with(WORKER_SOCKET_SUFFIX)
+        || file_name.contains(STAGING_MARK)
+        || [EVE_STATE, HOST_TABLE, ORDER, EXPECTATIONS, CONFIG, PCAP_FILES].contains(&file_name)
+}
+
 /// The supervisor's lock file.
 pub fn supervisor_lock_path(dir: &Path) -> PathBuf {
     dir.join(SUPERVISOR_LOCK)
@@ -159,6 +172,30 @@ pub fn is_private_dir_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn run_files_are_the_layouts_but_the_lock() {
+        for f in [
+            "ring-0",
+            "counters-detect-1",
+            "eve.sock",
+            "detect-0.sock",
+            "control.sock",
+            "eve-writer.state",
+            "host-state",
+            "order",
+            "expectations",
+            "config.yaml",
+            "pcap-files",
+            "ring-1.tmp.42",
+        ] {
+            assert!(is_run_file(f), "{f}");
+        }
+        for f in [SUPERVISOR_LOCK, "notes.txt", "rules"] {
+            assert!(!is_run_file(f), "{f}");
+        }
+    }
+
     use super::*;
 
     #[test]

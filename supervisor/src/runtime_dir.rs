@@ -22,7 +22,8 @@ pub(crate) struct RuntimeDir {
 impl RuntimeDir {
     /// `runtime-dir` when set (created if missing, kept afterwards), else a fresh private
     /// directory `/dev/shm/meerkat-<pid>`. A directory another supervisor holds is
-    /// refused before anything in it is touched.
+    /// refused before anything in it is touched; in one no supervisor holds, what an
+    /// earlier run left (it ended, or died with `kill -9`) is removed first.
     pub(crate) fn create(config: &Config) -> Result<RuntimeDir, SupervisorError> {
         if let Some(p) = &config.runtime_dir {
             std::fs::create_dir_all(p).map_err(|source| SupervisorError::RuntimeDirSet {
@@ -30,6 +31,7 @@ impl RuntimeDir {
                 source,
             })?;
             let lock = lock(p)?;
+            clear_stale(p);
             return Ok(RuntimeDir {
                 path: p.clone(),
                 owned: false,
@@ -70,6 +72,22 @@ impl Drop for RuntimeDir {
     fn drop(&mut self) {
         if self.owned {
             let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Removes the files an earlier run left in `dir` (see `layout::is_run_file`): its
+/// rings, counter pages and shared tables would be taken for those of live roles (a
+/// worker would resume a dead one's ring). Called with the lock held, so that run has
+/// ended. What cannot be removed is left for the roles to report.
+fn clear_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_str().is_some_and(layout::is_run_file) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
@@ -133,5 +151,26 @@ mod tests {
         }
         // Not ours: still there.
         assert!(dir.join("config.yaml").exists());
+    }
+
+    #[test]
+    fn an_earlier_runs_files_are_removed_and_others_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("rt");
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["ring-0", "counters-detect-0", "eve-writer.state", "order", "mine.txt"] {
+            std::fs::write(dir.join(f), b"x").unwrap();
+        }
+        let config = Config {
+            runtime_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let _rt = RuntimeDir::create(&config).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["mine.txt", "supervisor.lock"]);
     }
 }
