@@ -984,6 +984,52 @@ fn reloading_20_times_under_traffic_drops_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// Issue 28's fault matrix: a worker killed while a reload is under way. The reload is
+/// applied, the replacement runs the new generation (started on it, or caught up by the
+/// reload), and no alert is lost or repeated.
+#[test]
+fn a_reload_while_a_worker_is_killed_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pcap, rules, expected) = marker_run(d);
+    let both = rules_file(d, "both.rules", &format!("{MARKER_RULE}{LATE_RULE}"));
+    let run_dir = d.join("reload");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let r = Running::start(
+        &run_dir,
+        &rules,
+        &[&pcap],
+        &["--workers", "2", "--set", "capture.ring-size=256kb"],
+    );
+    wait_until("detect-0 to see packets", 60, || {
+        r.counter("detect-0", "detect.0.packets") > 1000
+    });
+    let victim = r.pid("detect-0");
+    let socket = r.socket.clone();
+    let reload = std::thread::spawn(move || {
+        meerkat()
+            .args(["ctl", "--socket", socket.to_str().unwrap(), "--json"])
+            .args(["reload-rules", both.to_str().unwrap()])
+            .output()
+            .unwrap()
+    });
+    signal(victim, libc::SIGKILL);
+    let out = reload.join().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((&v["applied"], &v["generation"]), (&true.into(), &2.into()), "{v}");
+    assert_ne!(r.pid("detect-0"), victim, "detect-0 was not replaced");
+    assert_eq!(r.counter("detect-0", "detect.0.rules_generation"), 2);
+    let (out, events) = r.wait(180);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("gone during the reload"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(alert_keys(&events), expected);
+}
+
 #[test]
 fn tcp_control_needs_the_bearer_token() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,7 +16,7 @@ use meerkat_proto::control::{
     ShutdownRequest, StatsReply, StatsRequest, StatusReply, StatusRequest, WorkerFlushRequest,
 };
 use meerkat_proto::transport::unix_channel;
-use meerkat_runtime::counters::EveCounter;
+use meerkat_runtime::counters::{DetectCounter, EveCounter};
 use meerkat_runtime::{Role, worker_socket_path};
 use prost::Message;
 use tokio::sync::oneshot;
@@ -87,6 +87,60 @@ impl Service {
         lock(&self.shared).workers
     }
 
+    /// Brings worker `w`, gone during the reload of `generation`, onto it: waits for
+    /// its replacement to answer; one started before the supervisor knew of the new
+    /// ruleset (`detect.N.rules_generation` older) builds and swaps it in.
+    async fn catch_up(&self, w: usize, generation: u64, paths: &[String]) -> Result<(), Status> {
+        tracing::warn!(
+            worker = w,
+            generation,
+            "a detect worker was gone during the reload: its replacement is brought onto \
+             the new ruleset"
+        );
+        let runtime = lock(&self.shared).runtime_dir.clone();
+        let deadline = Instant::now() + RESTART_TIMEOUT;
+        loop {
+            if let Ok(mut c) = self.worker(w).await {
+                let running = crate::summary::detect(&runtime, w, DetectCounter::RulesGeneration);
+                if running == generation {
+                    return Ok(());
+                }
+                let req = PrepareRequest {
+                    generation,
+                    rule_files: paths.to_vec(),
+                };
+                let swapped = match tokio::time::timeout(PREPARE_TIMEOUT, c.prepare(req)).await {
+                    Ok(Ok(_)) => c.commit(CommitRequest { generation }).await.map(|_| ()),
+                    Ok(Err(s)) => Err(s),
+                    Err(_) => Err(Status::deadline_exceeded("prepare timed out")),
+                };
+                match swapped {
+                    Ok(()) => return Ok(()),
+                    Err(s) if worker_gone(&s) => {}
+                    Err(s) => {
+                        return Err(Status::new(
+                            s.code(),
+                            format!(
+                                "detect worker {w} (restarted during the reload) did not \
+                                 take generation {generation}: {} (the other workers did; \
+                                 reload again to converge)",
+                                s.message()
+                            ),
+                        ));
+                    }
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(Status::deadline_exceeded(format!(
+                    "detect worker {w} died during the reload and was not back within {} s \
+                     (the other workers run generation {generation}; it starts on it)",
+                    RESTART_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn abort_all(&self, generation: u64) {
         for w in 0..self.workers() {
             if let Ok(mut c) = self.worker(w).await {
@@ -94,6 +148,13 @@ impl Service {
             }
         }
     }
+}
+
+/// Whether a worker call failed because the worker is gone (its process died, or its
+/// socket has no server): a transport failure, not an answer.
+fn worker_gone(s: &Status) -> bool {
+    s.code() == Code::Unavailable
+        || (s.code() == Code::Unknown && s.message().contains("transport"))
 }
 
 /// The `Status` reply.
@@ -219,29 +280,38 @@ impl Control for Service {
                 )
             }));
         }
-        // Phase 1: every worker builds the new ruleset beside the running one.
+        // Phase 1: every worker builds the new ruleset beside the running one. A worker
+        // that is gone (it died: the supervisor starts it again) is left out, and caught
+        // up once its replacement answers (below).
         let workers = self.workers();
+        let mut gone = vec![false; workers];
         let mut prepares = Vec::with_capacity(workers);
-        for w in 0..workers {
+        for (w, gone) in gone.iter_mut().enumerate() {
             let mut c = match self.worker(w).await {
                 Ok(c) => c,
-                Err(e) => {
-                    self.abort_all(generation).await;
-                    return Err(e);
+                Err(_) => {
+                    *gone = true;
+                    prepares.push(None);
+                    continue;
                 }
             };
             let req = PrepareRequest {
                 generation,
                 rule_files: paths.clone(),
             };
-            prepares.push(tokio::spawn(async move {
+            prepares.push(Some(tokio::spawn(async move {
                 tokio::time::timeout(PREPARE_TIMEOUT, c.prepare(req)).await
-            }));
+            })));
         }
         let mut first: Option<PrepareReply> = None;
         for (w, p) in prepares.into_iter().enumerate() {
+            let Some(p) = p else { continue };
             let reply = match p.await {
                 Ok(Ok(Ok(reply))) => reply.into_inner(),
+                Ok(Ok(Err(status))) if worker_gone(&status) => {
+                    gone[w] = true;
+                    continue;
+                }
                 Ok(Ok(Err(status))) => {
                     self.abort_all(generation).await;
                     return Err(Status::new(
@@ -266,9 +336,11 @@ impl Control for Service {
             }
         }
         let Some(built) = first else {
-            return Err(Status::failed_precondition(
-                "the stack has no detect workers",
-            ));
+            return Err(if workers == 0 {
+                Status::failed_precondition("the stack has no detect workers")
+            } else {
+                Status::unavailable("no detect worker is reachable: the ruleset was not built")
+            });
         };
         let mut reply = ReloadRulesReply {
             generation,
@@ -313,14 +385,25 @@ impl Control for Service {
         let swap_started = Instant::now();
         let mut commits = Vec::with_capacity(workers);
         for w in 0..workers {
-            let mut c = self.worker(w).await?;
-            commits.push(tokio::spawn(async move {
-                c.commit(CommitRequest { generation }).await
-            }));
+            if gone[w] {
+                continue;
+            }
+            let Ok(mut c) = self.worker(w).await else {
+                gone[w] = true;
+                continue;
+            };
+            commits.push((
+                w,
+                tokio::spawn(async move { c.commit(CommitRequest { generation }).await }),
+            ));
         }
-        for (w, t) in commits.into_iter().enumerate() {
+        for (w, t) in commits {
             let failed = match t.await {
                 Ok(Ok(_)) => continue,
+                Ok(Err(s)) if worker_gone(&s) => {
+                    gone[w] = true;
+                    continue;
+                }
                 Ok(Err(s)) => s,
                 Err(e) => Status::internal(format!("commit task: {e}")),
             };
@@ -345,7 +428,10 @@ impl Control for Service {
             }
             s.last_reload = std::time::SystemTime::now();
         }
-        let _ = self.requests.send(Request::RulesChanged(paths));
+        let _ = self.requests.send(Request::RulesChanged(paths.clone()));
+        for w in (0..workers).filter(|&w| gone[w]) {
+            self.catch_up(w, generation, &paths).await?;
+        }
         reply.applied = true;
         reply.swap_ms = swap_started.elapsed().as_millis() as u64;
         reply.duration_ms = started.elapsed().as_millis() as u64;
