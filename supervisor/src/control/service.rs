@@ -384,10 +384,8 @@ impl Control for Service {
         // batches).
         let swap_started = Instant::now();
         let mut commits = Vec::with_capacity(workers);
-        for w in 0..workers {
-            if gone[w] {
-                continue;
-            }
+        let live: Vec<usize> = (0..workers).filter(|&w| !gone[w]).collect();
+        for w in live {
             let Ok(mut c) = self.worker(w).await else {
                 gone[w] = true;
                 continue;
