@@ -1030,6 +1030,50 @@ fn a_reload_while_a_worker_is_killed_loses_nothing() {
     assert_eq!(alert_keys(&events), expected);
 }
 
+/// Issue 28's fault matrix: a worker killed while the stack drains (SIGTERM). The
+/// drain goes on with the worker's replacement: every packet capture handed on is
+/// inspected once and its alerts written once, and the stack exits 0.
+#[test]
+fn kill_9_of_a_worker_while_draining_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n = 100_000;
+    let pcap = write_pcap(&d.join("in.pcap"), n, "MARKER");
+    let rules = rules_file(d, "r.rules", MARKER_RULE);
+    let r = Running::start(
+        d,
+        &rules,
+        &[&pcap],
+        &[
+            "--workers",
+            "2",
+            "--set",
+            "capture.ring-size=256kb",
+            "--set",
+            "supervisor.shutdown-timeout=30",
+            "--set",
+            "supervisor.restart-backoff-ms=20",
+        ],
+    );
+    wait_until("packets to flow", 60, || {
+        r.counter("capture", "capture.packets") > 5000
+    });
+    let victim = r.pid("detect-0");
+    signal(r.child.id(), libc::SIGTERM);
+    signal(victim, libc::SIGKILL);
+    let runtime = r.runtime.clone();
+    let (out, events) = r.wait(90);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let captured = meerkat_shm::CounterReader::open(&runtime.join("counters-capture"))
+        .unwrap()
+        .get("capture.packets")
+        .unwrap();
+    assert!(captured < n, "the signal came after the end of the input");
+    let alerts = alert_keys(&events);
+    assert!(alerts.values().all(|c| *c == 1), "an alert was repeated");
+    assert_eq!(alerts.len() as u64, captured.div_ceil(10));
+}
+
 #[test]
 fn tcp_control_needs_the_bearer_token() {
     let dir = tempfile::tempdir().unwrap();
