@@ -1074,6 +1074,49 @@ fn kill_9_of_a_worker_while_draining_loses_nothing() {
     assert_eq!(alerts.len() as u64, captured.div_ceil(10));
 }
 
+/// Issue 28's fault matrix: the rings deleted from the runtime directory under a running
+/// stack (a cleaner of /dev/shm), then a worker killed. Its replacement could not reach
+/// the packets of the deleted ring: the stack stops at once and says why, rather than
+/// wait for ever.
+#[test]
+fn rings_deleted_under_a_running_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pcap, rules, expected) = marker_run(d);
+    let run_dir = d.join("deleted");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let r = Running::start(
+        &run_dir,
+        &rules,
+        &[&pcap],
+        &[
+            "--workers",
+            "2",
+            "--set",
+            "capture.ring-size=256kb",
+            "--set",
+            "supervisor.restart-backoff-ms=20",
+        ],
+    );
+    wait_until("detect-0 to see packets", 60, || {
+        r.counter("detect-0", "detect.0.packets") > 1000
+    });
+    for w in 0..2 {
+        std::fs::remove_file(r.runtime.join(format!("ring-{w}"))).unwrap();
+    }
+    signal(r.pid("detect-0"), libc::SIGKILL);
+    let (out, events) = r.wait(60);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("was removed or replaced under the running stack"),
+        "{}",
+        stderr(&out)
+    );
+    // What was written before is whole: no alert twice, none that the input lacks.
+    let got = alert_keys(&events);
+    assert!(got.iter().all(|(k, c)| *c == 1 && expected.contains_key(k)));
+}
+
 #[test]
 fn tcp_control_needs_the_bearer_token() {
     let dir = tempfile::tempdir().unwrap();

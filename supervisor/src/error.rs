@@ -174,6 +174,13 @@ pub enum SupervisorError {
         last: String,
         max: u32,
     },
+    #[error(
+        "{} was removed or replaced under the running stack (something cleaned the \
+         runtime directory): the packets in it cannot reach a new role; stopping the \
+         stack (keep other programs out of runtime-dir)",
+        path.display()
+    )]
+    RingRemoved { path: PathBuf },
 }
 
 impl SupervisorError {

@@ -52,6 +52,9 @@ pub(crate) struct Supervision<'a> {
     writer_moving: bool,
     /// The directory the running eve-writer writes to.
     writer_dir: PathBuf,
+    /// Each worker's ring as the stack started with it (its inode), to tell a ring
+    /// removed or replaced under the running stack before a role is started on it.
+    rings: Vec<Option<u64>>,
 }
 
 /// Between two inputs that have output directories of their own (the unix socket's
@@ -104,7 +107,39 @@ impl<'a> Supervision<'a> {
             end_pending: false,
             writer_moving: false,
             writer_dir: PathBuf::new(),
+            rings: Vec::new(),
         }
+    }
+
+    /// The inode of worker `w`'s ring file now (`None`: there is none).
+    fn ring_inode(&self, w: usize) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(layout::ring_path(self.rt(), w))
+            .ok()
+            .map(|m| m.ino())
+    }
+
+    /// Before a role starts again: the rings it would attach to must be the stack's.
+    /// A ring removed or replaced (something cleaned the runtime directory) holds
+    /// packets no new worker can reach, and a role started on another file would wait
+    /// for ever: the stack stops with that said instead.
+    fn check_rings(&self, role: Role) -> Result<(), SupervisorError> {
+        let ws: Vec<usize> = match role {
+            Role::Detect(w) => vec![w],
+            Role::Capture => (0..self.rings.len()).collect(),
+            Role::EveWriter => Vec::new(),
+        };
+        for w in ws {
+            let Some(&Some(ino)) = self.rings.get(w) else {
+                continue;
+            };
+            if self.ring_inode(w) != Some(ino) {
+                return Err(SupervisorError::RingRemoved {
+                    path: layout::ring_path(self.rt(), w),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn rt(&self) -> &Path {
@@ -151,6 +186,9 @@ impl<'a> Supervision<'a> {
 
     /// Supervises until the stack has drained (`Ok`) or must stop at once (`Err`).
     pub(crate) fn run(&mut self) -> Result<(), SupervisorError> {
+        self.rings = (0..self.config.workers())
+            .map(|w| self.ring_inode(w))
+            .collect();
         loop {
             self.progress.tick(&self.launcher.runtime);
             let now = Instant::now();
@@ -361,6 +399,7 @@ impl<'a> Supervision<'a> {
             if role == Role::EveWriter {
                 self.writer_totals.add_dead_page(&self.launcher.runtime);
             }
+            self.check_rings(role)?;
             let current = if role == Role::Capture {
                 lock(&self.shared).current.clone()
             } else {
