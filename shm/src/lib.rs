@@ -66,6 +66,22 @@ pub(crate) struct Staged {
 }
 
 /// Creates and maps the staging file of `len` bytes for `path`.
+/// Allocates the blocks of `file`'s first `len` bytes now. A shared file is otherwise
+/// sparse: on a full tmpfs (/dev/shm) the first write to one of its pages would kill
+/// the writer with SIGBUS; reserved, the file is refused at once with ENOSPC.
+pub(crate) fn reserve(file: &std::fs::File, len: usize) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: posix_fallocate on a descriptor the caller owns; no memory is involved.
+    let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+    match r {
+        0 => Ok(()),
+        // A file system that cannot reserve (none Meerkat's runtime-dir is on, as a
+        // rule) keeps the sparse file.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
 pub(crate) fn stage(path: &Path, len: usize) -> Result<Staged, RingError> {
     let io = io_err(path);
     let mut name = path.as_os_str().to_owned();
@@ -78,7 +94,7 @@ pub(crate) fn stage(path: &Path, len: usize) -> Result<Staged, RingError> {
         .truncate(true)
         .open(&tmp)
         .map_err(&io)?;
-    let mapped = file.set_len(len as u64).and_then(|()| {
+    let mapped = file.set_len(len as u64).and_then(|()| reserve(&file, len)).and_then(|()| {
         // SAFETY: a fresh file of `len` bytes that only this process knows about yet.
         unsafe { MmapOptions::new().len(len).map_mut(&file) }
     });

@@ -92,6 +92,7 @@ impl StatePage {
         if fresh {
             file.set_len(0).map_err(io)?;
             file.set_len(len as u64).map_err(io)?;
+            crate::reserve(&file, len).map_err(io)?;
         }
         // SAFETY: a file of `len` bytes that only the eve-writer maps; its contents are
         // checked (magic) before they are trusted, and every slot field is plain data.
