@@ -1017,7 +1017,11 @@ fn a_reload_while_a_worker_is_killed_loses_nothing() {
     let out = reload.join().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!((&v["applied"], &v["generation"]), (&true.into(), &2.into()), "{v}");
+    assert_eq!(
+        (&v["applied"], &v["generation"]),
+        (&true.into(), &2.into()),
+        "{v}"
+    );
     assert_ne!(r.pid("detect-0"), victim, "detect-0 was not replaced");
     assert_eq!(r.counter("detect-0", "detect.0.rules_generation"), 2);
     let (out, events) = r.wait(180);

@@ -70,7 +70,15 @@ pub fn is_run_file(file_name: &str) -> bool {
         || file_name.starts_with(COUNTERS_PREFIX)
         || file_name.ends_with(WORKER_SOCKET_SUFFIX)
         || file_name.contains(STAGING_MARK)
-        || [EVE_STATE, HOST_TABLE, ORDER, EXPECTATIONS, CONFIG, PCAP_FILES].contains(&file_name)
+        || [
+            EVE_STATE,
+            HOST_TABLE,
+            ORDER,
+            EXPECTATIONS,
+            CONFIG,
+            PCAP_FILES,
+        ]
+        .contains(&file_name)
 }
 
 /// The supervisor's lock file.

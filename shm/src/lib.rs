@@ -94,10 +94,13 @@ pub(crate) fn stage(path: &Path, len: usize) -> Result<Staged, RingError> {
         .truncate(true)
         .open(&tmp)
         .map_err(&io)?;
-    let mapped = file.set_len(len as u64).and_then(|()| reserve(&file, len)).and_then(|()| {
-        // SAFETY: a fresh file of `len` bytes that only this process knows about yet.
-        unsafe { MmapOptions::new().len(len).map_mut(&file) }
-    });
+    let mapped = file
+        .set_len(len as u64)
+        .and_then(|()| reserve(&file, len))
+        .and_then(|()| {
+            // SAFETY: a fresh file of `len` bytes that only this process knows about yet.
+            unsafe { MmapOptions::new().len(len).map_mut(&file) }
+        });
     match mapped {
         Ok(map) => Ok(Staged { tmp, map }),
         Err(e) => {

@@ -158,7 +158,13 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("rt");
         std::fs::create_dir_all(&dir).unwrap();
-        for f in ["ring-0", "counters-detect-0", "eve-writer.state", "order", "mine.txt"] {
+        for f in [
+            "ring-0",
+            "counters-detect-0",
+            "eve-writer.state",
+            "order",
+            "mine.txt",
+        ] {
             std::fs::write(dir.join(f), b"x").unwrap();
         }
         let config = Config {
