@@ -123,7 +123,10 @@ fn without_known_differences(rows: Vec<Value>, flows: Vec<Value>) -> (Vec<Value>
             r
         })
         .collect();
-    let flows = flows.into_iter().filter(|f| f[0] != 40010 && f[1] != 40010).collect();
+    let flows = flows
+        .into_iter()
+        .filter(|f| f[0] != 40010 && f[1] != 40010)
+        .collect();
     (rows, flows)
 }
 

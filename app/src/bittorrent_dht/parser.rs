@@ -271,12 +271,16 @@ mod tests {
         assert_eq!(r, Err(Error::Missing("a")));
         assert_eq!(m.request_type.as_deref(), Some("ping"));
         // A bad key: nothing.
-        let (r, m) = parsed(b"d1:ad2:id20:abcdefghij01234567894:porti70000ee1:q4:ping1:t2:aa1:y1:qe");
+        let (r, m) =
+            parsed(b"d1:ad2:id20:abcdefghij01234567894:porti70000ee1:q4:ping1:t2:aa1:y1:qe");
         assert_eq!(r, Err(Error::Type("port")));
         assert_eq!(m, BittorrentDht::default());
         assert_eq!(parsed(b"d1:t2:aa1:y1:xe").0, Err(Error::UnknownType));
         assert_eq!(parsed(b"d1:t2:aa1:y1:ee").0, Err(Error::Missing("e")));
-        assert_eq!(parsed(b"d1:eli201ee1:t2:aa1:y1:ee").0, Err(Error::Missing("msg")));
+        assert_eq!(
+            parsed(b"d1:eli201ee1:t2:aa1:y1:ee").0,
+            Err(Error::Missing("msg"))
+        );
         assert_eq!(
             parsed(b"d1:eli-1e1:xe1:t2:aa1:y1:ee").0,
             Err(Error::Type("num"))
@@ -294,7 +298,10 @@ mod tests {
         assert_eq!(e(b"d1:xi-0ee"), Err(Error::Bencode(B::Syntax)));
         assert_eq!(e(b"d1:x02:aae"), Err(Error::Bencode(B::Syntax)));
         assert_eq!(e(b"d1:xie"), Err(Error::Bencode(B::Syntax)));
-        assert_eq!(e(b"d1:xi99999999999999999999ee"), Err(Error::Bencode(B::Syntax)));
+        assert_eq!(
+            e(b"d1:xi99999999999999999999ee"),
+            Err(Error::Bencode(B::Syntax))
+        );
         assert_eq!(e(b"di1e1:xe"), Err(Error::Bencode(B::KeyNotString)));
         assert_eq!(e(b"d1:x99999999:e"), Err(Error::Bencode(B::TooLong)));
         // Three levels are read, four are not.
