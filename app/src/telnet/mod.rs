@@ -128,7 +128,7 @@ pub fn message<'a>(b: &'a [u8], end: &[u8]) -> Parsed<'a> {
 /// Where the login dialogue is, as Suricata follows it: it decides how the server's
 /// data is cut (at `: ` while a prompt is expected, else at line ends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Login {
+enum Dialogue {
     #[default]
     Idle,
     LoginSent,
@@ -142,7 +142,7 @@ enum Login {
 /// One flow.
 #[derive(Debug, Default)]
 pub struct TelnetState {
-    login: Login,
+    login: Dialogue,
     /// Per direction, the bytes of a message still coming.
     pending: [Vec<u8>; 2],
     /// Per direction, a gap was seen: Suricata's parser takes up again at the next
@@ -157,7 +157,7 @@ impl TelnetState {
     /// The terminator of the direction's data now.
     fn data_end(&self, dir: Dir) -> &'static [u8] {
         match (dir, self.login) {
-            (Dir::ToClient, Login::Idle | Login::AuthFail | Login::LoginRecv) => b": ",
+            (Dir::ToClient, Dialogue::Idle | Dialogue::AuthFail | Dialogue::LoginRecv) => b": ",
             _ => b"\n",
         }
     }
@@ -165,14 +165,14 @@ impl TelnetState {
     /// Follows the login dialogue on a data message.
     fn on_data(&mut self, dir: Dir, d: &[u8]) {
         self.login = match (dir, self.login) {
-            (Dir::ToServer, Login::LoginSent) => Login::LoginRecv,
-            (Dir::ToServer, Login::PasswdSent) => Login::PasswdRecv,
-            (Dir::ToClient, Login::Idle | Login::AuthFail) => Login::LoginSent,
-            (Dir::ToClient, Login::LoginRecv) => Login::PasswdSent,
-            (Dir::ToClient, Login::PasswdRecv) => match std::str::from_utf8(d) {
-                Ok("Login incorrect") => Login::AuthFail,
-                Ok("") | Err(_) => Login::PasswdRecv,
-                Ok(_) => Login::AuthOk,
+            (Dir::ToServer, Dialogue::LoginSent) => Dialogue::LoginRecv,
+            (Dir::ToServer, Dialogue::PasswdSent) => Dialogue::PasswdRecv,
+            (Dir::ToClient, Dialogue::Idle | Dialogue::AuthFail) => Dialogue::LoginSent,
+            (Dir::ToClient, Dialogue::LoginRecv) => Dialogue::PasswdSent,
+            (Dir::ToClient, Dialogue::PasswdRecv) => match std::str::from_utf8(d) {
+                Ok("Login incorrect") => Dialogue::AuthFail,
+                Ok("") | Err(_) => Dialogue::PasswdRecv,
+                Ok(_) => Dialogue::AuthOk,
             },
             (_, l) => l,
         };
@@ -305,21 +305,21 @@ mod tests {
         s.parse(ts, b"\xff\xfb\x18", &mut out);
         s.parse(tc, b"Ubuntu\r\nhost lo", &mut out);
         s.parse(tc, b"gin: ", &mut out);
-        assert_eq!(s.login, Login::LoginSent);
+        assert_eq!(s.login, Dialogue::LoginSent);
         s.parse(ts, b"root\r\n", &mut out);
         s.parse(tc, b"Password: ", &mut out);
         s.parse(ts, b"toor\r\n", &mut out);
-        assert_eq!(s.login, Login::PasswdRecv);
+        assert_eq!(s.login, Dialogue::PasswdRecv);
         // Lines are compared as they are, `\r` included (as Suricata's): only a line
         // ended by a bare `\n` can be `Login incorrect`.
         s.parse(tc, b"Login incorrect\n", &mut out);
-        assert_eq!(s.login, Login::AuthFail);
+        assert_eq!(s.login, Dialogue::AuthFail);
         s.parse(tc, b"host login: ", &mut out);
         s.parse(ts, b"root\r\n", &mut out);
         s.parse(tc, b"Password: ", &mut out);
         s.parse(ts, b"secret\r\n", &mut out);
         s.parse(tc, b"Welcome\n", &mut out);
-        assert_eq!(s.login, Login::AuthOk);
+        assert_eq!(s.login, Dialogue::AuthOk);
         assert!(!out.failed);
         assert_eq!(s.messages, [5, 8]);
         // An option command cut short: the parser gives up, as Suricata's.
