@@ -81,7 +81,7 @@ pub fn register_event_types() {
     meerkat_config::outputs::register_app_event_types(
         PROTOCOLS
             .iter()
-            .filter_map(|d| d.record.map(|r| r.event_type))
+            .filter_map(|d| d.eve_types_name())
             .collect(),
     );
 }

@@ -237,6 +237,19 @@ impl Descriptor {
         self.proto == rule || self.family == Some(rule)
     }
 
+    /// The name of the protocol's records in `outputs.eve-log.types`: their
+    /// `event_type`, but the protocol's own name when the `event_type` is that name with
+    /// `_` for `-` (Suricata's `bittorrent-dht` type writes `bittorrent_dht` records).
+    pub fn eve_types_name(&self) -> Option<&'static str> {
+        let t = self.record?.event_type;
+        let dashed = t.len() == self.name.len()
+            && t != self.name
+            && t.bytes()
+                .zip(self.name.bytes())
+                .all(|(a, b)| a == b || (a == b'_' && b == b'-'));
+        Some(if dashed { self.name } else { t })
+    }
+
     /// Whether `s` names this protocol in a rule.
     pub fn is_named(&self, s: &str) -> bool {
         self.name == s || self.aliases.contains(&s)

@@ -65,10 +65,11 @@ pub fn raised_names_are_listed(listed: &[&str], src: &str, proto: &str) -> usize
     for (i, _) in src.match_indices(&prefix) {
         let rest = &src[i + 1..];
         let name = &rest[..rest.find('"').unwrap_or(0)];
-        // Names are snake_case identifiers after the protocol.
+        // Names are snake_case identifiers after the protocol (whose name may have a
+        // dash: `bittorrent-dht`).
         if name
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._".contains(&b))
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
         {
             assert!(listed.contains(&name), "{name} is raised but not listed");
             seen += 1;

@@ -42,6 +42,7 @@ pub mod list;
 pub mod registry;
 pub mod value;
 
+pub mod bittorrent_dht;
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dnp3;
@@ -69,6 +70,7 @@ pub mod smb;
 pub mod smtp;
 pub mod snmp;
 pub mod ssh;
+pub mod telnet;
 pub mod tftp;
 pub mod tls;
 pub mod websocket;

@@ -75,6 +75,8 @@ protocols! {
     Krb5 => krb5, record Krb5;
     Websocket => websocket, record Websocket;
     Doh2 => doh2, record Doh2;
+    BittorrentDht => bittorrent_dht, record BittorrentDht;
+    Telnet => telnet;
 }
 
 impl AppProto {

@@ -108,7 +108,7 @@ static EMPTY_GROUP: PktGroup = PktGroup {
 
 /// The loaded ruleset, ready to match. Immutable and shared; per-worker mutable state
 /// lives in [`DetectState`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Engine {
     sigs: Vec<Sig>,
     /// Packet rules by transport class, flow direction and port.
@@ -132,6 +132,24 @@ pub struct Engine {
     headers: usize,
     class_rules: [Vec<u32>; 4],
     app_rules: [[Vec<u32>; 2]; crate::app::APP_PROTOS],
+}
+
+// By hand: arrays of more than 32 elements (one per protocol) have no derived default.
+impl Default for Engine {
+    fn default() -> Self {
+        Engine {
+            sigs: Vec::new(),
+            pkt: Default::default(),
+            pkt_only_tcp: DirGroups::default(),
+            pkt_only_tcp_big: DirGroups::default(),
+            app: std::array::from_fn(|_| AppGroup::default()),
+            names: Names::default(),
+            naive: false,
+            headers: 0,
+            class_rules: Default::default(),
+            app_rules: std::array::from_fn(|_| Default::default()),
+        }
+    }
 }
 
 /// One match to report.

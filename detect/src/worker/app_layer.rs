@@ -156,6 +156,11 @@ impl Inner {
                         self.pkt_app_events |= app::events::MISMATCH_PROTOCOL_BOTH_DIRECTIONS;
                     }
                 }
+                // Too few bytes to tell (Telnet's first byte alone): Suricata probes
+                // the direction again when more come, and so does this.
+                app::Detected::NeedMore if transport == Transport::Tcp => {
+                    app.dir_probed[d] = false;
+                }
                 // The direction is `failed` (EVE `app_proto_tc`): Suricata says so with
                 // an event, over TCP.
                 _ if transport == Transport::Tcp && app.proto.descriptor().is_some() => {

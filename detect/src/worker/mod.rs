@@ -66,7 +66,7 @@ pub struct WorkerSummary {
 }
 
 /// Counters kept locally and published to the shared page once per batch.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Stats {
     packets: u64,
     bytes: u64,
@@ -88,6 +88,31 @@ struct Stats {
     order_stalls: u64,
     /// Packets replayed after a restart (see `replay`), not in `packets`.
     replayed: u64,
+}
+
+// By hand: an array of more than 32 elements (one per protocol) has no derived default.
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            packets: 0,
+            bytes: 0,
+            alerts: 0,
+            invalid_checksum: 0,
+            tcp_sessions: 0,
+            tcp_untracked: 0,
+            tcp_gaps: 0,
+            fragments: 0,
+            app_flows: [0; app::APP_PROTOS],
+            app_parse_errors: 0,
+            anomalies: 0,
+            files: 0,
+            files_truncated: 0,
+            files_hashed: 0,
+            files_magic: 0,
+            order_stalls: 0,
+            replayed: 0,
+        }
+    }
 }
 
 /// Counter names of worker `index`, in page order (one `app_<name>` per protocol).
@@ -666,8 +691,8 @@ impl Settings {
             log_app: std::array::from_fn(|i| {
                 app::PROTOCOLS
                     .get(i.wrapping_sub(1))
-                    .and_then(|d| d.record)
-                    .is_some_and(|r| wants(r.event_type))
+                    .and_then(|d| d.eve_types_name())
+                    .is_some_and(wants)
             }),
             alert_payload: extras.iter().any(|x| payload(&x)),
             max_stream_payload: extras

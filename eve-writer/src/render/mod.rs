@@ -58,9 +58,13 @@ pub fn kind(ev: &Event) -> Option<usize> {
 /// The `outputs.eve-log.types` name of kind `k`: its `event_type`, but `files` for
 /// `fileinfo` records (as Suricata names them).
 pub fn kind_type_name(k: usize) -> Option<&'static str> {
-    match kind_name(k) {
-        Some("fileinfo") => Some("files"),
-        n => n,
+    match CORE.get(k) {
+        Some((_, "fileinfo")) => Some("files"),
+        Some((_, n)) => Some(n),
+        // A protocol's records: `bittorrent-dht` for `bittorrent_dht` ones.
+        None => PROTOCOLS
+            .get(k - CORE.len())
+            .and_then(|d| d.eve_types_name()),
     }
 }
 
