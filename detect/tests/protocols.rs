@@ -65,13 +65,12 @@ fn every_protocol_has_an_eve_name_and_its_records_are_logged_by_default() {
     for d in PROTOCOLS {
         assert_eq!(d.proto.name(), d.name);
         assert!(!d.name.is_empty());
-        if let Some(r) = d.record {
+        if let Some(types_name) = d.eve_types_name() {
             // Logged by default whenever parsed (Modbus, ENIP and DNP3 are parsed
-            // only when enabled).
+            // only when enabled), under the name `outputs.eve-log.types` gives it.
             assert!(
-                config.eve_wants(r.event_type),
-                "EVE type {} is not logged by default",
-                r.event_type
+                config.eve_wants(types_name),
+                "EVE type {types_name} is not logged by default"
             );
         }
     }
