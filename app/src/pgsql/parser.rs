@@ -691,7 +691,7 @@ pub(crate) mod tests {
         s.pop();
         assert_eq!(request(&s, Expect::Any), Err(Error::Stuck));
         // No user.
-        let s = b"\0\0\0\x19\0\x03\0\0database\0mail\0\0";
+        let s = b"\0\0\0\x17\0\x03\0\0database\0mail\0\0";
         assert_eq!(request(s, Expect::Any), Err(Error::Invalid));
         // CancelRequest: pid 30257, key 595916589.
         let c = [

@@ -34,7 +34,11 @@ fn probes() {
     let ssl = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
     assert_eq!(probe(Dir::ToServer, &ssl), Probe::Match);
     assert_eq!(probe(Dir::ToServer, &ssl[..5]), Probe::NeedMore);
-    assert_eq!(probe(Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NoMatch);
+    assert_eq!(probe(Dir::ToServer, b"GET / HTTP/1.1\r\n"), Probe::NeedMore);
+    assert_eq!(
+        probe(Dir::ToServer, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+        Probe::NoMatch
+    );
     // A startup message cut past Suricata's probing depth.
     let start = b"\0\0\0\x26\0\x03\0\0user\0oryx\0database\0mailstore\0\0";
     assert_eq!(probe(Dir::ToServer, &start[..12]), Probe::NeedMore);
@@ -53,7 +57,7 @@ fn records_as_suricata_writes_them() {
     let (ts, tc) = (Dir::ToServer, Dir::ToClient);
     s.parse(
         ts,
-        b"\0\0\0\x36\0\x03\0\0user\0alice\0database\0shop\0application_name\0psql\0\0",
+        b"\0\0\0\x38\0\x03\0\0user\0alice\0database\0shop\0application_name\0psql\0\0",
         &mut out,
     );
     s.parse(tc, &msg(b'R', &[0, 0, 0, 5, 0xf2, 0x11, 0xa3, 0xed]), &mut out);
