@@ -150,7 +150,10 @@ fn passwords_are_logged_when_asked() {
         .collect();
     assert_eq!(
         pw,
-        [&json!("s3cr3t"), &json!("md5ceffc01dcde7541829deef6b5e9c9142")]
+        [
+            &json!("s3cr3t"),
+            &json!("md5ceffc01dcde7541829deef6b5e9c9142")
+        ]
     );
 }
 
@@ -175,7 +178,11 @@ fn pgsql_reference_rows_are_current() {
             "        - pgsql:\n            enabled: yes",
             1,
         )
-        .replacen("    pgsql:\n      enabled: no", "    pgsql:\n      enabled: yes", 1);
+        .replacen(
+            "    pgsql:\n      enabled: no",
+            "    pgsql:\n      enabled: yes",
+            1,
+        );
     let logs = tempfile::tempdir().unwrap();
     let cfg = logs.path().join("suricata.yaml");
     std::fs::write(&cfg, yaml).unwrap();

@@ -53,7 +53,10 @@ fn request(f: &mut Vec<PgsqlField>, r: &Req) {
             user,
             params,
         } => {
-            f.push(text("protocol_version", format!("{major}.{minor}").as_bytes()));
+            f.push(text(
+                "protocol_version",
+                format!("{major}.{minor}").as_bytes(),
+            ));
             let mut p = vec![text("user", user)];
             if !params.is_empty() {
                 p.push(field(
@@ -121,7 +124,10 @@ fn response(f: &mut Vec<PgsqlField>, r: &Resp) {
         Response::AuthSasl(_) => message(f, "authentication_sasl"),
         Response::AuthSaslContinue(_) => message(f, "authentication_sasl_continue"),
         Response::CopyDone => message(f, "copy_done"),
-        Response::CopyOut(n) => f.push(obj("copy_out_response", vec![num("columns", u64::from(*n))])),
+        Response::CopyOut(n) => f.push(obj(
+            "copy_out_response",
+            vec![num("columns", u64::from(*n))],
+        )),
         Response::CopyIn(n) => f.push(obj("copy_in_response", vec![num("columns", u64::from(*n))])),
         Response::BackendKey { pid, key } => {
             f.push(num("process_id", u64::from(*pid)));
@@ -170,12 +176,18 @@ pub fn record(tx: &PgsqlTx) -> Pgsql {
                 continue;
             }
             if let Some(p) = params.take() {
-                f.push(field("parameter_status", Value::Params(PgsqlObject { fields: p })));
+                f.push(field(
+                    "parameter_status",
+                    Value::Params(PgsqlObject { fields: p }),
+                ));
             }
             response(&mut f, m);
         }
         if let Some(p) = params.take() {
-            f.push(field("parameter_status", Value::Params(PgsqlObject { fields: p })));
+            f.push(field(
+                "parameter_status",
+                Value::Params(PgsqlObject { fields: p }),
+            ));
         }
         r.response = Some(PgsqlObject { fields: f });
     }

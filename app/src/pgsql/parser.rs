@@ -93,12 +93,16 @@ fn be32(b: &[u8]) -> Option<u32> {
 /// unless `ok(length)`.
 fn length(data: &[u8], at: usize, ok: impl Fn(u32) -> bool) -> Result<u32, Error> {
     let l = be32(data.get(at..).unwrap_or(&[])).ok_or(Error::Incomplete)?;
-    if ok(l) { Ok(l) } else { Err(Error::InvalidLength) }
+    if ok(l) {
+        Ok(l)
+    } else {
+        Err(Error::InvalidLength)
+    }
 }
 
 /// A typed message's body (after its type byte and a length accepted by `ok`), and the
 /// whole message's size.
-fn typed<'a>(data: &'a [u8], ok: impl Fn(u32) -> bool) -> Result<(&'a [u8], usize), Error> {
+fn typed(data: &[u8], ok: impl Fn(u32) -> bool) -> Result<(&[u8], usize), Error> {
     let l = length(data, 1, ok)?;
     let end = 1 + l as usize;
     let body = data.get(5..end).ok_or(Error::Incomplete)?;
@@ -577,17 +581,14 @@ fn notice_fields(body: &[u8], error: bool) -> Result<Vec<NoticeField>, Error> {
                 } else {
                     &[b"WARNING", b"NOTICE", b"DEBUG", b"INFO", b"LOG"]
                 };
-                let lvl = levels
-                    .iter()
-                    .find(|l| r.b.starts_with(l))
-                    .ok_or_else(|| {
-                        // A prefix of a level at the end: Suricata waits for more.
-                        if levels.iter().any(|l| l.starts_with(r.b)) {
-                            Error::Stuck
-                        } else {
-                            Error::Invalid
-                        }
-                    })?;
+                let lvl = levels.iter().find(|l| r.b.starts_with(l)).ok_or_else(|| {
+                    // A prefix of a level at the end: Suricata waits for more.
+                    if levels.iter().any(|l| l.starts_with(r.b)) {
+                        Error::Stuck
+                    } else {
+                        Error::Invalid
+                    }
+                })?;
                 r.take(lvl.len())?;
                 if r.u8()? != 0 {
                     return Err(Error::Invalid);
@@ -717,10 +718,7 @@ pub(crate) mod tests {
             Ok((Request::Query(b"SELECT 1;".to_vec()), q.len()))
         );
         assert_eq!(request(&q[..6], Expect::Any), Err(Error::Incomplete));
-        assert_eq!(
-            request(&msg(b'Q', b"\0"), Expect::Any),
-            Err(Error::Invalid)
-        );
+        assert_eq!(request(&msg(b'Q', b"\0"), Expect::Any), Err(Error::Invalid));
         assert_eq!(
             request(b"Q\0\0\0\x02", Expect::Any),
             Err(Error::InvalidLength)
@@ -811,10 +809,7 @@ pub(crate) mod tests {
             response(&msg(b'D', b"\0\x01\0\0\0\x09a")),
             Err(Error::Stuck)
         );
-        let e = msg(
-            b'E',
-            b"SERROR\0VERROR\0C42P01\0Mno such table\0\0",
-        );
+        let e = msg(b'E', b"SERROR\0VERROR\0C42P01\0Mno such table\0\0");
         assert_eq!(
             response(&e).map(|r| r.0),
             Ok(Response::Error(vec![

@@ -48,7 +48,10 @@ pub enum Progress {
 pub enum Req {
     Msg(Request),
     /// The CopyData messages of a COPY FROM STDIN: how many, and their bytes.
-    CopyDataIn { count: u64, size: u64 },
+    CopyDataIn {
+        count: u64,
+        size: u64,
+    },
 }
 
 /// A response as logged.
@@ -56,9 +59,15 @@ pub enum Req {
 pub enum Resp {
     Msg(Response),
     /// The DataRows before a CommandComplete: how many, and their values' bytes.
-    DataRows { count: u64, size: u64 },
+    DataRows {
+        count: u64,
+        size: u64,
+    },
     /// The CopyData messages of a COPY TO STDOUT.
-    CopyDataOut { count: u64, size: u64 },
+    CopyDataOut {
+        count: u64,
+        size: u64,
+    },
 }
 
 /// One transaction: a client step and the server's answers.
@@ -336,7 +345,10 @@ impl PgsqlState {
                     return Step::Next(n);
                 };
                 match (s, &req) {
-                    (St::FirstCopyDataIn | St::ConsolidatingCopyDataIn, Request::CopyData(size)) => {
+                    (
+                        St::FirstCopyDataIn | St::ConsolidatingCopyDataIn,
+                        Request::CopyData(size),
+                    ) => {
                         tx.size = tx.size.saturating_add(*size);
                         tx.rows = tx.rows.saturating_add(1);
                     }
@@ -439,7 +451,11 @@ impl PgsqlState {
                         }
                     }
                 }
-                if accepted { Step::Tls(n) } else { Step::Next(n) }
+                if accepted {
+                    Step::Tls(n)
+                } else {
+                    Step::Next(n)
+                }
             }
             Err(e) => self.error(Dir::ToClient, e, out),
         }
@@ -609,7 +625,10 @@ mod tests {
         login.extend(msg(b'S', b"TimeZone\0UTC\0"));
         login.extend(msg(b'K', &[0, 0, 0, 1, 0, 0, 0, 2]));
         login.extend(msg(b'Z', b"I"));
-        let mut rows = msg(b'T', b"\0\x01a\0\0\0\0\0\0\x01\0\0\0\x17\0\x04\xff\xff\xff\xff\0\0");
+        let mut rows = msg(
+            b'T',
+            b"\0\x01a\0\0\0\0\0\0\x01\0\0\0\x17\0\x04\xff\xff\xff\xff\0\0",
+        );
         rows.extend(msg(b'D', b"\0\x01\0\0\0\x01x"));
         rows.extend(msg(b'D', b"\0\x01\0\0\0\x02yz"));
         rows.extend(msg(b'C', b"SELECT 2\0"));
@@ -641,7 +660,10 @@ mod tests {
                 ]
             );
             assert_eq!(txs[1].query(), Some(&b"SELECT a FROM t"[..]));
-            assert!(txs.iter().all(|t| t.req == Progress::Done && t.res == Progress::Done));
+            assert!(
+                txs.iter()
+                    .all(|t| t.req == Progress::Done && t.res == Progress::Done)
+            );
         }
         feed(&mut s, &[(TS, &startup()), (TC, &login)]);
         assert_eq!(s.backend, Some((1, 2)));
@@ -652,7 +674,10 @@ mod tests {
         let mut s = PgsqlState::default();
         let out = feed(
             &mut s,
-            &[(TS, &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]), (TC, b"S\x16\x03\x01")],
+            &[
+                (TS, &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]),
+                (TC, b"S\x16\x03\x01"),
+            ],
         );
         let change = out.change.expect("a change");
         assert_eq!(change.to, Some(crate::AppProto::Tls));

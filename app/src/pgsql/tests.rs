@@ -45,8 +45,14 @@ fn probes() {
     assert_eq!(probe(Dir::ToServer, &start[..20]), Probe::NoMatch);
     assert_eq!(probe(Dir::ToServer, start), Probe::Match);
     assert_eq!(probe(Dir::ToClient, b"N"), Probe::Match);
-    assert_eq!(probe(Dir::ToClient, &msg(b'R', &[0, 0, 0, 3])), Probe::Match);
-    assert_eq!(probe(Dir::ToClient, &msg(b'R', &[0, 0, 0, 7])), Probe::NoMatch);
+    assert_eq!(
+        probe(Dir::ToClient, &msg(b'R', &[0, 0, 0, 3])),
+        Probe::Match
+    );
+    assert_eq!(
+        probe(Dir::ToClient, &msg(b'R', &[0, 0, 0, 7])),
+        Probe::NoMatch
+    );
     assert_eq!(probe(Dir::ToClient, b""), Probe::NeedMore);
 }
 
@@ -60,7 +66,11 @@ fn records_as_suricata_writes_them() {
         b"\0\0\0\x38\0\x03\0\0user\0alice\0database\0shop\0application_name\0psql\0\0",
         &mut out,
     );
-    s.parse(tc, &msg(b'R', &[0, 0, 0, 5, 0xf2, 0x11, 0xa3, 0xed]), &mut out);
+    s.parse(
+        tc,
+        &msg(b'R', &[0, 0, 0, 5, 0xf2, 0x11, 0xa3, 0xed]),
+        &mut out,
+    );
     s.parse(ts, &msg(b'p', b"md5abc\0"), &mut out);
     let mut login = msg(b'R', &[0, 0, 0, 0]);
     login.extend(msg(b'S', b"TimeZone\0UTC\0"));
