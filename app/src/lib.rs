@@ -62,6 +62,7 @@ pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
 pub mod ntp;
+pub mod pgsql;
 pub mod pop3;
 pub mod quic;
 pub mod rfb;
@@ -123,6 +124,12 @@ pub enum Probe {
 pub trait Parser: Send + Sync + std::fmt::Debug {
     /// Fresh per-flow state.
     fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
+    /// The protocol's own reassembly depth (its section's `stream-depth`, bytes per
+    /// direction, 0 = no limit), which replaces `stream.reassembly.depth` for its flows
+    /// once they are recognised, as Suricata's; `None`: the flow's depth stays.
+    fn stream_depth(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a parser reports back from a call.

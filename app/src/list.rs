@@ -77,6 +77,7 @@ protocols! {
     Doh2 => doh2, record Doh2;
     BittorrentDht => bittorrent_dht, record BittorrentDht;
     Telnet => telnet;
+    Pgsql => pgsql, record Pgsql;
 }
 
 impl AppProto {

@@ -223,6 +223,12 @@ impl Registry {
         self.entries.iter().find(|e| e.desc.proto == proto)
     }
 
+    /// The reassembly depth of `proto`'s flows, when its section sets one (see
+    /// [`Parser::stream_depth`]).
+    pub fn stream_depth(&self, proto: AppProto) -> Option<u64> {
+        self.entry(proto)?.parser.as_deref()?.stream_depth()
+    }
+
     /// Fresh state for a flow of `proto`; `None` when the protocol is not parsed
     /// (disabled, or `detection-only`).
     pub fn new_state(&self, proto: AppProto, transport: Transport) -> Option<Box<dyn AppState>> {

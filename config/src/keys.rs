@@ -175,6 +175,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.types.files.force-hash",
     "outputs.eve-log.types.mqtt.passwords",
     "outputs.eve-log.types.mqtt.string-log-limit",
+    "outputs.eve-log.types.pgsql.passwords",
     "outputs.file-store.version",
     "outputs.file-store.enabled",
     "outputs.file-store.dir",

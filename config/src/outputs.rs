@@ -117,7 +117,8 @@ pub struct EveTypeOptions {
     /// `files`: digests to compute for every file (`md5`, `sha1`, `sha256`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub force_hash: Vec<String>,
-    /// `mqtt`: log CONNECT passwords (Suricata's default: yes).
+    /// `mqtt`: log CONNECT passwords (Suricata's default: yes); `pgsql`: log password
+    /// messages (Suricata's default: no, `password_redacted` instead).
     #[serde(
         default,
         deserialize_with = "opt_bool",
@@ -381,6 +382,13 @@ impl EveLog {
         Some(t.options().and_then(|o| o.extended).unwrap_or(false))
     }
 
+    /// Whether this output's `pgsql` records carry passwords (`None` when it logs
+    /// none; Suricata's default: no).
+    pub fn pgsql_passwords(&self) -> Option<bool> {
+        let t = self.type_entry("pgsql")?;
+        Some(t.options().and_then(|o| o.passwords).unwrap_or(false))
+    }
+
     /// The options of this output's `mqtt` records (`None` when it logs none).
     pub fn mqtt_log(&self) -> Option<MqttLog> {
         let o = self
@@ -540,10 +548,15 @@ pub(crate) fn validate(outputs: &[Output]) -> Result<(), ConfigError> {
                     ALERT_ONLY[i]
                 )));
             }
-            if t.name() != "mqtt" && (o.passwords.is_some() || o.string_log_limit.is_some()) {
+            if t.name() != "mqtt" && o.string_log_limit.is_some() {
                 return Err(ConfigError::Invalid(format!(
-                    "outputs.eve-log.types.{}: passwords and string-log-limit apply to mqtt \
-                     records only",
+                    "outputs.eve-log.types.{}: string-log-limit applies to mqtt records only",
+                    t.name()
+                )));
+            }
+            if !matches!(t.name(), "mqtt" | "pgsql") && o.passwords.is_some() {
+                return Err(ConfigError::Invalid(format!(
+                    "outputs.eve-log.types.{}: passwords applies to mqtt and pgsql records only",
                     t.name()
                 )));
             }

@@ -109,6 +109,9 @@ pub struct AppFlow {
     /// The parser failed on the flow's data (the `app_layer_error` exception policy,
     /// `ignore`: the flow goes on without its parser).
     pub parse_error: bool,
+    /// The reassembly depth of the flow's protocol, when it has its own (see
+    /// [`crate::app::Parser::stream_depth`]); `None`: `stream.reassembly.depth`.
+    pub stream_depth: Option<u64>,
     /// Per direction: a gap came before the flow's protocol was known (and before its
     /// parser existed). The parser made later from the other direction's data is told
     /// of it (Suricata's parsers see that gap too).

@@ -238,6 +238,7 @@ impl Inner {
                 if let Some(h) = handover {
                     state.take_over(old, h);
                 }
+                app.stream_depth = self.registry.stream_depth(p);
                 app.proto = p;
                 app.expected = p;
                 app.dir_proto = [p, p];
@@ -321,6 +322,7 @@ impl Inner {
                 app.dir_probed[d] = true;
                 self.pkt_proto_done = true;
                 self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
+                app.stream_depth = self.registry.stream_depth(proto);
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
                     state.parse(dir, data, &mut out);

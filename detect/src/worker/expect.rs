@@ -188,6 +188,7 @@ impl Inner {
         };
         state.set_expected(&e.payload);
         let app = &mut flow.app;
+        app.stream_depth = self.registry.stream_depth(proto);
         app.proto = proto;
         app.dir_proto = [proto; 2];
         app.parent_id = e.parent;

@@ -86,7 +86,8 @@ impl Inner {
 
     /// Leaves out of a record what its parser computed and the config keeps out of EVE:
     /// JA3 and JA3S unless `ja3-fingerprints` is on (or, by default, a rule uses them);
-    /// MQTT passwords unless `passwords`, and MQTT strings past `string-log-limit`.
+    /// MQTT passwords unless `passwords`, and MQTT strings past `string-log-limit`;
+    /// PostgreSQL passwords unless `passwords`.
     pub(super) fn shape_record(&self, r: &mut AppRecord) {
         if !self.cfg.ja3
             && let AppRecord::Tls(t) = r
@@ -99,6 +100,9 @@ impl Inner {
         }
         if let AppRecord::Dhcp(d) = r {
             d.extended = self.cfg.dhcp_extended;
+        }
+        if let AppRecord::Pgsql(p) = r {
+            app::pgsql::logger::shape(p, self.cfg.pgsql_passwords);
         }
     }
 

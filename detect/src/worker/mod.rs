@@ -201,6 +201,8 @@ struct Settings {
     /// `mqtt` records: log passwords, and the `string-log-limit` (0: none), of the
     /// outputs that log them (the first one's passwords setting, the largest limit).
     mqtt_passwords: bool,
+    /// `pgsql` records: log passwords (`outputs.eve-log.types.pgsql.passwords`).
+    pgsql_passwords: bool,
     /// `dhcp` records in Suricata's `extended` form (any output that logs them asks).
     dhcp_extended: bool,
     mqtt_string_log_limit: usize,
@@ -680,6 +682,7 @@ impl Settings {
             ja3: false,
             mqtt_passwords: mqtt.first().is_none_or(|m| m.passwords),
             dhcp_extended: config.eve_logs().any(|e| e.dhcp_extended() == Some(true)),
+            pgsql_passwords: config.eve_logs().any(|e| e.pgsql_passwords() == Some(true)),
             mqtt_string_log_limit: mqtt
                 .iter()
                 .map(|m| usize::try_from(m.string_log_limit).unwrap_or(usize::MAX))

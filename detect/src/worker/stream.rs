@@ -64,7 +64,10 @@ impl Inner {
             }
             if let Some(s) = flow.tcp.as_deref_mut() {
                 let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
-                let up = s.packet(to_server, flags, seq, ack, pkt.payload, self.cfg.depth);
+                // The protocol's own depth once it is known (Suricata's per-protocol
+                // `stream-depth`), else `stream.reassembly.depth`.
+                let depth = flow.app.stream_depth.unwrap_or(self.cfg.depth);
+                let up = s.packet(to_server, flags, seq, ack, pkt.payload, depth);
                 stream_added = up.added;
                 stream_events = up.events;
                 closing = flags & (tcp::FIN | tcp::RST) != 0;

@@ -898,3 +898,44 @@ fn dns_records_take_their_message_direction() {
         .collect();
     assert_eq!(got, vec![(40000, 53), (53, 40000)]);
 }
+
+/// A protocol's own `stream-depth` (pgsql's) replaces `stream.reassembly.depth` once
+/// the flow is recognised: a query past the global depth is inspected.
+#[test]
+fn a_protocols_stream_depth_replaces_the_flows() {
+    let rules = "alert pgsql any any -> any any (pgsql.query; content:\"deep\"; sid:1;)";
+    let msg = |t: u8, body: &[u8]| {
+        let mut v = vec![t];
+        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    };
+    let mut t = handshaken(5432);
+    t.client_sends(b"\0\0\0\x13\0\x03\0\0user\0oryx\0\0");
+    let mut ok = msg(b'R', &[0, 0, 0, 0]);
+    ok.extend(msg(b'Z', b"I"));
+    t.server_sends(&ok);
+    t.client_sends(&msg(
+        b'Q',
+        b"SELECT 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa deep';\0",
+    ));
+    t.close();
+    let frames = t.into_frames();
+    let sets = |extra: &[&str]| {
+        let mut v = vec![
+            "stream.reassembly.depth=50".to_string(),
+            "app-layer.protocols.pgsql.enabled=yes".to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        meerkat_config::load::resolve(None, &v).unwrap().config
+    };
+    assert!(alerts(&sets(&[]), rules, &frames).is_empty());
+    assert_eq!(
+        alerts(
+            &sets(&["app-layer.protocols.pgsql.stream-depth=0"]),
+            rules,
+            &frames
+        ),
+        want(&[(1, Some(1), "pgsql")])
+    );
+}

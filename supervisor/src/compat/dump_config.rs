@@ -146,7 +146,9 @@ mod tests {
         assert!(has("outputs.0.eve-log.types.0", "alert"));
         assert!(has("app-layer.protocols.http.enabled", "yes"));
         // A Suricata protocol Meerkat does not parse: off, so that suricata-update
-        // disables its rules.
+        // disables its rules; and one Meerkat parses but leaves off by default, as
+        // Suricata 8 does.
+        assert!(has("app-layer.protocols.rdp.enabled", "no"));
         assert!(has("app-layer.protocols.pgsql.enabled", "no"));
         assert!(has("app-layer.protocols.smtp.enabled", "yes"));
         assert_eq!(
