@@ -63,6 +63,7 @@ pub mod mqtt;
 pub mod ntp;
 pub mod pop3;
 pub mod quic;
+pub mod rdp;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
