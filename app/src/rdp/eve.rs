@@ -170,9 +170,8 @@ fn connection_hint(h: u32) -> Option<&'static str> {
 /// The color depth Suricata logs: the high color depth, else the post-beta-2 one,
 /// else the first one.
 fn color_depth(c: &RdpClient) -> Option<u64> {
-    match c.high_color_depth {
-        Some(d @ (4 | 8 | 15 | 16 | 24)) => return Some(u64::from(d)),
-        _ => {}
+    if let Some(d @ (4 | 8 | 15 | 16 | 24)) = c.high_color_depth {
+        return Some(u64::from(d));
     }
     let legacy = |d| match d {
         0xca00 => Some(4),

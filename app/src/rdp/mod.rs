@@ -131,7 +131,10 @@ mod tests {
             crate::Detected::Proto(AppProto::Rdp)
         );
         assert_eq!(probe(Transport::Tcp, Dir::ToServer, b""), Probe::NeedMore);
-        assert_eq!(probe(Transport::Tcp, Dir::ToServer, b"\x16"), Probe::NoMatch);
+        assert_eq!(
+            probe(Transport::Tcp, Dir::ToServer, b"\x16"),
+            Probe::NoMatch
+        );
     }
 
     fn json(tx: &dyn Transaction) -> String {

@@ -457,7 +457,11 @@ fn optional_core(d: &mut Rd<'_>, c: &mut ClientCore) {
     c.product_id = Some(v);
     let Ok(v) = d.le32() else { return };
     c.serial_number = Some(v);
-    let Some(v) = d.le16().ok().filter(|v| matches!(v, 0 | 4 | 8 | 15 | 16 | 24)) else {
+    let Some(v) = d
+        .le16()
+        .ok()
+        .filter(|v| matches!(v, 0 | 4 | 8 | 15 | 16 | 24))
+    else {
         return;
     };
     c.high_color_depth = Some(v);
@@ -644,7 +648,8 @@ pub(crate) mod tests {
 
     /// A Connection Request: TPKT (37 bytes), CR TPDU of class 0, `Cookie:
     /// mstshash=user123\r\n`.
-    pub const CR_COOKIE: &[u8] = b"\x03\x00\x00\x25\x20\xe0\x00\x00\x00\x00\x00Cookie: mstshash=user123\r\n";
+    pub const CR_COOKIE: &[u8] =
+        b"\x03\x00\x00\x25\x20\xe0\x00\x00\x00\x00\x00Cookie: mstshash=user123\r\n";
     /// A Connection Request with an RDP_NEG_REQ asking for standard RDP security, then
     /// one byte of the next TPKT.
     pub const CR_NEG: &[u8] =

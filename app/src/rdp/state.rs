@@ -276,7 +276,11 @@ mod tests {
     fn a_whole_tpkt_that_is_never_enough_stalls_its_direction() {
         let mut s = RdpState::new();
         let mut out = ParseOutput::default();
-        s.parse(Dir::ToServer, b"\x03\x00\x00\x0b\x02\xf0\x80\x7f\x65\x00\x00", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"\x03\x00\x00\x0b\x02\xf0\x80\x7f\x65\x00\x00",
+            &mut out,
+        );
         assert!(s.stalled[0] && !out.error);
         s.parse(Dir::ToServer, CR_COOKIE, &mut out);
         s.parse(Dir::ToClient, CC_SSL, &mut out);
