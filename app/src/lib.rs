@@ -65,6 +65,7 @@ pub mod ntp;
 pub mod pgsql;
 pub mod pop3;
 pub mod quic;
+pub mod rdp;
 pub mod rfb;
 pub mod sip;
 pub mod smb;

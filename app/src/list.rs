@@ -78,6 +78,7 @@ protocols! {
     BittorrentDht => bittorrent_dht, record BittorrentDht;
     Telnet => telnet;
     Pgsql => pgsql, record Pgsql;
+    Rdp => rdp, record Rdp;
 }
 
 impl AppProto {
