@@ -60,6 +60,7 @@ pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
+pub mod nfs;
 pub mod ntp;
 pub mod pop3;
 pub mod quic;

@@ -75,6 +75,7 @@ protocols! {
     Krb5 => krb5, record Krb5;
     Websocket => websocket, record Websocket;
     Doh2 => doh2, record Doh2;
+    Nfs => nfs, record Nfs;
 }
 
 impl AppProto {
