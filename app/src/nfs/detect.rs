@@ -5,13 +5,44 @@
 //! server. File names and contents are the file layer's keywords (`file.name`, ...).
 
 use super::state::NfsTx;
+use crate::buffers::{BufferDef, def};
 use crate::descriptor::KeywordDef;
 use crate::value::{KwValue, NumCmp, parse_num_cmp, required};
-use crate::{Dir, Transaction};
+use crate::{AppProto, Buf, BufferId, Dir, Transaction};
+
+pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Nfs, 1);
+pub const FILE_NAME_TC: BufferId = BufferId::of(AppProto::Nfs, 2);
+
+/// The sticky buffers of NFS: `file.name` of the file a transfer carries.
+pub static BUFFERS: &[BufferDef] = &[def(
+    "file.name",
+    &[],
+    None,
+    AppProto::Nfs,
+    Some(FILE_NAME_TS),
+    Some(FILE_NAME_TC),
+    false,
+)];
+
+/// Buffer `id` of a transaction: the name of the file of a transfer in that
+/// direction.
+pub fn buffer(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
+    let dir = match id {
+        FILE_NAME_TS => Dir::ToServer,
+        FILE_NAME_TC => Dir::ToClient,
+        _ => return Buf::Absent,
+    };
+    match &tx.file {
+        Some(f) if f.dir == Some(dir) && index == 0 && !tx.file_name.is_empty() => {
+            Buf::Ready(&tx.file_name)
+        }
+        _ => Buf::Absent,
+    }
+}
 
 pub static KEYWORDS: &[KeywordDef] = &[
     KeywordDef::check("nfs_procedure", &[], parse_procedure, eval_procedure),
-    KeywordDef::check("nfs.version", &[], parse_u32, eval_version),
+    KeywordDef::check("nfs.version", &[], parse_inclusive, eval_version),
 ];
 
 fn parse_u32(v: Option<&str>) -> Result<KwValue, String> {
@@ -33,8 +64,17 @@ fn parse_u32(v: Option<&str>) -> Result<KwValue, String> {
     Ok(KwValue::Num(cmp))
 }
 
-/// `nfs_procedure`: a range `a-b` (or `a<>b`) includes its ends.
+/// `nfs_procedure`: a range `a-b` (or `a<>b`) includes its ends; a negated range is
+/// refused (as Suricata 8.0.6 refuses it).
 fn parse_procedure(v: Option<&str>) -> Result<KwValue, String> {
+    match parse_inclusive(v)? {
+        KwValue::Num(NumCmp::NotBetween(..)) => Err("a negated range is not supported".into()),
+        k => Ok(k),
+    }
+}
+
+/// An integer whose ranges include their ends (`nfs.version` too, measured).
+fn parse_inclusive(v: Option<&str>) -> Result<KwValue, String> {
     Ok(KwValue::Num(match parse_u32(v)? {
         KwValue::Num(NumCmp::Between(a, b)) => match a.checked_sub(1) {
             Some(a) => NumCmp::Between(a, b + 1),
@@ -62,7 +102,11 @@ fn eval_procedure(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Op
     }
     let tx = nfs_tx(t)?;
     let extra = tx.file.iter().flat_map(|f| f.procs.iter().copied());
-    Some(std::iter::once(tx.procedure).chain(extra).any(|p| cmp.test(u64::from(p))))
+    Some(
+        std::iter::once(tx.procedure)
+            .chain(extra)
+            .any(|p| cmp.test(u64::from(p))),
+    )
 }
 
 fn eval_version(v: &KwValue, dir: Dir, _now_s: i64, t: &dyn Transaction) -> Option<bool> {
@@ -81,10 +125,27 @@ mod tests {
 
     #[test]
     fn ranges_are_inclusive() {
-        assert_eq!(parse_procedure(Some("12-14")), Ok(KwValue::Num(NumCmp::Between(11, 15))));
-        assert_eq!(parse_procedure(Some("0-3")), Ok(KwValue::Num(NumCmp::Le(3))));
-        assert_eq!(parse_procedure(Some("!2-4")), Ok(KwValue::Num(NumCmp::NotBetween(1, 5))));
-        assert_eq!(parse_procedure(Some(">20")), Ok(KwValue::Num(NumCmp::Gt(20))));
+        assert_eq!(
+            parse_procedure(Some("12-14")),
+            Ok(KwValue::Num(NumCmp::Between(11, 15)))
+        );
+        assert_eq!(
+            parse_procedure(Some("0-3")),
+            Ok(KwValue::Num(NumCmp::Le(3)))
+        );
+        assert!(parse_procedure(Some("!2-4")).is_err());
+        assert_eq!(
+            parse_inclusive(Some("!2-4")),
+            Ok(KwValue::Num(NumCmp::NotBetween(1, 5)))
+        );
+        assert_eq!(
+            parse_inclusive(Some("2-4")),
+            Ok(KwValue::Num(NumCmp::Between(1, 5)))
+        );
+        assert_eq!(
+            parse_procedure(Some(">20")),
+            Ok(KwValue::Num(NumCmp::Gt(20)))
+        );
         assert_eq!(parse_u32(Some("<3")), Ok(KwValue::Num(NumCmp::Lt(3))));
         assert!(parse_u32(Some("4294967296")).is_err());
         assert!(parse_u32(None).is_err());

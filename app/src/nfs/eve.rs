@@ -16,10 +16,25 @@ pub fn crc32(b: &[u8]) -> u32 {
     for &x in b {
         c ^= u32::from(x);
         for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0xedb8_8320 } else { c >> 1 };
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xedb8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
+}
+
+/// The version whose procedure names the record uses: NFSv4's once the flow is
+/// NFSv4, else the call's (NFSv2's or NFSv3's; a file transaction made by a reply
+/// has none: NFSv3's), as Suricata names them.
+fn names_version(tx: &NfsTx) -> u16 {
+    match (tx.flow_version, tx.nfs_version) {
+        (4.., _) => 4,
+        (_, 2) => 2,
+        _ => 3,
+    }
 }
 
 /// The record of a transaction.
@@ -32,7 +47,7 @@ pub fn record(tx: &NfsTx) -> Nfs {
         uid: tx.uid,
         gid: tx.gid,
         version: u32::from(tx.flow_version),
-        procedure: parser::procedure_name(tx.flow_version, tx.procedure).into_owned(),
+        procedure: parser::procedure_name(names_version(tx), tx.procedure).into_owned(),
         file_name: tx.file_name.clone(),
         hhash: (!tx.file_handle.is_empty()).then(|| crc32(&tx.file_handle)),
         id: tx.id + 1,

@@ -36,7 +36,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
         build: config::build,
     },
     inner: &[],
-    buffers: &[],
+    buffers: detect::BUFFERS,
     frames: &[],
     keywords: detect::KEYWORDS,
     events: EVENTS,
@@ -120,8 +120,8 @@ impl Transaction for NfsTx {
         (self.updates % 64) as u8 | u8::from(self.done(dir)) << 7
     }
 
-    fn buffer(&self, _id: BufferId, _index: usize) -> Buf<'_> {
-        Buf::Absent
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        detect::buffer(self, id, index)
     }
 
     fn record(&self) -> Option<AppRecord> {

@@ -739,22 +739,90 @@ pub fn compound4_reply<'a>(res: &'a [u8], out: &mut Vec<Res4<'a>>) -> Res<()> {
 /// known: NFSv3's names).
 pub fn procedure_name(version: u16, p: u32) -> std::borrow::Cow<'static, str> {
     const V2: &[&str] = &[
-        "NULL", "GETATTR", "SETATTR", "ROOT", "LOOKUP", "READLINK", "READ", "WRITECACHE",
-        "WRITE", "CREATE", "REMOVE", "RENAME", "LINK", "SYMLINK", "MKDIR", "RMDIR", "READDIR",
+        "NULL",
+        "GETATTR",
+        "SETATTR",
+        "ROOT",
+        "LOOKUP",
+        "READLINK",
+        "READ",
+        "WRITECACHE",
+        "WRITE",
+        "CREATE",
+        "REMOVE",
+        "RENAME",
+        "LINK",
+        "SYMLINK",
+        "MKDIR",
+        "RMDIR",
+        "READDIR",
         "STATFS",
     ];
     const V3: &[&str] = &[
-        "NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ", "WRITE",
-        "CREATE", "MKDIR", "SYMLINK", "MKNOD", "REMOVE", "RMDIR", "RENAME", "LINK", "READDIR",
-        "READDIRPLUS", "FSSTAT", "FSINFO", "PATHCONF", "COMMIT",
+        "NULL",
+        "GETATTR",
+        "SETATTR",
+        "LOOKUP",
+        "ACCESS",
+        "READLINK",
+        "READ",
+        "WRITE",
+        "CREATE",
+        "MKDIR",
+        "SYMLINK",
+        "MKNOD",
+        "REMOVE",
+        "RMDIR",
+        "RENAME",
+        "LINK",
+        "READDIR",
+        "READDIRPLUS",
+        "FSSTAT",
+        "FSINFO",
+        "PATHCONF",
+        "COMMIT",
     ];
     const V4: &[&str] = &[
-        "NULL", "COMPOUND", "2", "ACCESS", "CLOSE", "COMMIT", "CREATE", "DELEGPURGE",
-        "DELEGRETURN", "GETATTR", "GETFH", "LINK", "LOCK", "LOCKT", "LOCKU", "LOOKUP",
-        "LOOKUPP", "NVERIFY", "OPEN", "OPENATTR", "OPEN_CONFIRM", "OPEN_DOWNGRADE", "PUTFH",
-        "PUTPUBFH", "PUTROOTFH", "READ", "READDIR", "READLINK", "REMOVE", "RENAME", "RENEW",
-        "RESTOREFH", "SAVEFH", "SECINFO", "SETATTR", "SETCLIENTID", "SETCLIENTID_CONFIRM",
-        "VERIFY", "WRITE", "RELEASE_LOCKOWNER",
+        "NULL",
+        "COMPOUND",
+        "2",
+        "ACCESS",
+        "CLOSE",
+        "COMMIT",
+        "CREATE",
+        "DELEGPURGE",
+        "DELEGRETURN",
+        "GETATTR",
+        "GETFH",
+        "LINK",
+        "LOCK",
+        "LOCKT",
+        "LOCKU",
+        "LOOKUP",
+        "LOOKUPP",
+        "NVERIFY",
+        "OPEN",
+        "OPENATTR",
+        "OPEN_CONFIRM",
+        "OPEN_DOWNGRADE",
+        "PUTFH",
+        "PUTPUBFH",
+        "PUTROOTFH",
+        "READ",
+        "READDIR",
+        "READLINK",
+        "REMOVE",
+        "RENAME",
+        "RENEW",
+        "RESTOREFH",
+        "SAVEFH",
+        "SECINFO",
+        "SETATTR",
+        "SETCLIENTID",
+        "SETCLIENTID_CONFIRM",
+        "VERIFY",
+        "WRITE",
+        "RELEASE_LOCKOWNER",
     ];
     let table = match version {
         2 => V2,
@@ -822,12 +890,18 @@ mod tests {
         a.extend(s(b"new.txt"));
         a.extend(s(&[1, 2, 3, 4]));
         a.extend(s(b"renamed.txt"));
-        assert_eq!(rename3(&a), Ok((&[1, 2, 3, 4][..], &b"new.txt"[..], &b"renamed.txt"[..])));
+        assert_eq!(
+            rename3(&a),
+            Ok((&[1, 2, 3, 4][..], &b"new.txt"[..], &b"renamed.txt"[..]))
+        );
         assert_eq!(dirop3(&a).unwrap().1, b"new.txt");
         // A handle longer than NFS3_FHSIZE.
         assert_eq!(dirop3(&s(&[0; 68])).err(), Some(Error::Malformed));
         // LOOKUP's reply reads a handle whatever the status.
-        assert_eq!(lookup3_reply(&[0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0]), Ok((2, &[0][..])));
+        assert_eq!(
+            lookup3_reply(&[0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0]),
+            Ok((2, &[0][..]))
+        );
         let mut w = s(&[9; 8]);
         w.extend(0u64.to_be_bytes());
         w.extend(5u32.to_be_bytes());
@@ -836,7 +910,10 @@ mod tests {
         let wr = write3(&w, true).unwrap();
         assert_eq!((wr.count, wr.stable, wr.data), (5, 2, &b"hello"[..]));
         assert_eq!(write3(&w[..w.len() - 6], false).unwrap().data, b"he");
-        assert_eq!(write3(&w[..w.len() - 6], true).err(), Some(Error::Incomplete));
+        assert_eq!(
+            write3(&w[..w.len() - 6], true).err(),
+            Some(Error::Incomplete)
+        );
         assert_eq!(procedure_name(3, 17), "READDIRPLUS");
         assert_eq!(procedure_name(2, 4), "LOOKUP");
         assert_eq!(procedure_name(4, 38), "WRITE");

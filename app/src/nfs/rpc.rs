@@ -342,10 +342,10 @@ pub(crate) mod tests {
     /// v3 procedure 3, AUTH_UNIX (stamp, "client1" unpadded-read, uid 1000, gid 100,
     /// one aux gid), AUTH_NULL verifier, then the arguments.
     pub const LOOKUP_CALL: &[u8] = &[
-        0x80, 0, 0, 0x5c, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0x86, 0xa3, 0, 0, 0, 3, 0,
-        0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0x20, 0x5f, 0, 0, 1, 0, 0, 0, 7, b'c', b'l', b'i', b'e',
-        b'n', b't', b'1', 0, 0, 0, 3, 0xe8, 0, 0, 0, 0x64, 0, 0, 0, 1, 0, 0, 0, 0x64, 0, 0, 0,
-        0, 0, 0, 0, 0, // verifier
+        0x80, 0, 0, 0x5c, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0x86, 0xa3, 0, 0, 0, 3, 0, 0,
+        0, 3, 0, 0, 0, 1, 0, 0, 0, 0x20, 0x5f, 0, 0, 1, 0, 0, 0, 7, b'c', b'l', b'i', b'e', b'n',
+        b't', b'1', 0, 0, 0, 3, 0xe8, 0, 0, 0, 0x64, 0, 0, 0, 1, 0, 0, 0, 0x64, 0, 0, 0, 0, 0, 0,
+        0, 0, // verifier
         0, 0, 0, 4, 1, 2, 3, 4, // dir handle
         0, 0, 0, 5, b'a', b'.', b't', b'x', b't', 0, 0, 0, // name
     ];
@@ -355,7 +355,10 @@ pub(crate) mod tests {
         let (h, c) = tcp_call(LOOKUP_CALL, true).unwrap();
         assert!(h.last);
         assert_eq!(h.size(), LOOKUP_CALL.len());
-        assert_eq!((c.xid, c.program, c.version, c.procedure), (0x101, 100003, 3, 3));
+        assert_eq!(
+            (c.xid, c.program, c.version, c.procedure),
+            (0x101, 100003, 3, 3)
+        );
         // The name's padding is read as the uid's first byte.
         assert_eq!(
             c.creds,
@@ -366,21 +369,33 @@ pub(crate) mod tests {
             }
         );
         assert_eq!(c.args.len(), 20);
-        assert_eq!(tcp_call_start(&LOOKUP_CALL[..27]).err(), Some(Error::Incomplete));
+        assert_eq!(
+            tcp_call_start(&LOOKUP_CALL[..27]).err(),
+            Some(Error::Incomplete)
+        );
         assert_eq!(tcp_call_start(LOOKUP_CALL).unwrap().2, 3);
         // Cut short: incomplete when all of it is wanted, the rest otherwise.
         let cut = &LOOKUP_CALL[..LOOKUP_CALL.len() - 4];
         assert_eq!(tcp_call(cut, true).err(), Some(Error::Incomplete));
         assert_eq!(tcp_call(cut, false).unwrap().1.args.len(), 16);
         // A fragment shorter than an RPC header, a bad message type.
-        assert_eq!(record_header(&mut Rd::new(&[0x80, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0])).err(), Some(Error::Malformed));
-        assert_eq!(record_header(&mut Rd::new(&[0x80, 0, 0, 80, 0, 0, 0, 1, 0, 0, 0, 2])).err(), Some(Error::Malformed));
+        assert_eq!(
+            record_header(&mut Rd::new(&[0x80, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0])).err(),
+            Some(Error::Malformed)
+        );
+        assert_eq!(
+            record_header(&mut Rd::new(&[0x80, 0, 0, 80, 0, 0, 0, 1, 0, 0, 0, 2])).err(),
+            Some(Error::Malformed)
+        );
     }
 
     #[test]
     fn replies() {
         // TCP: marker, xid, reply, accepted, AUTH_NULL verifier, success, status 0.
-        let r = [0x80, 0, 0, 28, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let r = [
+            0x80, 0, 0, 28, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0,
+        ];
         let (_, rep) = tcp_reply(&r, true).unwrap();
         assert_eq!((rep.xid, rep.reply_state, rep.accept_state), (9, 0, 0));
         assert_eq!(rep.results, &[0, 0, 0, 0]);

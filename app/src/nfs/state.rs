@@ -235,8 +235,10 @@ impl NfsState {
         if self.names.len() >= MAX_NAMES {
             self.names.clear();
         }
-        self.names
-            .insert(handle.to_vec(), name[..name.len().min(MAX_NAME_LEN)].to_vec());
+        self.names.insert(
+            handle.to_vec(),
+            name[..name.len().min(MAX_NAME_LEN)].to_vec(),
+        );
     }
 
     fn name_of(&self, handle: &[u8]) -> Vec<u8> {
@@ -252,7 +254,13 @@ impl NfsState {
         })
     }
 
-    fn new_file_tx(&mut self, handle: &[u8], name: &[u8], dir: Dir, out: &mut ParseOutput) -> usize {
+    fn new_file_tx(
+        &mut self,
+        handle: &[u8],
+        name: &[u8],
+        dir: Dir,
+        out: &mut ParseOutput,
+    ) -> usize {
         let cfg = self.files_cfg;
         let t = self.new_tx(out);
         t.file_name = name.to_vec();
@@ -319,7 +327,11 @@ impl NfsState {
             None => {
                 let i = self.new_file_tx(w.handle, &name, Dir::ToServer, out);
                 let t = &mut self.txs[i];
-                t.procedure = if version == 4 { op4::WRITE } else { proc3::WRITE };
+                t.procedure = if version == 4 {
+                    op4::WRITE
+                } else {
+                    proc3::WRITE
+                };
                 t.xid = xid;
                 t.is_first = true;
                 t.nfs_version = version as u16;
@@ -360,7 +372,11 @@ impl NfsState {
             None => {
                 let i = self.new_file_tx(&p.handle, &p.name, Dir::ToClient, out);
                 let t = &mut self.txs[i];
-                t.procedure = if p.version < 4 { proc3::READ } else { op4::READ };
+                t.procedure = if p.version < 4 {
+                    proc3::READ
+                } else {
+                    op4::READ
+                };
                 t.xid = r.xid;
                 t.is_first = true;
                 i
@@ -421,7 +437,13 @@ impl NfsState {
     }
 
     /// A call's transaction (all procedures but the file ones).
-    fn call_tx(&mut self, c: &Call<'_>, p: &Pending, rename_to: Option<&[u8]>, out: &mut ParseOutput) {
+    fn call_tx(
+        &mut self,
+        c: &Call<'_>,
+        p: &Pending,
+        rename_to: Option<&[u8]>,
+        out: &mut ParseOutput,
+    ) {
         let t = self.new_tx(out);
         t.xid = c.xid;
         t.procedure = c.procedure;
@@ -451,19 +473,19 @@ impl NfsState {
                 })
             }
             proc3::WRITE => parser::write3(c.args, true).map(|w| self.write(c.xid, 3, &w, out)),
-            proc3::CREATE | proc3::REMOVE | proc3::MKDIR | proc3::RMDIR => {
-                parser::dirop3(c.args).map(|(h, n)| {
+            proc3::CREATE | proc3::REMOVE | proc3::MKDIR | proc3::RMDIR => parser::dirop3(c.args)
+                .map(|(h, n)| {
                     p.handle = h.to_vec();
                     p.name = n.to_vec();
-                })
-            }
+                }),
             proc3::RENAME => parser::rename3(c.args).map(|(h, from, to)| {
                 p.handle = h.to_vec();
                 p.name = from.to_vec();
                 rename_to = Some(to);
             }),
-            proc3::COMMIT => parser::handle_args3(c.procedure, c.args)
-                .map(|(h, _)| self.commit(c.xid, h, true)),
+            proc3::COMMIT => {
+                parser::handle_args3(c.procedure, c.args).map(|(h, _)| self.commit(c.xid, h, true))
+            }
             _ => Ok(()),
         };
         if bad.is_err() {
@@ -473,7 +495,8 @@ impl NfsState {
             proc3::COMMIT | proc3::WRITE => {}
             proc3::READ => {
                 if self.file_tx(&p.handle, Dir::ToClient).is_none() {
-                    let i = self.new_file_tx(&p.handle.clone(), &p.name.clone(), Dir::ToClient, out);
+                    let i =
+                        self.new_file_tx(&p.handle.clone(), &p.name.clone(), Dir::ToClient, out);
                     let t = &mut self.txs[i];
                     t.procedure = proc3::READ;
                     t.xid = c.xid;

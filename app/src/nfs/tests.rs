@@ -79,16 +79,37 @@ fn every_raised_event_is_listed() {
 #[test]
 fn probes() {
     let q = rm(&call(1, 3, 3, &dirop(DIR, b"a")));
-    assert_eq!(state::probe(Transport::Tcp, Dir::ToServer, &q), Probe::Match);
-    assert_eq!(state::probe(Transport::Tcp, Dir::ToServer, &q[..20]), Probe::NeedMore);
-    assert_eq!(state::probe(Transport::Tcp, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n"), Probe::NoMatch);
+    assert_eq!(
+        state::probe(Transport::Tcp, Dir::ToServer, &q),
+        Probe::Match
+    );
+    assert_eq!(
+        state::probe(Transport::Tcp, Dir::ToServer, &q[..20]),
+        Probe::NeedMore
+    );
+    assert_eq!(
+        state::probe(Transport::Tcp, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n"),
+        Probe::NoMatch
+    );
     // NFSv2 is not probed over TCP; it is over UDP.
     let q2 = call(1, 2, 4, &[0; 40]);
-    assert_eq!(state::probe(Transport::Tcp, Dir::ToServer, &rm(&q2)), Probe::NoMatch);
-    assert_eq!(state::probe(Transport::Udp, Dir::ToServer, &q2), Probe::Match);
+    assert_eq!(
+        state::probe(Transport::Tcp, Dir::ToServer, &rm(&q2)),
+        Probe::NoMatch
+    );
+    assert_eq!(
+        state::probe(Transport::Udp, Dir::ToServer, &q2),
+        Probe::Match
+    );
     let r = rm(&reply(1, &[0; 8]));
-    assert_eq!(state::probe(Transport::Tcp, Dir::ToClient, &r), Probe::Match);
-    assert_eq!(state::probe(Transport::Udp, Dir::ToClient, &r[4..]), Probe::Match);
+    assert_eq!(
+        state::probe(Transport::Tcp, Dir::ToClient, &r),
+        Probe::Match
+    );
+    assert_eq!(
+        state::probe(Transport::Udp, Dir::ToClient, &r[4..]),
+        Probe::Match
+    );
     assert!(is_reply(Transport::Tcp, &r));
     assert!(!is_reply(Transport::Tcp, &q));
 }
@@ -105,7 +126,12 @@ fn a_v3_lookup_write_and_read() {
             s.parse(d, c, out);
         }
     };
-    feed(&mut s, Dir::ToServer, &rm(&call(0x101, 3, 3, &dirop(DIR, b"file.txt"))), &mut out);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        &rm(&call(0x101, 3, 3, &dirop(DIR, b"file.txt"))),
+        &mut out,
+    );
     let mut res = u32b(0);
     res.extend(opaque(FH));
     res.extend(u32b(0));
@@ -145,7 +171,10 @@ fn a_v3_lookup_write_and_read() {
     let w = s.tx(1).unwrap();
     assert_eq!(w.files(Dir::ToServer).len(), 1);
     let f = &w.files(Dir::ToServer)[0];
-    assert_eq!((f.name(), f.size(), f.state()), (&b"file.txt"[..], 5, crate::files::FileState::Closed));
+    assert_eq!(
+        (f.name(), f.size(), f.state()),
+        (&b"file.txt"[..], 5, crate::files::FileState::Closed)
+    );
     assert!(render(w).contains(r#""auth_type":"NULL"}"#));
     assert!(render(w).contains(r#""write":{"first":true,"last":true,"last_xid":258,"chunks":0}"#));
     let rd = s.tx(2).unwrap();
@@ -153,7 +182,12 @@ fn a_v3_lookup_write_and_read() {
     assert_eq!(rd.files(Dir::ToClient)[0].size(), 5);
     assert!(render(rd).contains(r#""read":{"first":true,"last":true,"last_xid":259,"chunks":1}"#));
     // GETATTR is not logged.
-    feed(&mut s, Dir::ToServer, &rm(&call(0x104, 3, 1, &opaque(FH))), &mut out);
+    feed(
+        &mut s,
+        Dir::ToServer,
+        &rm(&call(0x104, 3, 1, &opaque(FH))),
+        &mut out,
+    );
     assert!(s.tx(3).unwrap().event_record(Dir::ToClient).is_none());
 }
 
@@ -176,9 +210,16 @@ fn a_large_write_streams() {
     assert!(out.anomalies.is_empty());
     let t = s.tx(0).unwrap();
     let f = &t.files(Dir::ToServer)[0];
-    assert_eq!((f.size(), f.state()), (3000, crate::files::FileState::Closed));
+    assert_eq!(
+        (f.size(), f.state()),
+        (3000, crate::files::FileState::Closed)
+    );
     // The next record is parsed.
-    s.parse(Dir::ToServer, &rm(&call(8, 3, 3, &dirop(DIR, b"x"))), &mut out);
+    s.parse(
+        Dir::ToServer,
+        &rm(&call(8, 3, 3, &dirop(DIR, b"x"))),
+        &mut out,
+    );
     assert_eq!(s.tx_count(), 2);
 }
 
@@ -187,8 +228,16 @@ fn a_large_write_streams() {
 fn a_bad_record_fails_the_flow() {
     let mut s = NfsState::new(NfsConfig::default(), Transport::Tcp);
     let mut out = ParseOutput::default();
-    s.parse(Dir::ToServer, &rm(&call(1, 3, 3, &dirop(DIR, b"a"))), &mut out);
-    s.parse(Dir::ToServer, &[0, 0, 0, 8, 1, 2, 3, 4, 0, 0, 0, 0], &mut out);
+    s.parse(
+        Dir::ToServer,
+        &rm(&call(1, 3, 3, &dirop(DIR, b"a"))),
+        &mut out,
+    );
+    s.parse(
+        Dir::ToServer,
+        &[0, 0, 0, 8, 1, 2, 3, 4, 0, 0, 0, 0],
+        &mut out,
+    );
     assert!(out.error);
     assert_eq!(out.anomalies, ["nfs.malformed_data"]);
     assert!(s.tx(0).unwrap().complete(Dir::ToClient));
