@@ -158,10 +158,9 @@ mod tests {
             nfs_version: 3,
             ..NfsTx::default()
         };
-        tx.file = Some(super::super::state::FileXfer {
-            procs: vec![21],
-            ..Default::default()
-        });
+        let mut f = super::super::state::FileXfer::default();
+        f.procs.push(21);
+        tx.file = Some(f);
         let v = parse_procedure(Some("21")).unwrap();
         assert_eq!(eval_procedure(&v, Dir::ToServer, 0, &tx), Some(true));
         assert_eq!(eval_procedure(&v, Dir::ToClient, 0, &tx), Some(false));

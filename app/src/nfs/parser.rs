@@ -940,9 +940,10 @@ mod tests {
         compound4(&a, &mut ops).unwrap();
         assert_eq!(ops, [Op4::PutFh(&[7; 8]), Op4::Open(b"f"), Op4::Other]);
         // An unknown operation fails the compound.
-        a[11] = 4;
-        a.extend(99u32.to_be_bytes());
-        ops.clear();
-        assert_eq!(compound4(&a, &mut ops).err(), Some(Error::Malformed));
+        let mut b = a.clone();
+        b[11] = 4;
+        b.extend(99u32.to_be_bytes());
+        let mut ops2 = Vec::new();
+        assert_eq!(compound4(&b, &mut ops2).err(), Some(Error::Malformed));
     }
 }

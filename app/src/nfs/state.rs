@@ -142,8 +142,8 @@ struct Side {
     rec_left: usize,
     /// Of those, file data.
     file_left: usize,
-    /// The file data's transaction: its handle.
-    file_handle: Vec<u8>,
+    /// The file data's transaction (its id).
+    file_tx: u64,
     /// The chunk is the file's last.
     file_last: bool,
     /// Bytes of an oversized record to skip.
@@ -302,10 +302,10 @@ impl NfsState {
 
     /// A WRITE's data (NFSv3, or NFSv4 with the handle of its PUTFH): the
     /// handle's open write transaction takes it, or a new one.
-    fn write(&mut self, xid: u32, version: u32, w: &Write<'_>, out: &mut ParseOutput) {
+    fn write(&mut self, xid: u32, version: u32, w: &Write<'_>, out: &mut ParseOutput) -> Option<u64> {
         let size = if version == 4 { w.data_len } else { w.count };
         if size == 0 || size > MAX_CHUNK {
-            return;
+            return None;
         }
         let is_last = w.stable == 2;
         let name = self.name_of(w.handle);
@@ -347,12 +347,13 @@ impl NfsState {
             }
         };
         Self::chunk(&mut self.txs[i], w.offset, w.data, is_last && !partial);
+        Some(self.txs[i].id)
     }
 
     /// A READ reply's data, with what its call said.
-    fn read(&mut self, r: &Reply<'_>, rr: &ReadReply<'_>, p: &Pending, out: &mut ParseOutput) {
+    fn read(&mut self, r: &Reply<'_>, rr: &ReadReply<'_>, p: &Pending, out: &mut ParseOutput) -> Option<u64> {
         if rr.count == 0 || rr.count > MAX_CHUNK {
-            return;
+            return None;
         }
         let mut is_last = rr.eof;
         if p.version == 2
@@ -396,6 +397,7 @@ impl NfsState {
             }
         }
         Self::chunk(t, p.offset, rr.data, is_last && !partial);
+        Some(t.id)
     }
 
     /// COMMIT (NFSv3) or CLOSE/COMMIT (NFSv4): the handle's open write ends.
@@ -472,7 +474,9 @@ impl NfsState {
                     p.name = self.name_of(h);
                 })
             }
-            proc3::WRITE => parser::write3(c.args, true).map(|w| self.write(c.xid, 3, &w, out)),
+            proc3::WRITE => parser::write3(c.args, true).map(|w| {
+                self.write(c.xid, 3, &w, out);
+            }),
             proc3::CREATE | proc3::REMOVE | proc3::MKDIR | proc3::RMDIR => parser::dirop3(c.args)
                 .map(|(h, n)| {
                     p.handle = h.to_vec();
@@ -594,7 +598,7 @@ impl NfsState {
                 Op4::Write(mut w) => {
                     if let Some(h) = fh {
                         w.handle = h;
-                        self.write(c.xid, 4, &w, out);
+                        let _ = self.write(c.xid, 4, &w, out);
                     }
                 }
                 Op4::Commit | Op4::Close => {
@@ -666,7 +670,7 @@ impl NfsState {
                 s
             }),
             proc3::READ => parser::read3_reply(r.results, true).map(|rr| {
-                self.read(r, &rr, p, out);
+                let _ = self.read(r, &rr, p, out);
                 rr.status
             }),
             proc3::READDIRPLUS => {
@@ -693,7 +697,7 @@ impl NfsState {
         let status = if p.procedure == proc3::READ {
             match parser::read2_reply(r.results) {
                 Ok(rr) => {
-                    self.read(r, &rr, p, out);
+                    let _ = self.read(r, &rr, p, out);
                     rr.status
                 }
                 Err(_) => {
@@ -739,7 +743,7 @@ impl NfsState {
                         eof,
                         data,
                     };
-                    self.read(r, &rr, &p, out);
+                    let _ = self.read(r, &rr, &p, out);
                 }
                 Res4::Open(_, true) => getfh_names = true,
                 Res4::GetFh(_, Some(h)) if getfh_names => self.learn_name(h, &p.name),
@@ -807,9 +811,11 @@ impl NfsState {
                         ..Pending::default()
                     },
                 );
-                self.write(c.xid, c.version, &w, out);
+                let Some(id) = self.write(c.xid, c.version, &w, out) else {
+                    return false;
+                };
                 let s = &mut self.sides[d];
-                s.file_handle = w.handle.to_vec();
+                s.file_tx = id;
                 s.file_last = w.stable == 2;
                 s.file_left = (w.data_len as usize).saturating_sub(w.data.len());
             }
@@ -834,9 +840,11 @@ impl NfsState {
                     return false;
                 };
                 self.set_version(p.version);
-                self.read(&r, &rr, &p, out);
+                let Some(id) = self.read(&r, &rr, &p, out) else {
+                    return false;
+                };
                 let s = &mut self.sides[d];
-                s.file_handle = p.handle;
+                s.file_tx = id;
                 s.file_last = rr.eof;
                 s.file_left = (rr.count as usize).saturating_sub(rr.data.len());
             }
@@ -859,9 +867,8 @@ impl NfsState {
             s.file_left -= n;
             let done = s.file_left == 0;
             let last = s.file_last;
-            let handle = std::mem::take(&mut s.file_handle);
-            if let Some(i) = self.file_tx(&handle, dir) {
-                let t = &mut self.txs[i];
+            let id = s.file_tx;
+            if let Some(t) = self.txs.iter_mut().find(|t| t.id == id) {
                 if let Some(f) = &mut t.file {
                     f.chunks += 1;
                     let off = f.next;
@@ -877,7 +884,6 @@ impl NfsState {
                     }
                 }
             }
-            self.sides[d].file_handle = handle;
         }
         let s = &mut self.sides[d];
         let used = s.rec_left.min(data.len());
@@ -1051,10 +1057,10 @@ impl AppState for NfsState {
             s.file_left -= file_n;
             s.rec_left -= n;
             len -= n;
-            let handle = s.file_handle.clone();
+            let id = s.file_tx;
             if file_n > 0
-                && let Some(i) = self.file_tx(&handle, dir)
-                && let Some(f) = &mut self.txs[i].file
+                && let Some(t) = self.txs.iter_mut().find(|t| t.id == id)
+                && let Some(f) = &mut t.file
             {
                 if let Some(file) = f.files.current() {
                     file.gap(file_n as u64);
