@@ -302,7 +302,13 @@ impl NfsState {
 
     /// A WRITE's data (NFSv3, or NFSv4 with the handle of its PUTFH): the
     /// handle's open write transaction takes it, or a new one.
-    fn write(&mut self, xid: u32, version: u32, w: &Write<'_>, out: &mut ParseOutput) -> Option<u64> {
+    fn write(
+        &mut self,
+        xid: u32,
+        version: u32,
+        w: &Write<'_>,
+        out: &mut ParseOutput,
+    ) -> Option<u64> {
         let size = if version == 4 { w.data_len } else { w.count };
         if size == 0 || size > MAX_CHUNK {
             return None;
@@ -351,7 +357,13 @@ impl NfsState {
     }
 
     /// A READ reply's data, with what its call said.
-    fn read(&mut self, r: &Reply<'_>, rr: &ReadReply<'_>, p: &Pending, out: &mut ParseOutput) -> Option<u64> {
+    fn read(
+        &mut self,
+        r: &Reply<'_>,
+        rr: &ReadReply<'_>,
+        p: &Pending,
+        out: &mut ParseOutput,
+    ) -> Option<u64> {
         if rr.count == 0 || rr.count > MAX_CHUNK {
             return None;
         }
