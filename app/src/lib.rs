@@ -61,6 +61,7 @@ pub mod llmnr;
 pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
+pub mod nfs;
 pub mod ntp;
 pub mod pgsql;
 pub mod pop3;

@@ -79,6 +79,7 @@ protocols! {
     Telnet => telnet;
     Pgsql => pgsql, record Pgsql;
     Rdp => rdp, record Rdp;
+    Nfs => nfs, record Nfs;
 }
 
 impl AppProto {
