@@ -115,7 +115,7 @@ mod tests {
         );
         assert!(lookup("tls.invalid_sslv2_header").is_err());
         assert!(lookup("applayer_proto_detection_skipped").is_err());
-        assert!(lookup("nfs.malformed_data").is_err());
+        assert!(lookup("nfs.no_such_event").is_err());
         assert!(lookup("nodot").is_err());
     }
 }

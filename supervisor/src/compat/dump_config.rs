@@ -145,10 +145,14 @@ mod tests {
         assert!(has("outputs.0.eve-log.enabled", "yes"));
         assert!(has("outputs.0.eve-log.types.0", "alert"));
         assert!(has("app-layer.protocols.http.enabled", "yes"));
-        // A Suricata protocol Meerkat does not parse: off, so that suricata-update
-        // disables its rules; and one Meerkat parses but leaves off by default, as
-        // Suricata 8 does.
-        assert!(has("app-layer.protocols.rdp.enabled", "no"));
+        // Every protocol of Suricata's config has its line (one Meerkat did not parse
+        // would be `no`, so that suricata-update disables its rules); one Meerkat
+        // parses but leaves off by default, as Suricata 8 does, is `no`.
+        for p in meerkat_config::keys::suricata_app_protocols() {
+            let key = format!("app-layer.protocols.{p}.enabled");
+            assert!(l.iter().any(|(k, _)| *k == key), "{key}");
+        }
+        assert!(has("app-layer.protocols.rdp.enabled", "yes"));
         assert!(has("app-layer.protocols.pgsql.enabled", "no"));
         assert!(has("app-layer.protocols.smtp.enabled", "yes"));
         assert_eq!(
