@@ -257,6 +257,10 @@ pub trait AppState: Send + std::fmt::Debug {
     /// empty); given right after the state is made. A protocol that keeps bytes only
     /// for its frames keeps those of these; one whose frames cost nothing ignores it.
     fn set_frames(&mut self, _used: &[BufferId]) {}
+    /// The buffers of this protocol that the loaded rules inspect (never empty); given
+    /// right after the state is made, for a protocol whose work depends on them (SSH
+    /// logs HASSH once a rule uses a hassh keyword, as Suricata's keywords turn it on).
+    fn set_rule_buffers(&mut self, _used: &[BufferId]) {}
     /// The flow's endpoints (client, server), given right after the state is made, for
     /// a protocol whose messages are checked against them (FTP's `ftpbounce`).
     fn set_endpoints(&mut self, _client: std::net::IpAddr, _server: std::net::IpAddr) {}
@@ -351,6 +355,13 @@ pub trait Transaction: std::fmt::Debug {
     fn id(&self) -> u64;
     /// Whether the direction's part of the transaction is complete.
     fn complete(&self, dir: Dir) -> bool;
+    /// Whether the transaction's record is written now (the protocol's log condition):
+    /// by default once both directions are complete, or at the flow's end. A protocol
+    /// with a condition of its own (SSH: both identification lines) says so; its
+    /// record is written only when the condition holds, the flow's end included.
+    fn log_ready(&self, ending: bool) -> bool {
+        ending || (self.complete(Dir::ToServer) && self.complete(Dir::ToClient))
+    }
     /// Whether rules inspect the transaction in direction `dir`: both (the default),
     /// or only the one it came in for a transaction of one message (Suricata 8's
     /// unidirectional transactions, such as an NTP packet's).

@@ -48,7 +48,7 @@ protocols! {
     Http => http, record Http;
     Dns => dns, record Dns;
     Tls => tls, record Tls;
-    Ssh => ssh;
+    Ssh => ssh, record Ssh;
     Llmnr => llmnr;
     Mdns => mdns, record Mdns;
     Sip => sip, record Sip;

@@ -123,6 +123,8 @@ pub struct Registry {
     files: crate::files::FileConfig,
     /// The frame buffers the loaded rules inspect.
     frames: Vec<crate::BufferId>,
+    /// Every buffer the loaded rules inspect.
+    rule_buffers: Vec<crate::BufferId>,
 }
 
 impl Default for Registry {
@@ -151,6 +153,7 @@ impl Registry {
             entries,
             files: crate::files::FileConfig::default(),
             frames: Vec::new(),
+            rule_buffers: Vec::new(),
         }
     }
 
@@ -194,6 +197,7 @@ impl Registry {
             entries,
             files: crate::files::FileConfig::default(),
             frames: Vec::new(),
+            rule_buffers: Vec::new(),
         })
     }
 
@@ -207,6 +211,12 @@ impl Registry {
     /// parser may keep bytes only for the frames rules use).
     pub fn set_frames(&mut self, used: Vec<crate::BufferId>) {
         self.frames = used;
+    }
+
+    /// Sets the buffers the rules inspect, for the flows made from now on (see
+    /// [`crate::AppState::set_rule_buffers`]).
+    pub fn set_rule_buffers(&mut self, used: Vec<crate::BufferId>) {
+        self.rule_buffers = used;
     }
 
     /// What the file layer does in new flows.
@@ -243,6 +253,13 @@ impl Registry {
             .any(|b| b.proto_index() == proto as usize)
         {
             s.set_frames(&self.frames);
+        }
+        if self
+            .rule_buffers
+            .iter()
+            .any(|b| b.proto_index() == proto as usize)
+        {
+            s.set_rule_buffers(&self.rule_buffers);
         }
         Some(s)
     }

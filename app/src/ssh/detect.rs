@@ -114,3 +114,8 @@ pub fn frame_range(len: usize, kind: u64) -> std::ops::Range<usize> {
         _ => 0..len,
     }
 }
+
+/// Whether `id` is one of the hassh buffers (a rule on one turns HASSH logging on).
+pub fn is_hassh(id: BufferId) -> bool {
+    [HASSH, HASSH_STRING, HASSH_SERVER, HASSH_SERVER_STRING].contains(&id)
+}

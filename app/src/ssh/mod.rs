@@ -6,15 +6,17 @@
 //! `ssh.software` (the side's banner fields), `ssh.hassh`/`ssh.hassh.string` (the
 //! client's KEXINIT) and `ssh.hassh.server`/`ssh.hassh.server.string` (the server's).
 
+pub mod config;
 pub mod detect;
+pub mod eve;
 pub mod state;
 
 pub use state::{SshState, SshTx};
 
-use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports, never_reply};
+use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports, never_reply};
 use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Probe, Transaction};
 
-/// SSH. No EVE record of its own yet (alerts carry `app_proto`).
+/// SSH.
 pub static PROTOCOL: Descriptor = Descriptor {
     proto: AppProto::Ssh,
     name: "ssh",
@@ -27,14 +29,22 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe: |_, _, data| probe(data),
     probe_on_port: None,
     is_reply: never_reply,
-    build: Build::Plain(|_| Box::new(SshState::new())),
+    build: Build::Configured {
+        keys: config::KEYS,
+        build: config::build,
+    },
     inner: &[],
     buffers: detect::BUFFERS,
     frames: detect::FRAMES,
     keywords: &[],
     events: EVENTS,
     events_upper_case: false,
-    record: None,
+    record: Some(RecordDef {
+        event_type: "ssh",
+        render: eve::render,
+        tx_id: false,
+        packet_dir: false,
+    }),
     fuzz: &[FuzzTarget {
         name: "ssh",
         run: fuzz,
@@ -156,8 +166,22 @@ impl Transaction for SshTx {
     }
 
     fn record(&self) -> Option<AppRecord> {
-        // No EVE `ssh` event type yet: alerts carry `app_proto` only.
-        None
+        Some(AppRecord::Ssh(eve::record(self)))
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
+    /// Suricata's SSH log condition: both identification lines, or with HASSH
+    /// logged both key exchanges done (NEWKEYS, or the direction's end).
+    fn log_ready(&self, _ending: bool) -> bool {
+        let [c, s] = &self.sides;
+        if self.log_hassh {
+            c.done && s.done
+        } else {
+            c.banner_done && s.banner_done
+        }
     }
 }
 
@@ -191,6 +215,46 @@ mod tests {
         assert!(n > 0);
     }
     use super::*;
+
+    fn render(tx: &SshTx) -> String {
+        let mut b = Vec::new();
+        let mut o = meerkat_eve::Obj::new(&mut b);
+        eve::render(&tx.record().unwrap(), &mut o);
+        o.end();
+        String::from_utf8(b).unwrap()
+    }
+
+    /// The record is written once both identification lines are in, without HASSH;
+    /// with HASSH logged it waits for both key exchanges and carries them.
+    #[test]
+    fn the_record_and_when_it_is_written() {
+        use crate::{AppState, ParseOutput};
+        let mut out = ParseOutput::default();
+        for hassh in [false, true] {
+            let mut s = SshState::new();
+            s.log_hassh(hassh);
+            s.parse(Dir::ToServer, b"SSH-2.0-libssh-0.7.2\r\n", &mut out);
+            let tx = |s: &SshState| {
+                s.tx(0)
+                    .unwrap()
+                    .as_any()
+                    .unwrap()
+                    .downcast_ref::<SshTx>()
+                    .unwrap()
+                    .clone()
+            };
+            assert!(!tx(&s).log_ready(false));
+            s.parse(Dir::ToClient, b"SSH-2.0-OpenSSH_7.4 Debian\r\n", &mut out);
+            assert_eq!(tx(&s).log_ready(false), !hassh);
+            assert_eq!(
+                render(&tx(&s)),
+                r#"{"ssh":{"client":{"proto_version":"2.0","software_version":"libssh-0.7.2"},"server":{"proto_version":"2.0","software_version":"OpenSSH_7.4"}}}"#
+            );
+            s.eof(Dir::ToServer, &mut out);
+            s.eof(Dir::ToClient, &mut out);
+            assert!(tx(&s).log_ready(true));
+        }
+    }
 
     #[test]
     fn probe_by_banner() {

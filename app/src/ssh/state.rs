@@ -64,6 +64,9 @@ pub struct SshTx {
     pub sides: [Side; 2],
     /// Per direction, the packets kept (see [`MAX_KEPT`]).
     pub records: [Vec<Record>; 2],
+    /// HASSH is logged (the section's `hassh`, or a rule uses a hassh keyword): the
+    /// record waits for both key exchanges and carries it.
+    pub log_hassh: bool,
 }
 
 impl SshTx {
@@ -138,6 +141,11 @@ impl SshState {
             dirs: [d(), d()],
             freed: false,
         }
+    }
+
+    /// Whether the flow's record carries HASSH (and so waits for it).
+    pub fn log_hassh(&mut self, on: bool) {
+        self.tx.log_hassh = on;
     }
 
     fn finish(&mut self, d: usize) {
@@ -345,6 +353,13 @@ fn hassh(packet: &[u8], client: bool) -> Option<Hassh> {
 impl AppState for SshState {
     fn set_frames(&mut self, used: &[crate::BufferId]) {
         self.keep_frames = used.iter().any(|&b| super::detect::frame_kind(b).is_some());
+    }
+
+    /// A rule on a hassh buffer turns HASSH logging on, as Suricata's keywords do.
+    fn set_rule_buffers(&mut self, used: &[crate::BufferId]) {
+        if used.iter().any(|&b| super::detect::is_hassh(b)) {
+            self.tx.log_hassh = true;
+        }
     }
 
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {

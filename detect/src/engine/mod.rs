@@ -452,6 +452,19 @@ impl Engine {
         v
     }
 
+    /// Every buffer the rules inspect (each direction's id).
+    pub fn rule_buffers(&self) -> Vec<BufferId> {
+        let mut v: Vec<BufferId> = Vec::new();
+        for b in self.sigs.iter().flat_map(|sig| sig.rule.buffers.iter()) {
+            for id in [b.def.to_server, b.def.to_client].into_iter().flatten() {
+                if !v.contains(&id) {
+                    v.push(id);
+                }
+            }
+        }
+        v
+    }
+
     pub fn uses_buffer(&self, family: &str) -> bool {
         self.sigs.iter().any(|sig| {
             sig.rule.buffers.iter().any(|b| {

@@ -530,7 +530,7 @@ impl Inner {
                     to_log.push((id, r));
                 }
             }
-            if (complete_both || ending) && !flow.app.txs[td].logged {
+            if tx.log_ready(ending) && !flow.app.txs[td].logged {
                 flow.app.txs[td].logged = true;
                 if log_app && let Some(r) = tx.event_record(Dir::ToClient) {
                     to_log.push((id, r));

@@ -770,6 +770,7 @@ impl Worker {
         let mut registry = registry;
         registry.set_files(file_config(&cfg, &engine));
         registry.set_frames(engine.frame_buffers());
+        registry.set_rule_buffers(engine.rule_buffers());
         let store = open_store(config, index);
         Worker {
             flows: FlowTable::new(index),

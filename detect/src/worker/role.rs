@@ -512,6 +512,9 @@ impl Worker {
                 let files = super::file_config(&self.x.cfg, &self.x.engine);
                 self.x.registry.set_files(files);
                 self.x.registry.set_frames(self.x.engine.frame_buffers());
+                self.x
+                    .registry
+                    .set_rule_buffers(self.x.engine.rule_buffers());
                 counters.get(DetectCounter::RulesGeneration).set(generation);
                 counters.get(DetectCounter::RulesReloads).add(1);
                 tracing::info!(
