@@ -1,0 +1,119 @@
+//! SSH against the reference: on the corpus's SSH pcaps the `ssh` records Meerkat
+//! writes must be the reference's (`suricata-8.0.6-eve.json`), value for value and in
+//! order, with HASSH only where a hassh rule turned it on (`ssh-hassh-reassembled`),
+//! and every line valid against the EVE schema; the alerts per signature must match
+//! too. Packet numbers are left out: Meerkat parses a segment when it arrives,
+//! Suricata when it is acknowledged, so a record can be a packet apart.
+//! Skips when `../shared` is absent. Small pcaps: well under a second.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{assert_schema_valid, eve, run_in, shared, stderr};
+
+const TESTS: &[&str] = &[
+    "ssh-banner-only",
+    "ssh-frames",
+    "ssh-hassh-reassembled",
+    "ssh-newkeys",
+];
+
+fn ssh_records(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .filter(|e| e["event_type"] == "ssh")
+        .map(|e| e["ssh"].clone())
+        .collect()
+}
+
+fn alert_counts(events: &[serde_json::Value]) -> BTreeMap<u64, usize> {
+    let mut m = BTreeMap::new();
+    for e in events.iter().filter(|e| e["event_type"] == "alert") {
+        *m.entry(e["alert"]["signature_id"].as_u64().unwrap())
+            .or_default() += 1;
+    }
+    m
+}
+
+#[test]
+fn ssh_records_are_the_references() {
+    let Some(shared) = shared() else {
+        eprintln!("skipping: ../shared is absent");
+        return;
+    };
+    let set = shared.join("corpus/suricata-verify");
+    for name in TESTS {
+        let dir = set.join(name);
+        let logs = tempfile::tempdir().unwrap();
+        let o = run_in(
+            &dir,
+            &[
+                "run",
+                "-q",
+                "-r",
+                dir.join("input.pcap").to_str().unwrap(),
+                "-S",
+                dir.join("test.rules").to_str().unwrap(),
+                "-l",
+                logs.path().to_str().unwrap(),
+                "-k",
+                "none",
+            ],
+        );
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let ours = eve(&logs.path().join("eve.json"));
+        assert_schema_valid(&ours);
+        let reference = eve(&dir.join("suricata-8.0.6-eve.json"));
+        assert!(!ssh_records(&reference).is_empty(), "{name}");
+        assert_eq!(
+            ssh_records(&ours),
+            ssh_records(&reference),
+            "{name}: ssh records"
+        );
+        assert_eq!(
+            alert_counts(&ours),
+            alert_counts(&reference),
+            "{name}: alerts per signature"
+        );
+    }
+}
+
+/// The section's `hassh` turns HASSH on without a rule, as Suricata's
+/// `app-layer.protocols.ssh.hassh`.
+#[test]
+fn hassh_from_the_config() {
+    let Some(shared) = shared() else {
+        eprintln!("skipping: ../shared is absent");
+        return;
+    };
+    let dir = shared.join("corpus/suricata-verify/ssh-newkeys");
+    let logs = tempfile::tempdir().unwrap();
+    let o = run_in(
+        &dir,
+        &[
+            "run",
+            "-q",
+            "-r",
+            dir.join("input.pcap").to_str().unwrap(),
+            "-l",
+            logs.path().to_str().unwrap(),
+            "-k",
+            "none",
+            "--set",
+            "app-layer.protocols.ssh.hassh=yes",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = eve(&logs.path().join("eve.json"));
+    assert_schema_valid(&ours);
+    let r = ssh_records(&ours);
+    assert_eq!(r.len(), 1, "{r:?}");
+    for side in ["client", "server"] {
+        let h = &r[0][side]["hassh"];
+        assert_eq!(h["hash"].as_str().map(str::len), Some(32), "{side}: {h}");
+        assert!(h["string"].as_str().unwrap().contains(';'), "{side}: {h}");
+    }
+}
