@@ -74,9 +74,11 @@ pub fn fuzz(data: &[u8]) {
     });
     crate::fuzz::drive(&mut s, data);
     let _ = parser::command(data);
-    let r = parser::reply_line(data);
-    let _ = parser::pasv_port(r.text);
-    let _ = parser::epsv_port(r.text);
+    if let Some(r) = parser::reply_line(data) {
+        let _ = parser::pasv_port(r.text);
+        let _ = parser::epsv_port(r.text);
+    }
+    let _ = parser::is_preliminary(data);
     let _ = parser::active_port(data);
     let _ = parser::eprt_port(data);
     crate::fuzz::probes(data);
@@ -189,9 +191,8 @@ impl Transaction for FtpTx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AppState;
     use crate::value::KwValue;
-    use crate::{AppState, ParseOutput};
-    use parser::tests::{CLIENT, SERVER};
 
     #[test]
     fn every_raised_event_is_listed() {
@@ -232,11 +233,7 @@ mod tests {
 
     #[test]
     fn keywords_and_buffers() {
-        let mut s = FtpState::new(FtpConfig::default());
-        let mut out = ParseOutput::default();
-        s.parse(Dir::ToClient, &SERVER[..20], &mut out);
-        s.parse(Dir::ToServer, CLIENT, &mut out);
-        s.parse(Dir::ToClient, &SERVER[20..], &mut out);
+        let (mut s, mut out) = state::tests::run(FtpConfig::default());
         let kw = |name: &str| detect::KEYWORDS.iter().find(|k| k.name == name).unwrap();
         let eval = |name: &str, v: &str, tx: &dyn Transaction| match kw(name).kind {
             crate::KeywordKind::Check { parse, eval } => {
@@ -262,7 +259,9 @@ mod tests {
         assert_eq!(retr.buffer(detect::REPLY, 2), Buf::Absent);
         let help = s.tx(5).unwrap();
         assert_eq!(help.buffer(detect::REPLY, 1), Buf::Ready(b" ABOR ACCT"));
-        assert_eq!(help.buffer(detect::COMPLETION_CODE, 1), Buf::Ready(b"214"));
+        // `214-` is no code (Suricata reads no multi-line structure).
+        assert_eq!(help.buffer(detect::COMPLETION_CODE, 0), Buf::Ready(b"214"));
+        assert_eq!(help.buffer(detect::COMPLETION_CODE, 1), Buf::Absent);
         // A command without its reply yet: reply keywords wait.
         s.parse(Dir::ToServer, b"NOOP\r\n", &mut out);
         let noop = s.tx(7).unwrap();

@@ -158,42 +158,42 @@ pub fn command(line: &[u8]) -> Option<(&'static Command, &[u8])> {
     Some((cmd, line.get(word_end + 1..).unwrap_or(&[])))
 }
 
-/// A reply line split as Suricata splits it: a three-digit code followed by a space
-/// or a hyphen (a multi-line reply's first line), and the text after it; a line
-/// without such a code is all text (a line inside a multi-line reply).
+/// A reply line split as Suricata 8 splits it: trailing white space cut off (a line
+/// left empty is no line: `None`), then a code if the line starts with three digits
+/// and a space, and the text after that space; any other line (`230-Welcome`, a
+/// multi-line reply's inner lines, `200` alone) is all text, without a code.
+/// Suricata reads no multi-line structure into replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplyLine<'a> {
     pub code: Option<[u8; 3]>,
-    /// `NNN-`: a multi-line reply begins (or goes on).
-    pub continued: bool,
     pub text: &'a [u8],
 }
 
-pub fn reply_line(line: &[u8]) -> ReplyLine<'_> {
-    match line {
-        [a, b, c, sep, rest @ ..]
-            if a.is_ascii_digit()
-                && b.is_ascii_digit()
-                && c.is_ascii_digit()
-                && (*sep == b' ' || *sep == b'-') =>
+pub fn reply_line(line: &[u8]) -> Option<ReplyLine<'_>> {
+    let line = line.trim_ascii_end();
+    if line.is_empty() {
+        return None;
+    }
+    Some(match line {
+        [a, b, c, b' ', rest @ ..]
+            if a.is_ascii_digit() && b.is_ascii_digit() && c.is_ascii_digit() =>
         {
             ReplyLine {
                 code: Some([*a, *b, *c]),
-                continued: *sep == b'-',
                 text: rest,
             }
         }
-        [a, b, c] if a.is_ascii_digit() && b.is_ascii_digit() && c.is_ascii_digit() => ReplyLine {
-            code: Some([*a, *b, *c]),
-            continued: false,
-            text: &[],
-        },
         _ => ReplyLine {
             code: None,
-            continued: false,
             text: line,
         },
-    }
+    })
+}
+
+/// A positive preliminary reply (`1yz` and a white space, on the line as received):
+/// its transaction stays open for the final reply, as Suricata's `FTPIsPPR`.
+pub fn is_preliminary(line: &[u8]) -> bool {
+    matches!(line, [b'1', b, c, sp, ..] if b.is_ascii_digit() && c.is_ascii_digit() && sp.is_ascii_whitespace())
 }
 
 /// A decimal number of at most `max_digits` digits.
@@ -307,6 +307,29 @@ pub mod tests {
         b"USER anonymous\r\nPASS secret\r\nPASV\r\nRETR temp.txt\r\nHELP\r\nQUIT\r\n";
     pub const SERVER: &[u8] = b"220 (vsFTPd 3.0.2)\r\n331 Please specify the password.\r\n230 Login successful.\r\n227 Entering Passive Mode (192,168,0,10,185,13).\r\n150 Opening BINARY mode data connection for temp.txt (12 bytes).\r\n226 Transfer complete.\r\n214-The following commands are recognized.\r\n ABOR ACCT\r\n214 Help OK.\r\n221 Goodbye.\r\n";
 
+    /// [`SERVER`] in the pieces a server sends: a reply each, a multi-line reply
+    /// in one piece.
+    pub fn server_pieces() -> Vec<&'static [u8]> {
+        let coded =
+            |l: &[u8], sep: u8| l.len() > 3 && l[..3].iter().all(u8::is_ascii_digit) && l[3] == sep;
+        let mut pieces = Vec::new();
+        let (mut start, mut in_multi) = (0, false);
+        let mut at = 0;
+        for line in SERVER.split_inclusive(|&b| b == b'\n') {
+            at += line.len();
+            in_multi = if in_multi {
+                !coded(line, b' ')
+            } else {
+                coded(line, b'-')
+            };
+            if !in_multi {
+                pieces.push(&SERVER[start..at]);
+                start = at;
+            }
+        }
+        pieces
+    }
+
     #[test]
     fn commands() {
         let (cmd, data) = command(b"retr temp.txt").unwrap();
@@ -327,17 +350,22 @@ pub mod tests {
 
     #[test]
     fn replies() {
-        let r = reply_line(b"220 (vsFTPd 3.0.2)");
-        assert_eq!(
-            (r.code, r.continued, r.text),
-            (Some(*b"220"), false, &b"(vsFTPd 3.0.2)"[..])
-        );
-        let r = reply_line(b"214-The following");
-        assert_eq!((r.code, r.continued), (Some(*b"214"), true));
-        let r = reply_line(b" ABOR ACCT");
+        let r = reply_line(b"220 (vsFTPd 3.0.2)  ").unwrap();
+        assert_eq!((r.code, r.text), (Some(*b"220"), &b"(vsFTPd 3.0.2)"[..]));
+        // Suricata reads no multi-line structure: `214-` is text.
+        let r = reply_line(b"214-The following").unwrap();
+        assert_eq!((r.code, r.text), (None, &b"214-The following"[..]));
+        let r = reply_line(b" ABOR ACCT").unwrap();
         assert_eq!((r.code, r.text), (None, &b" ABOR ACCT"[..]));
-        assert_eq!(reply_line(b"99 x").code, None);
-        assert_eq!(reply_line(b"200").code, Some(*b"200"));
+        let r = reply_line(b"331  Password required").unwrap();
+        assert_eq!(r.text, b" Password required");
+        assert_eq!(reply_line(b"99 x").unwrap().code, None);
+        assert_eq!(reply_line(b"200").unwrap().code, None);
+        assert_eq!(reply_line(b" \t "), None);
+        assert!(is_preliminary(b"150 Opening"));
+        assert!(!is_preliminary(b"150-Opening"));
+        assert!(!is_preliminary(b"150"));
+        assert!(!is_preliminary(b"226 Done"));
     }
 
     #[test]

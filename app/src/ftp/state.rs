@@ -1,9 +1,12 @@
 //! One FTP control connection: the lines of each direction as they stream in, and the
-//! transactions they make, as Suricata's FTP parser makes them: one per known command
+//! transactions they make, as Suricata 8's FTP parser makes them: one per known command
 //! with the reply lines that answer it (the server's greeting is a transaction without
-//! a command). A transaction is complete once a final reply came: a reply whose code
-//! does not start with `1` (a preliminary reply, such as `150` before a transfer, keeps
-//! it open), on the last line of a multi-line reply (`123-` ... `123 `).
+//! a command). A transaction is complete with its first reply line that is not a
+//! preliminary reply (`150 ` before a transfer keeps it open). Suricata reads no
+//! multi-line structure: a line of a multi-line reply goes to the oldest open
+//! transaction, else, within the same piece of data, to the newest; the lines of a
+//! later piece with none open make a transaction of their own (Suricata has logged and
+//! freed the complete one by then).
 
 use std::collections::VecDeque;
 
@@ -74,7 +77,7 @@ pub struct Expectation {
     pub filename: Vec<u8>,
 }
 
-/// One reply line: its code (none for a line inside a multi-line reply) and text.
+/// One reply line: its code (none for a line without `NNN `) and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     pub code: Option<[u8; 3]>,
@@ -95,8 +98,6 @@ pub struct FtpTx {
     pub done: bool,
     /// The server's side ended before a final reply.
     pub closed: bool,
-    /// Inside a multi-line reply (`NNN-` seen, `NNN ` not yet).
-    pub multi: Option<[u8; 3]>,
     pub dyn_port: Option<u16>,
     pub mode: Option<Mode>,
     /// A PORT command naming another host than the client (`ftpbounce`); `None` when
@@ -138,6 +139,8 @@ pub struct FtpState {
     used: usize,
     /// The client's address (given by the engine), for `ftpbounce`.
     client: Option<std::net::IpAddr>,
+    /// The transaction the server's current piece of data has put reply lines in.
+    reply_in_piece: Option<u64>,
 }
 
 impl FtpState {
@@ -151,6 +154,7 @@ impl FtpState {
             expectations: VecDeque::new(),
             used: 0,
             client: None,
+            reply_in_piece: None,
         }
     }
 
@@ -233,32 +237,31 @@ impl FtpState {
         }
     }
 
-    /// The transaction a reply line belongs to: the one inside a multi-line reply,
-    /// else the oldest awaiting its reply, else the newest (a second reply to a
-    /// command, or a reply to a command that made no transaction), else a new one
-    /// (the greeting).
+    /// The transaction a reply line belongs to: the oldest open one; else the one
+    /// this piece of the server's data already put lines in (or the newest, if that
+    /// one is gone), as Suricata appends to its last transaction while parsing one
+    /// piece; else a new one.
     fn reply_tx(&mut self, out: &mut ParseOutput) -> Option<usize> {
-        if let Some(i) = self.txs.iter().position(|t| t.multi.is_some()) {
-            return Some(i);
-        }
-        if let Some(i) = self.txs.iter().position(|t| !t.done) {
-            return Some(i);
-        }
-        if !self.txs.is_empty() {
-            return Some(self.txs.len() - 1);
-        }
-        self.new_tx(out)?;
-        Some(self.txs.len() - 1)
+        let i = match self.txs.iter().position(|t| !t.done) {
+            Some(i) => i,
+            None if self.reply_in_piece.is_some() && !self.txs.is_empty() => self.txs.len() - 1,
+            None => {
+                self.new_tx(out)?;
+                self.txs.len() - 1
+            }
+        };
+        self.reply_in_piece = self.txs.get(i).map(|t| t.id);
+        Some(i)
     }
 
     fn response(&mut self, line: &[u8], truncated: bool, out: &mut ParseOutput) {
         if truncated {
             out.anomaly("ftp.response_command_too_long");
         }
-        if line.is_empty() {
+        // A line of white space only is no reply line (Suricata keeps none for it).
+        let Some(r) = parser::reply_line(line) else {
             return;
-        }
-        let r = parser::reply_line(line);
+        };
         let Some(i) = self.reply_tx(out) else {
             return;
         };
@@ -267,15 +270,15 @@ impl FtpState {
             return;
         };
         // The port of a PORT / EPRT is taken when the server answers it, as Suricata
-        // does; that of PASV / EPSV from the `227` / `229` reply.
-        if tx.dyn_port.is_none() && tx.multi.is_none() {
+        // does; that of PASV / EPSV from the `227 ` / `229 ` reply.
+        if tx.dyn_port.is_none() {
             let port = match (tx.kind(), r.code.as_ref()) {
                 (Some(Kind::Port), _) => parser::active_port(&tx.data).map(|p| (p, Mode::Active)),
                 (Some(Kind::Eprt), _) => parser::eprt_port(&tx.data).map(|p| (p, Mode::Active)),
-                (Some(Kind::Pasv), Some(b"227")) if !r.continued => {
+                (Some(Kind::Pasv), Some(b"227")) => {
                     parser::pasv_port(r.text).map(|p| (p, Mode::Passive))
                 }
-                (Some(Kind::Epsv), Some(b"229")) if !r.continued => {
+                (Some(Kind::Epsv), Some(b"229")) => {
                     parser::epsv_port(r.text).map(|p| (p, Mode::Passive))
                 }
                 _ => None,
@@ -301,19 +304,7 @@ impl FtpState {
         if truncated {
             tx.reply_truncated = true;
         }
-        // The end of a reply: a coded line that continues nothing (or ends the
-        // multi-line reply it is in).
-        match (tx.multi, r.code) {
-            (Some(open), Some(code)) if code == open && !r.continued => {
-                tx.multi = None;
-                tx.done |= open[0] != b'1';
-            }
-            (Some(_), _) => {}
-            (None, Some(code)) if r.continued => tx.multi = Some(code),
-            (None, Some(code)) => tx.done |= code[0] != b'1',
-            // A line without a code outside a multi-line reply ends nothing.
-            (None, None) => {}
-        }
+        tx.done |= !parser::is_preliminary(line);
     }
 
     fn lines(&mut self, dir: Dir, mut data: &[u8], out: &mut ParseOutput) {
@@ -359,6 +350,9 @@ impl FtpState {
 
 impl AppState for FtpState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
+        if dir == Dir::ToClient {
+            self.reply_in_piece = None;
+        }
         self.lines(dir, data, out);
     }
 
@@ -423,21 +417,22 @@ impl AppState for FtpState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::ftp::parser::tests::{CLIENT, SERVER};
+    use crate::ftp::parser::tests::{CLIENT, server_pieces};
 
-    fn run(client: &[u8], server: &[u8], cfg: FtpConfig) -> (FtpState, ParseOutput) {
+    /// The greeting, then each command and the server's pieces up to the one that
+    /// completes its transaction.
+    pub(crate) fn run(cfg: FtpConfig) -> (FtpState, ParseOutput) {
         let mut s = FtpState::new(cfg);
         let mut out = ParseOutput::default();
-        // The greeting first, then each command and its replies.
-        let mut server_lines = server.split_inclusive(|&b| b == b'\n');
-        s.parse(Dir::ToClient, server_lines.next().unwrap(), &mut out);
-        for c in client.split_inclusive(|&b| b == b'\n') {
+        let pieces = server_pieces();
+        let mut pieces = pieces.iter();
+        s.parse(Dir::ToClient, pieces.next().unwrap(), &mut out);
+        for c in CLIENT.split_inclusive(|&b| b == b'\n') {
             s.parse(Dir::ToServer, c, &mut out);
-            // Replies up to the one that completes the newest transaction.
-            for l in server_lines.by_ref() {
-                s.parse(Dir::ToClient, l, &mut out);
+            for p in pieces.by_ref() {
+                s.parse(Dir::ToClient, p, &mut out);
                 if s.txs.back().is_some_and(|t| t.done) {
                     break;
                 }
@@ -448,7 +443,7 @@ mod tests {
 
     #[test]
     fn a_session() {
-        let (s, out) = run(CLIENT, SERVER, FtpConfig::default());
+        let (s, out) = run(FtpConfig::default());
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
         let names: Vec<_> = s.txs.iter().map(|t| t.command.map(|c| c.name)).collect();
         assert_eq!(
