@@ -123,9 +123,30 @@ pub fn probe_message(msg: &[u8], complete: bool, lax: bool) -> Probe {
 }
 
 /// Recognises a DNS message (over TCP: with its length prefix) on any port: not one
-/// with an unassigned opcode or the Z bit set.
+/// with an unassigned opcode or the Z bit set, nor a NetBIOS Name Service message
+/// (DNS-shaped, but another protocol, which Suricata does not take for DNS).
 pub fn probe(transport: Transport, _dir: Dir, data: &[u8]) -> Probe {
+    let msg = match transport {
+        Transport::Udp => data,
+        Transport::Tcp => data.get(2..).unwrap_or_default(),
+    };
+    if is_nbns(msg) {
+        return Probe::NoMatch;
+    }
     probe_with(transport, data, false)
+}
+
+/// Length of a NetBIOS name in its first-level encoding (RFC 1001 §14.1).
+const NBNS_NAME_LEN: usize = 32;
+
+/// Whether the message's first question is a NetBIOS name: one label of 32
+/// characters `A`-`P` (each half-byte of the 16-byte name as a letter) first.
+pub fn is_nbns(msg: &[u8]) -> bool {
+    let at = parser::HEADER_LEN;
+    msg.get(at) == Some(&(NBNS_NAME_LEN as u8))
+        && msg
+            .get(at + 1..at + 1 + NBNS_NAME_LEN)
+            .is_some_and(|l| l.iter().all(|c| (b'A'..=b'P').contains(c)))
 }
 
 /// Recognises a DNS message on DNS's ports, whatever its opcode and Z bit (Suricata
@@ -271,6 +292,17 @@ mod tests {
             probe(Transport::Tcp, Dir::ToServer, &tcp[..10]),
             Probe::NeedMore
         );
+        // A NetBIOS Name Service query (UDP 137) is DNS-shaped but not DNS off DNS's
+        // ports; on them it is still parsed as DNS.
+        let mut nbns = b"\x80\x94\x01\x10\x00\x01\x00\x00\x00\x00\x00\x00\x20".to_vec();
+        nbns.extend_from_slice(b"FHEPFCELEHFCEPFFFACACACACACACABN\x00\x00\x20\x00\x01");
+        assert!(is_nbns(&nbns));
+        assert_eq!(probe(Transport::Udp, Dir::ToServer, &nbns), Probe::NoMatch);
+        assert_eq!(
+            probe_on_port(Transport::Udp, Dir::ToServer, &nbns),
+            Probe::Match
+        );
+        assert!(!is_nbns(QUERY));
     }
 
     #[test]
