@@ -691,6 +691,11 @@ impl Feeder {
                 }
             }
             if !written {
+                // Stopped while waiting for room: this packet was read but not
+                // handed on, so it is not counted (`capture.packets` is what went
+                // into the rings; a resumed run reads it again).
+                self.summary.packets -= 1;
+                self.summary.bytes -= p.data.len() as u64;
                 self.summary.stopped = true;
                 return Ok(FeedEnd::Stopped);
             }
