@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{alert_sids, assert_schema_valid, eve, run_pcap, shared};
+use common::{alert_sids, assert_schema_valid, eve, records, run_pcap, shared};
 
 const TESTS: &[&str] = &[
     "ssh-banner-only",
@@ -18,14 +18,6 @@ const TESTS: &[&str] = &[
     "ssh-hassh-reassembled",
     "ssh-newkeys",
 ];
-
-fn ssh_records(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
-    events
-        .iter()
-        .filter(|e| e["event_type"] == "ssh")
-        .map(|e| e["ssh"].clone())
-        .collect()
-}
 
 #[test]
 fn ssh_records_are_the_references() {
@@ -40,10 +32,10 @@ fn ssh_records_are_the_references() {
         let ours = run_pcap(&dir, &pcap, &dir.join("test.rules"), &["-k", "none"]);
         assert_schema_valid(&ours);
         let reference = eve(&dir.join("suricata-8.0.6-eve.json"));
-        assert!(!ssh_records(&reference).is_empty(), "{name}");
+        assert!(!records(&reference, "ssh").is_empty(), "{name}");
         assert_eq!(
-            ssh_records(&ours),
-            ssh_records(&reference),
+            records(&ours, "ssh"),
+            records(&reference, "ssh"),
             "{name}: ssh records"
         );
         assert_eq!(alert_sids(&ours), alert_sids(&reference), "{name}: alerts");
@@ -66,7 +58,7 @@ fn hassh_from_the_config() {
         &["-k", "none", "--set", "app-layer.protocols.ssh.hassh=yes"],
     );
     assert_schema_valid(&ours);
-    let r = ssh_records(&ours);
+    let r = records(&ours, "ssh");
     assert_eq!(r.len(), 1, "{r:?}");
     for side in ["client", "server"] {
         let h = &r[0][side]["hassh"];

@@ -122,9 +122,39 @@ pub struct Registry {
     /// What the file layer does in every new flow (the worker sets it).
     files: crate::files::FileConfig,
     /// The frame buffers the loaded rules inspect.
-    frames: Vec<crate::BufferId>,
+    frames: UsedBuffers,
     /// Every buffer the loaded rules inspect.
-    rule_buffers: Vec<crate::BufferId>,
+    rule_buffers: UsedBuffers,
+}
+
+/// Buffers the loaded rules inspect, and per protocol whether any is its own: a new
+/// flow's state is told of them only when its protocol has some, found without a
+/// scan.
+#[derive(Debug, Default)]
+struct UsedBuffers {
+    ids: Vec<crate::BufferId>,
+    of_proto: Vec<bool>,
+}
+
+impl UsedBuffers {
+    fn new(ids: Vec<crate::BufferId>) -> UsedBuffers {
+        let mut of_proto = vec![false; crate::APP_PROTOS];
+        for b in &ids {
+            if let Some(p) = of_proto.get_mut(b.proto_index()) {
+                *p = true;
+            }
+        }
+        UsedBuffers { ids, of_proto }
+    }
+
+    /// The buffers, if any is `proto`'s.
+    fn for_proto(&self, proto: AppProto) -> Option<&[crate::BufferId]> {
+        self.of_proto
+            .get(proto as usize)
+            .copied()
+            .unwrap_or(false)
+            .then_some(&self.ids[..])
+    }
 }
 
 impl Default for Registry {
@@ -152,8 +182,8 @@ impl Registry {
         Registry {
             entries,
             files: crate::files::FileConfig::default(),
-            frames: Vec::new(),
-            rule_buffers: Vec::new(),
+            frames: UsedBuffers::default(),
+            rule_buffers: UsedBuffers::default(),
         }
     }
 
@@ -196,8 +226,8 @@ impl Registry {
         Ok(Registry {
             entries,
             files: crate::files::FileConfig::default(),
-            frames: Vec::new(),
-            rule_buffers: Vec::new(),
+            frames: UsedBuffers::default(),
+            rule_buffers: UsedBuffers::default(),
         })
     }
 
@@ -210,13 +240,13 @@ impl Registry {
     /// Sets the frame buffers the rules inspect, for the flows made from now on (a
     /// parser may keep bytes only for the frames rules use).
     pub fn set_frames(&mut self, used: Vec<crate::BufferId>) {
-        self.frames = used;
+        self.frames = UsedBuffers::new(used);
     }
 
     /// Sets the buffers the rules inspect, for the flows made from now on (see
     /// [`crate::AppState::set_rule_buffers`]).
     pub fn set_rule_buffers(&mut self, used: Vec<crate::BufferId>) {
-        self.rule_buffers = used;
+        self.rule_buffers = UsedBuffers::new(used);
     }
 
     /// What the file layer does in new flows.
@@ -247,19 +277,11 @@ impl Registry {
         if self.files.track {
             s.set_files(self.files);
         }
-        if self
-            .frames
-            .iter()
-            .any(|b| b.proto_index() == proto as usize)
-        {
-            s.set_frames(&self.frames);
+        if let Some(used) = self.frames.for_proto(proto) {
+            s.set_frames(used);
         }
-        if self
-            .rule_buffers
-            .iter()
-            .any(|b| b.proto_index() == proto as usize)
-        {
-            s.set_rule_buffers(&self.rule_buffers);
+        if let Some(used) = self.rule_buffers.for_proto(proto) {
+            s.set_rule_buffers(used);
         }
         Some(s)
     }

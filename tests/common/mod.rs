@@ -99,6 +99,16 @@ pub fn eve(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The protocol objects of the records of `event_type` (`"ssh"`: each `ssh` event's
+/// `ssh` object), in order.
+pub fn records(events: &[serde_json::Value], event_type: &str) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .filter(|e| e["event_type"] == event_type)
+        .map(|e| e[event_type].clone())
+        .collect()
+}
+
 /// Signature ids of the alerts, sorted.
 pub fn alert_sids(events: &[serde_json::Value]) -> Vec<u64> {
     let mut v: Vec<u64> = events

@@ -139,8 +139,8 @@ pub struct FtpState {
     used: usize,
     /// The client's address (given by the engine), for `ftpbounce`.
     client: Option<std::net::IpAddr>,
-    /// The transaction the server's current piece of data has put reply lines in.
-    reply_in_piece: Option<u64>,
+    /// The server's current piece of data has put a reply line in a transaction.
+    reply_in_piece: bool,
 }
 
 impl FtpState {
@@ -154,7 +154,7 @@ impl FtpState {
             expectations: VecDeque::new(),
             used: 0,
             client: None,
-            reply_in_piece: None,
+            reply_in_piece: false,
         }
     }
 
@@ -237,20 +237,19 @@ impl FtpState {
         }
     }
 
-    /// The transaction a reply line belongs to: the oldest open one; else the one
-    /// this piece of the server's data already put lines in (or the newest, if that
-    /// one is gone), as Suricata appends to its last transaction while parsing one
-    /// piece; else a new one.
+    /// The transaction a reply line belongs to: the oldest open one; else, when this
+    /// piece of the server's data already put lines in one, the newest (Suricata
+    /// appends to its last transaction while parsing one piece); else a new one.
     fn reply_tx(&mut self, out: &mut ParseOutput) -> Option<usize> {
         let i = match self.txs.iter().position(|t| !t.done) {
             Some(i) => i,
-            None if self.reply_in_piece.is_some() && !self.txs.is_empty() => self.txs.len() - 1,
+            None if self.reply_in_piece && !self.txs.is_empty() => self.txs.len() - 1,
             None => {
                 self.new_tx(out)?;
                 self.txs.len() - 1
             }
         };
-        self.reply_in_piece = self.txs.get(i).map(|t| t.id);
+        self.reply_in_piece = true;
         Some(i)
     }
 
@@ -351,7 +350,7 @@ impl FtpState {
 impl AppState for FtpState {
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         if dir == Dir::ToClient {
-            self.reply_in_piece = None;
+            self.reply_in_piece = false;
         }
         self.lines(dir, data, out);
     }

@@ -435,36 +435,35 @@ impl Engine {
         c
     }
 
-    /// Whether a loaded rule inspects a buffer of this family (`ja3`: `ja3.hash`,
-    /// `ja3.string`, `ja3s.hash`, `ja3s.string`): the name up to its first dot or `s.`.
     /// The frame buffers (both directions') some rule inspects.
     pub fn frame_buffers(&self) -> Vec<BufferId> {
-        let mut v: Vec<BufferId> = Vec::new();
-        for b in self.sigs.iter().flat_map(|sig| sig.rule.buffers.iter()) {
-            if crate::app::buffers::is_frame(b.def) {
-                for id in [b.def.to_server, b.def.to_client].into_iter().flatten() {
-                    if !v.contains(&id) {
-                        v.push(id);
-                    }
-                }
-            }
-        }
-        v
+        self.buffers_where(crate::app::buffers::is_frame)
     }
 
-    /// Every buffer the rules inspect (each direction's id).
+    /// Every buffer (both directions') some rule inspects.
     pub fn rule_buffers(&self) -> Vec<BufferId> {
-        let mut v: Vec<BufferId> = Vec::new();
-        for b in self.sigs.iter().flat_map(|sig| sig.rule.buffers.iter()) {
-            for id in [b.def.to_server, b.def.to_client].into_iter().flatten() {
-                if !v.contains(&id) {
-                    v.push(id);
-                }
-            }
-        }
+        self.buffers_where(|_| true)
+    }
+
+    /// The buffer ids, sorted and once each, of the rules' buffers that `keep` takes.
+    fn buffers_where(
+        &self,
+        keep: impl Fn(&crate::app::buffers::BufferDef) -> bool,
+    ) -> Vec<BufferId> {
+        let mut v: Vec<BufferId> = self
+            .sigs
+            .iter()
+            .flat_map(|sig| sig.rule.buffers.iter())
+            .filter(|b| keep(b.def))
+            .flat_map(|b| [b.def.to_server, b.def.to_client].into_iter().flatten())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
         v
     }
 
+    /// Whether a loaded rule inspects a buffer of this family (`ja3`: `ja3.hash`,
+    /// `ja3.string`, `ja3s.hash`, `ja3s.string`): the name up to its first dot or `s.`.
     pub fn uses_buffer(&self, family: &str) -> bool {
         self.sigs.iter().any(|sig| {
             sig.rule.buffers.iter().any(|b| {
