@@ -264,6 +264,13 @@ pub trait AppState: Send + std::fmt::Debug {
     /// The flow's endpoints (client, server), given right after the state is made, for
     /// a protocol whose messages are checked against them (FTP's `ftpbounce`).
     fn set_endpoints(&mut self, _client: std::net::IpAddr, _server: std::net::IpAddr) {}
+    /// Whether `data`, the first datagram of a UDP flow toward its client, shows it
+    /// is the client's side after all, so that the flow is reversed from it on, as a
+    /// probing parser of Suricata's says of it (IKE: a message whose responder SPI is
+    /// zero). Asked once per flow, before that datagram is parsed.
+    fn first_reply_is_request(&self, _data: &[u8]) -> bool {
+        false
+    }
     /// Moves the connections the parser announced since the last call into `out` (it
     /// said so with [`ParseOutput::expect`]).
     fn take_expectations(&mut self, _out: &mut Vec<Expectation>) {}

@@ -8,8 +8,8 @@
 //! bytes are an SPI's, not a marker. IKEv2 messages raise no `malformed_data`,
 //! `payload_extra_data` nor `multiple_server_proposal` (measured: a payload chain that
 //! cannot be read, bytes after it and a responder's several proposals raise nothing in
-//! the reference). A known difference: the reference reverses a flow whose first
-//! datagram toward the client has a zero responder SPI; Meerkat keeps its direction.
+//! the reference). As the reference, a flow whose first datagram toward the client
+//! has a zero responder SPI is reversed from that datagram on.
 
 pub mod detect;
 pub mod eve;

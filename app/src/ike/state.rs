@@ -176,6 +176,15 @@ impl IkeState {
 }
 
 impl AppState for IkeState {
+    /// Suricata's IKE probe, asked about the first datagram toward the client, turns
+    /// the flow round when that message is one the probe takes and its responder SPI
+    /// is zero (an initiator's): measured, the reference's later datagrams change
+    /// direction and its `flow` record's ends are swapped.
+    fn first_reply_is_request(&self, data: &[u8]) -> bool {
+        super::probe(data) == crate::Probe::Match
+            && parser::header(data).is_some_and(|(h, _)| h.resp_spi == [0; 8])
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         // A datagram too short for a header, or of another version, is dropped
         // without an event or a transaction, as Suricata's parser does.

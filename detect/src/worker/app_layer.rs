@@ -95,9 +95,21 @@ impl Inner {
     /// direction `d`, is recognised only as the other direction's (an HTTP response),
     /// or as a reply of its protocol (a DNS response). Only the first data of a UDP
     /// flow or of a TCP flow picked up midstream can say so (a handshake orients a
-    /// flow for good).
+    /// flow for good), and, for some protocols, the first datagram toward the client of
+    /// a UDP flow (see [`app::AppState::first_reply_is_request`]).
     pub(super) fn first_data_reversed(&self, flow: &Flow, d: usize, payload: &[u8]) -> bool {
-        if flow.app.detection_done || flow.app.probed != [0, 0] {
+        if flow.app.detection_done {
+            return flow.proto == 17
+                && d == 1
+                && !flow.app.dir_probed[1]
+                && !payload.is_empty()
+                && flow
+                    .app
+                    .state
+                    .as_deref()
+                    .is_some_and(|s| s.first_reply_is_request(payload));
+        }
+        if flow.app.probed != [0, 0] {
             return false;
         }
         let (transport, data) = match flow.tcp.as_deref() {
