@@ -712,6 +712,8 @@ pub struct Consumer {
     pending: u64,
     /// When set, releases never go beyond this position (see [`Consumer::hold`]).
     ceiling: Option<u64>,
+    /// Whether a consumer read this ring before this one attached.
+    had_consumer: bool,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -729,6 +731,8 @@ impl Consumer {
     pub fn attach(path: &Path) -> Result<Consumer, RingError> {
         let map = Mapping::open(path)?;
         let h = map.header();
+        // A consumer's claim stamps its heartbeat, which nothing clears.
+        let had_consumer = h.cons.0.heartbeat_ns.load(Ordering::Acquire) != 0;
         claim(&h.cons.0.pid, &h.cons.0.heartbeat_ns, "consumer", path)?;
         let tail = h.cons.0.tail.load(Ordering::Acquire);
         Ok(Consumer {
@@ -738,8 +742,15 @@ impl Consumer {
             head_cache: tail,
             pending: 0,
             ceiling: None,
+            had_consumer,
             map,
         })
+    }
+
+    /// Whether another consumer read this ring before this one attached: a new ring
+    /// has no predecessor, so no position downstream holds for it can be about it.
+    pub fn had_consumer(&self) -> bool {
+        self.had_consumer
     }
 
     /// Data region size in bytes.
@@ -996,6 +1007,19 @@ mod tests {
             // The file index travels in the record (compared whole below).
             file: seq as u32 ^ 0x8000_0001,
         }
+    }
+
+    #[test]
+    fn a_consumer_knows_whether_the_ring_had_one_before() {
+        let (_d, path) = ring(MIN_CAPACITY);
+        let mut p = Producer::attach(&path).unwrap();
+        assert!(p.try_push(&meta(1), b"x").unwrap());
+        p.publish();
+        // Records already written do not make a predecessor.
+        let c = Consumer::attach(&path).unwrap();
+        assert!(!c.had_consumer());
+        drop(c);
+        assert!(Consumer::attach(&path).unwrap().had_consumer());
     }
 
     #[test]

@@ -351,7 +351,12 @@ fn attach_ring(
     ring.hold();
     let epoch = sink::new_epoch();
     let producer = Role::Detect(index).to_string();
+    // Asked even of a new ring: the question fences the producer's older epochs.
     let resume = sink::resume_point(&eve_socket_path(runtime), &producer, epoch, RESUME_TIMEOUT)?;
+    // A ring no consumer read before is a new one (its file was made again under a
+    // writer that outlived the old one): the writer's mark is the old ring's, and the
+    // records of this one are all new, however far its producer already wrote.
+    let resume = if ring.had_consumer() { resume } else { 0 };
     // Only what the ring holds: a mark past it is a previous ring's (a new runtime dir
     // under a writer that outlived it), and the records of this one are all new.
     let until = resume.min(ring.published());
