@@ -163,6 +163,39 @@ fn feed(s: &Setup, pcap: &Path) {
     }
 }
 
+/// A new ring under an eve-writer that outlived the old one (the same worker name): the
+/// writer's resume mark is the old ring's, and must not make the new ring's worker take
+/// its records for ones already written. The writer is stopped while the worker asks it
+/// where to resume, so the new ring holds the whole pcap by the time it answers (what a
+/// loaded machine did now and then to `rotate_interval_makes_timestamped_files`).
+#[test]
+fn a_new_ring_under_a_writer_that_outlived_the_old_loses_nothing() {
+    let s =
+        Setup::new("detect:\n  workers: 1\noutputs:\n  - eve-log:\n      types: [alert, flow]\n");
+    let p1 = traffic(s.dir.path(), "a.pcap", 40);
+    let mut writer = s.start_writer();
+    feed(&s, &p1);
+    for e in std::fs::read_dir(&s.runtime)
+        .unwrap()
+        .filter_map(Result::ok)
+    {
+        if e.file_name().to_string_lossy().starts_with("ring-") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    signal(&writer, libc::SIGSTOP);
+    let mut workers = s.start_workers(1);
+    run_capture(&s, &p1);
+    signal(&writer, libc::SIGCONT);
+    for w in &mut workers {
+        wait_success(w, "detect", Duration::from_secs(60));
+    }
+    terminate(&writer);
+    wait_success(&mut writer, "eve-writer", Duration::from_secs(30));
+    let events = read_eve(&s.log_dir.join("eve.json"), schema().as_ref());
+    assert_eq!(events.len(), 2 * 80);
+}
+
 #[test]
 fn sighup_reopens_after_a_logrotate_rename() {
     let s =
