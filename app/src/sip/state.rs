@@ -181,6 +181,12 @@ impl SipState {
         if used.is_none() || self.pending[d].buf.len() > MAX_PENDING {
             if used.is_some() {
                 out.anomaly("sip.invalid_data");
+            } else {
+                // A message that is no SIP's: Suricata's parser errors, and the flow
+                // goes on without its app layer (measured: a `NOTIFY * HTTP/1.1`
+                // request taken for SIP gives no record, and its HTTP response no
+                // mismatch event).
+                out.failed = true;
             }
             self.lost[d] = true;
             self.pending[d] = Pending::default();

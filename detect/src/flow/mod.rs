@@ -116,6 +116,11 @@ pub struct AppFlow {
     /// parser existed). The parser made later from the other direction's data is told
     /// of it (Suricata's parsers see that gap too).
     pub early_gap: [bool; 2],
+    /// Per direction of a TCP flow: its data is no protocol's, and is held (not
+    /// consumed) while the other direction may still name the flow's protocol, whose
+    /// parser then reads it, as Suricata's detection fails a direction, not the flow
+    /// (a request of a method HTTP's patterns lack, with an HTTP response).
+    pub held: [bool; 2],
     /// The id of the flow that announced this one (an FTP data connection's control
     /// flow; EVE `parent_id`), 0 for none.
     pub parent_id: u64,
@@ -282,6 +287,8 @@ impl Flow {
         self.app.eof_open.swap(0, 1);
         self.app.dir_proto.swap(0, 1);
         self.app.dir_probed.swap(0, 1);
+        self.app.held.swap(0, 1);
+        self.app.early_gap.swap(0, 1);
     }
 
     /// Stream bytes per direction (to_server, to_client), for `stream_size`.

@@ -156,7 +156,9 @@ impl Inner {
             return app.state.is_some();
         }
         let d = dir.index();
-        if !app.dir_probed[d] && !data.is_empty() {
+        // A flow whose parser failed has no app layer any more (Suricata's): its other
+        // direction is not probed either.
+        if !app.dir_probed[d] && !data.is_empty() && !app.parse_error {
             // The other direction's first data: which protocol does it speak?
             app.dir_probed[d] = true;
             let window = &data[..data.len().min(MAX_PROBE)];
@@ -328,6 +330,12 @@ impl Inner {
         let mut need_more = false;
         match self.registry.probe(transport, dir, ports, window) {
             app::Detected::Proto(proto) => {
+                let other_held = std::mem::take(&mut app.held) != [false; 2];
+                if other_held {
+                    // The other direction's data was no protocol's: the flow is this
+                    // one's, by this direction only.
+                    self.pkt_app_events |= app::events::DETECT_PROTOCOL_ONLY_ONE_DIRECTION;
+                }
                 app.proto = proto;
                 app.detection_done = true;
                 app.dir_proto[d] = proto;
@@ -337,10 +345,21 @@ impl Inner {
                 app.stream_depth = self.registry.stream_depth(proto);
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
+                    let other = dir.other();
+                    if other_held {
+                        // The held bytes came first: as Suricata has the opposing side
+                        // parsed first, the caller feeds them, then `data`.
+                        if std::mem::take(&mut app.early_gap[other.index()]) {
+                            state.gap(other, 0, &mut out);
+                        }
+                        app.state = Some(state);
+                        self.parse_output(&out, app, dir);
+                        self.other_first = true;
+                        return;
+                    }
                     state.parse(dir, data, &mut out);
                     // The other direction lost bytes before the protocol was known:
                     // the parser is told now, after this direction's first data.
-                    let other = dir.other();
                     if std::mem::take(&mut app.early_gap[other.index()]) {
                         state.gap(other, 0, &mut out);
                     }
@@ -357,8 +376,16 @@ impl Inner {
                 return;
             }
             app::Detected::NeedMore => need_more = true,
-            // This direction's first data is no known protocol.
-            app::Detected::None => app.dir_probed[d] = true,
+            // This direction's first data is no known protocol. Over TCP, while the
+            // other direction has not failed too, its bytes wait for what that one says.
+            app::Detected::None => {
+                app.dir_probed[d] = true;
+                if transport == Transport::Tcp && !app.held[1 - d] {
+                    app.held[d] = true;
+                    return;
+                }
+                app.held = [false; 2];
+            }
         }
         // TCP data arrives in pieces: give up once enough was seen both ways.
         let enough = app.probed.iter().all(|&n| n >= MAX_PROBE) || transport == Transport::Udp;

@@ -52,6 +52,10 @@ const BATCH: usize = 256;
 const CHECKSUM_SAMPLE: u64 = 1000;
 /// Bytes per direction kept for app-layer protocol detection.
 const MAX_PROBE: usize = 4096;
+/// Bytes of a TCP direction that is no protocol's held for the other direction's
+/// detection (see `AppFlow::held`): past this, with that direction still undecided,
+/// the flow's detection fails (Suricata's limit for a side talking on alone).
+const MAX_HELD: u64 = 100_000;
 /// Slots of the shared host-state table (128 bytes each: 8 MiB).
 pub const HOST_TABLE_SLOTS: usize = 65536;
 
@@ -311,6 +315,10 @@ struct Inner {
     pkt_anomalies: Vec<(u64, &'static str)>,
     /// Protocol detection finished (in some direction) on the current packet.
     pkt_proto_done: bool,
+    /// A TCP flow's protocol was just found in a direction while the other held bytes
+    /// of no protocol that came first: its new parser is fed those first, then the
+    /// detecting direction's (the caller does it; see `detect_protocol`).
+    other_first: bool,
     /// The pseudo packet being inspected at a flow's end is one Suricata makes (see
     /// `PacketView::pseudo_app_rules`).
     pseudo_app_rules: bool,
@@ -793,6 +801,7 @@ impl Worker {
                 pkt_app_events: 0,
                 pkt_anomalies: Vec::new(),
                 pkt_proto_done: false,
+                other_first: false,
                 pseudo_app_rules: false,
                 link_type: 0,
                 files,

@@ -274,7 +274,18 @@ impl Inner {
             }
         }
         let mut got = false;
-        if flow.app.detection_done && flow.app.state.is_none() {
+        if !flow.app.detection_done && flow.app.held[d] {
+            // Bytes of no protocol, held for what the other direction says; past
+            // MAX_HELD (a side that talks on alone), or at the reassembly depth, the
+            // flow's detection fails.
+            if to - from > MAX_HELD || s.sides[d].depth_reached {
+                flow.app.held = [false; 2];
+                flow.app.proto = AppProto::Failed;
+                flow.app.detection_done = true;
+                self.pkt_proto_done = true;
+                s.sides[d].app_done = to;
+            }
+        } else if flow.app.detection_done && flow.app.state.is_none() {
             // Nobody parses this flow: let the bytes go.
             s.sides[d].app_done = to;
         } else if to > from {
@@ -285,6 +296,21 @@ impl Inner {
                 // The parser reads the stream in place (the app state and the stream are
                 // different parts of the flow).
                 got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                if std::mem::take(&mut self.other_first) {
+                    // Detected here, with the other direction's held bytes first.
+                    let o = 1 - d;
+                    let (o_from, o_to) = (s.sides[o].app_done, s.sides[o].next());
+                    self.feed_app(
+                        app,
+                        ports,
+                        dir.other(),
+                        Transport::Tcp,
+                        s.sides[o].bytes(o_from, o_to),
+                    );
+                    s.sides[o].app_done = o_to;
+                    self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
+                    got = true;
+                }
                 if !was_done && app.detection_done && !self.cfg.inline {
                     app.shown_on = Some(dir.other());
                 }
@@ -292,6 +318,24 @@ impl Inner {
                     self.detected_tcp(flow, dir, from, to);
                     got |= flow.app.state.is_some();
                 }
+            }
+            let held = !flow.app.detection_done && flow.app.held[d];
+            if held && self.claim_expected(flow) {
+                // A connection another flow announced (an FTP data connection) whose
+                // first bytes are no protocol's: its parser takes them.
+                flow.app.held = [false; 2];
+                flow.app.detection_done = true;
+                self.pkt_proto_done = true;
+                self.detected_tcp(flow, dir, from, to);
+                let Flow { tcp, app, .. } = &mut *flow;
+                if let (Some(s), Some(state)) = (tcp.as_deref(), app.state.as_deref_mut()) {
+                    let mut out = ParseOutput::default();
+                    state.parse(dir, s.sides[d].bytes(from, to), &mut out);
+                    self.parse_output(&out, app, dir);
+                    got = true;
+                }
+            } else if held {
+                return got;
             }
             if let Some(s) = flow.tcp.as_deref_mut() {
                 s.sides[d].app_done = to;
