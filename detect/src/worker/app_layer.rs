@@ -441,9 +441,12 @@ impl Inner {
             let progress = tx.progress(dir);
             let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
             // A transaction part that just completed lets stream rules see its bytes
-            // without waiting for a full chunk (Suricata triggers raw reassembly).
+            // without waiting for a full chunk (Suricata triggers raw reassembly). A
+            // holder of frames is no transaction: its frames trigger nothing (Telnet's
+            // parser, which makes frames per message, never does).
             if flow.app.txs[td].inspected[dir.index()] != Some(progress)
                 && tx.complete(dir)
+                && !tx.frames_only()
                 && let Some(s) = flow.tcp.as_deref_mut()
             {
                 s.sides[dir.index()].trigger_raw = true;
