@@ -6,10 +6,12 @@
 //! A message's frames are made when its first byte is seen, numbered in that order
 //! per direction (from 1, `stream` first when a rule uses it); only the types some
 //! rule uses are made and numbered, as Suricata's. Their length is known once the
-//! message is whole: only then are they inspected (Suricata does not inspect a frame
-//! of unknown length before its direction ends), or, cut short, once the direction
+//! message is whole: only then are they inspected, or, cut short, once the direction
 //! ends, a gap comes, or the message grows past [`super::MAX_PENDING`]: then with the
-//! bytes it had, `complete` false.
+//! bytes it had, `complete` false. (Suricata inspects a frame of unknown length at
+//! its direction's end, or, not followed here, before it once 2500 bytes of the
+//! direction are waiting in its stream: on a long session a message still open may
+//! be inspected there as it is so far.)
 //!
 //! The engine inspects buffers of transactions and alerts once per rule and
 //! transaction: each message's frames are offered as a holder of their own
