@@ -141,18 +141,36 @@ fn crafted_dht_is_as_the_reference() {
     assert_eq!(flows, want_flows);
 }
 
-/// Meerkat has no Telnet frames (`telnet.pdu`, `telnet.ctl`, `telnet.data`): their
-/// rules do not load, and the reference's alerts on frames are left out.
-fn without_frames(rows: Vec<Value>) -> Vec<Value> {
-    rows.into_iter().filter(|r| r[9].is_null()).collect()
+/// The alerts on Telnet's frames (`telnet.pdu`, `telnet.ctl`, `telnet.data`) are the
+/// reference's too (`tests/frames_eve.rs` compares their `frame` objects), but for
+/// their packet: Suricata inspects a frame on the packet after its bytes were
+/// acknowledged, Meerkat on the one that brought them.
+fn frames_without_packet(rows: Vec<Value>) -> Vec<Value> {
+    let mut rows: Vec<Value> = rows
+        .into_iter()
+        .map(|mut r| {
+            if !r[9].is_null() {
+                r[0] = Value::Null;
+            }
+            r
+        })
+        .collect();
+    rows.sort_by_key(Value::to_string);
+    rows
 }
 
 #[test]
 fn crafted_telnet_is_as_the_reference() {
     let (rows, flows) = rows(&ours("telnet-crafted"));
     let (want_rows, want_flows) = want("telnet-crafted");
-    let want_rows = without_frames(want_rows);
-    assert!(want_rows.len() >= 8, "{want_rows:?}");
+    let (rows, want_rows) = (
+        frames_without_packet(rows),
+        frames_without_packet(want_rows),
+    );
+    assert!(
+        want_rows.iter().filter(|r| !r[9].is_null()).count() >= 5,
+        "{want_rows:?}"
+    );
     assert_eq!(flows, want_flows);
     assert_rows(&rows, &want_rows);
 }

@@ -227,6 +227,9 @@ impl Transaction for DnsTx {
     }
 
     fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        if self.mdns.is_some() {
+            return crate::mdns::detect::frame_meta(self, id, index);
+        }
         detect::frame_meta(self, id, index)
     }
 

@@ -17,7 +17,8 @@ pub struct DnsTx {
     pub id: u64,
     pub request: Option<Message>,
     pub response: Option<Message>,
-    /// Per direction, the `pdu` frame of the message that came that way.
+    /// Per direction, the `pdu` frame of the message that came that way (mDNS: the
+    /// first, whichever way it came).
     pub frames: [Option<Box<PduFrame>>; 2],
     /// An mDNS message, and the direction of the flow it came in: a transaction of its
     /// own, whatever its QR bit, complete at once and inspected and logged as
@@ -93,7 +94,8 @@ impl DnsState {
 
     /// A message that came in direction `dir` (at stream offset `offset` over TCP).
     fn message(&mut self, dir: Dir, data: &[u8], offset: Option<u64>, out: &mut ParseOutput) {
-        let d = dir.index();
+        // mDNS frames are all `toserver`, numbered per flow.
+        let d = if self.multicast { 0 } else { dir.index() };
         // Its bytes are copied only for a ruleset that inspects DNS frames.
         let frame = self.keep_frames.then(|| {
             Box::new(PduFrame {
@@ -200,9 +202,12 @@ impl AppState for DnsState {
 
     fn set_frames(&mut self, used: &[crate::BufferId]) {
         use super::detect::{FRAME_PDU_TC, FRAME_PDU_TS};
-        self.keep_frames = used
-            .iter()
-            .any(|b| [FRAME_PDU_TS, FRAME_PDU_TC].contains(b));
+        let mine: &[crate::BufferId] = if self.multicast {
+            &[crate::mdns::detect::FRAME_PDU]
+        } else {
+            &[FRAME_PDU_TS, FRAME_PDU_TC]
+        };
+        self.keep_frames = used.iter().any(|b| mine.contains(b));
     }
 
     fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {

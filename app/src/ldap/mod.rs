@@ -1,12 +1,13 @@
 //! LDAP over TCP and UDP (CLDAP) on ports 389 and 3268, as Suricata 8 has it
 //! (LDAPS on 636 is TLS): detection by a message that reads on those ports, BER
 //! decoding with bounded lengths, lists and filter nesting, requests paired with
-//! their responses by message id, the `ldap.*` keywords, app-layer events and the EVE
-//! `ldap` record.
+//! their responses by message id, the `ldap.*` keywords, app-layer events, the EVE
+//! `ldap` record, and the frames `ldap.pdu` and `ldap.stream` ([`frames`]).
 
 pub mod config;
 pub mod detect;
 pub mod eve;
+pub mod frames;
 pub mod parser;
 pub mod state;
 
@@ -37,7 +38,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     },
     inner: &[],
     buffers: detect::BUFFERS,
-    frames: &[],
+    frames: frames::FRAMES,
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
@@ -128,7 +129,11 @@ impl Transaction for LdapTx {
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
-        detect::buffer(self, id, index)
+        frames::buffer(self, id, index).unwrap_or_else(|| detect::buffer(self, id, index))
+    }
+
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        frames::frame_meta(self, id, index)
     }
 
     fn record(&self) -> Option<AppRecord> {

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::frames::{self, PduFrame};
 use super::parser::{self, Message};
 use crate::snmp::ber::Error;
 use crate::{AppState, Dir, ParseOutput, Transaction};
@@ -24,6 +25,8 @@ pub struct LdapTx {
     pub complete: bool,
     /// The flow's direction ended: what the transaction has is all it will have.
     pub eof: bool,
+    /// Per direction, its messages' `pdu` frames (kept when a rule uses them).
+    pub frames: [Vec<PduFrame>; 2],
 }
 
 impl LdapTx {
@@ -60,6 +63,8 @@ pub struct LdapState {
     stopped: [bool; 2],
     next_id: u64,
     pub txs: VecDeque<LdapTx>,
+    /// The frames, when a rule uses LDAP's ([`AppState::set_frames`]).
+    frames: Option<Box<frames::Frames>>,
 }
 
 impl LdapState {
@@ -72,6 +77,7 @@ impl LdapState {
             stopped: [false; 2],
             next_id: 0,
             txs: VecDeque::new(),
+            frames: None,
         }
     }
 
@@ -97,14 +103,15 @@ impl LdapState {
         }
     }
 
-    fn request(&mut self, m: Message, out: &mut ParseOutput) {
+    fn request(&mut self, m: Message, frame: Option<PduFrame>, out: &mut ParseOutput) {
         let mut tx = self.new_tx();
         tx.complete = matches!(m.op.tag, parser::UNBIND_REQUEST | parser::ABANDON_REQUEST);
         tx.request = Some(m);
+        frames::keep(&mut tx, Dir::ToServer, frame);
         self.push(tx, out);
     }
 
-    fn response(&mut self, m: Message, out: &mut ParseOutput) {
+    fn response(&mut self, m: Message, frame: Option<PduFrame>, out: &mut ParseOutput) {
         let max = self.max_responses;
         if let Some(tx) = self
             .txs
@@ -112,6 +119,7 @@ impl LdapState {
             .find(|t| t.request.as_ref().is_some_and(|r| r.id == m.id))
         {
             tx.complete = is_final(m.op.tag);
+            frames::keep(tx, Dir::ToClient, frame);
             if tx.responses.len() >= max {
                 out.anomaly("ldap.too_many_responses");
                 return;
@@ -123,19 +131,34 @@ impl LdapState {
         let mut tx = self.new_tx();
         tx.complete = true;
         tx.responses.push(m);
+        frames::keep(&mut tx, Dir::ToClient, frame);
         self.push(tx, out);
         if !unsolicited {
             out.anomaly("ldap.request_not_found");
         }
     }
 
-    fn message(&mut self, dir: Dir, m: Message, out: &mut ParseOutput) {
+    fn message(&mut self, dir: Dir, m: Message, frame: Option<PduFrame>, out: &mut ParseOutput) {
         // The direction a message came from does not decide what it is: a request is
         // a request (as Suricata, which reverses a flow whose first message is a
         // response).
         match dir {
-            Dir::ToServer => self.request(m, out),
-            Dir::ToClient => self.response(m, out),
+            Dir::ToServer => self.request(m, frame, out),
+            Dir::ToClient => self.response(m, frame, out),
+        }
+    }
+
+    /// The frame of the message `input[at..at + n]` of `dir` (none when no rule
+    /// uses LDAP frames). A CLDAP request's frame is its whole datagram, attached to
+    /// no transaction.
+    fn frame(&mut self, dir: Dir, input: &[u8], at: usize, n: usize) -> Option<PduFrame> {
+        let f = self.frames.as_deref_mut()?;
+        let msg = input.get(at..at + n)?;
+        match (self.udp, dir) {
+            (false, _) => f.end(dir, msg),
+            (true, Dir::ToServer) if at == 0 => f.datagram(dir, input, false),
+            (true, Dir::ToServer) => None,
+            (true, Dir::ToClient) => f.datagram(dir, msg, true),
         }
     }
 
@@ -152,12 +175,21 @@ impl LdapState {
 }
 
 impl AppState for LdapState {
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        self.frames = frames::Frames::new(used);
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         let d = dir.index();
         if self.stopped[d] {
             return;
         }
         let mut buf = std::mem::take(&mut self.buf[d]);
+        // The stream offset of the first byte to parse (TCP, when frames are kept).
+        let base = match self.frames.as_deref_mut() {
+            Some(f) if !self.udp => f.data(dir, data).saturating_sub(buf.len() as u64),
+            _ => 0,
+        };
         let owned = !self.udp && !buf.is_empty();
         if owned {
             buf.extend_from_slice(data);
@@ -165,9 +197,15 @@ impl AppState for LdapState {
         let input: &[u8] = if owned { &buf } else { data };
         let mut at = 0;
         while at < input.len() {
+            if !self.udp
+                && let Some(f) = self.frames.as_deref_mut()
+            {
+                f.start(dir, base + at as u64);
+            }
             match parser::message(&input[at..]) {
                 Ok((m, n)) => {
-                    self.message(dir, m, out);
+                    let frame = self.frame(dir, input, at, n);
+                    self.message(dir, m, frame, out);
                     at += n;
                 }
                 Err(Error::Incomplete) if !self.udp => break,
@@ -182,13 +220,21 @@ impl AppState for LdapState {
         }
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
+    fn gap(&mut self, dir: Dir, len: u64, _out: &mut ParseOutput) {
         // Message boundaries are lost with the bytes (Suricata accepts gaps and
         // resumes at the next message that reads).
         self.buf[dir.index()].clear();
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.gap(dir, len);
+        }
     }
 
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
+        if !self.udp
+            && let Some(f) = self.frames.as_deref_mut()
+        {
+            f.eof(dir, &self.buf[dir.index()]);
+        }
         if dir == Dir::ToClient {
             for t in &mut self.txs {
                 t.eof = true;
@@ -196,15 +242,28 @@ impl AppState for LdapState {
         }
     }
 
+    /// The transactions, then the frames of none that their directions' ends
+    /// brought ([`frames::Loose`]).
     fn tx_count(&self) -> usize {
-        self.txs.len()
+        self.txs.len() + self.frames.as_deref().map_or(0, |f| f.loose.len())
     }
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
-        self.txs.get(index).map(|t| t as &dyn Transaction)
+        match self.txs.get(index) {
+            Some(t) => Some(t),
+            None => self
+                .frames
+                .as_deref()?
+                .loose
+                .get(index - self.txs.len())
+                .map(|l| l as &dyn Transaction),
+        }
     }
 
     fn free_below(&mut self, id: u64) {
         crate::free_txs_below(&mut self.txs, id);
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.loose.retain(|l| l.id() >= id);
+        }
     }
 }

@@ -62,3 +62,56 @@ fn a_search_across_segments() {
     assert!(out.failed);
     assert_eq!(out.anomalies.last(), Some(&"ldap.invalid_data"));
 }
+
+#[test]
+fn frames_of_messages_and_streams() {
+    use frames::{FRAME_PDU_TC, FRAME_PDU_TS, FRAME_STREAM_TS};
+    let mut s = default_state(false);
+    s.set_frames(&[FRAME_PDU_TS, FRAME_PDU_TC, FRAME_STREAM_TS]);
+    let mut out = ParseOutput::default();
+    let (q, done) = (unhex(SEARCH), unhex(DONE));
+    // The request across segments: its frame is made with its first byte (after the
+    // stream frame, id 1).
+    for c in q.chunks(7) {
+        s.parse(Dir::ToServer, c, &mut out);
+    }
+    s.parse(Dir::ToClient, &done, &mut out);
+    // A message the direction ends inside.
+    s.parse(Dir::ToServer, &q[..5], &mut out);
+    s.eof(Dir::ToServer, &mut out);
+    assert!(!out.failed);
+    let tx = s.tx(0).unwrap();
+    assert_eq!(tx.buffer(FRAME_PDU_TS, 0), Buf::Ready(&q[..]));
+    let m = tx.frame(FRAME_PDU_TS, 0).unwrap();
+    assert_eq!((m.id, m.stream_offset, m.tx_id), (2, Some(0), Some(1)));
+    // The stream type is on for both directions: id 1 is the response stream's.
+    let m = tx.frame(FRAME_PDU_TC, 0).unwrap();
+    assert_eq!((m.id, m.stream_offset, m.tx_id), (2, Some(0), Some(1)));
+    assert_eq!(tx.buffer(FRAME_PDU_TC, 1), Buf::Absent);
+    // Then the frames of no transaction: the message cut short, the stream.
+    assert_eq!(s.tx_count(), 3);
+    let cut = s.tx(1).unwrap();
+    assert!(cut.frames_only());
+    assert_eq!(cut.buffer(FRAME_PDU_TS, 0), Buf::Ready(&q[..5]));
+    let m = cut.frame(FRAME_PDU_TS, 0).unwrap();
+    assert_eq!(
+        (m.id, m.stream_offset, m.complete, m.tx_id),
+        (3, Some(q.len() as u64), false, None)
+    );
+    let st = s.tx(2).unwrap();
+    let m = st.frame(FRAME_STREAM_TS, 0).unwrap();
+    assert_eq!((m.id, m.length), (1, Some(q.len() as u64 + 5)));
+
+    // CLDAP: a request's frame is its datagram, attached to none.
+    let mut s = default_state(true);
+    s.set_frames(&[FRAME_PDU_TS]);
+    s.parse(Dir::ToServer, &q, &mut out);
+    let m = s.tx(0).unwrap().frame(FRAME_PDU_TS, 0).unwrap();
+    assert_eq!((m.id, m.stream_offset, m.tx_id), (1, None, None));
+
+    // No rule on the frames: nothing kept.
+    let mut s = default_state(false);
+    s.parse(Dir::ToServer, &q, &mut out);
+    assert!(s.txs[0].frames[0].is_empty());
+    assert_eq!(s.tx(0).unwrap().frame(FRAME_PDU_TS, 0), None);
+}

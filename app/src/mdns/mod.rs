@@ -32,7 +32,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     build: Build::Plain(|t| Box::new(DnsState::multicast(t))),
     inner: &[],
     buffers: detect::BUFFERS,
-    frames: &[],
+    frames: detect::FRAMES,
     keywords: &[],
     // The DNS parser's anomalies are DNS's (`dns.<event>`).
     events: &[],
@@ -131,6 +131,27 @@ mod tests {
             r.buffer(detect::RESPONSE_RRNAME, 0),
             Buf::Ready(_)
         ));
+    }
+
+    /// `mdns.pdu`: each message, `toserver` and numbered per flow whichever way it
+    /// came, attached to its transaction (its id plus one, as Suricata's).
+    #[test]
+    fn frames_are_numbered_per_flow() {
+        let mut s = DnsState::multicast(Transport::Udp);
+        s.set_frames(&[detect::FRAME_PDU]);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, QUERY, &mut out);
+        s.parse(Dir::ToClient, RESPONSE, &mut out);
+        let r = s.tx(1).unwrap();
+        assert_eq!(r.buffer(detect::FRAME_PDU, 0), Buf::Ready(RESPONSE));
+        let m = r.frame(detect::FRAME_PDU, 0).unwrap();
+        assert_eq!((m.id, m.stream_offset, m.tx_id), (2, None, Some(2)));
+        // DNS's frame ids are not mDNS's.
+        assert_eq!(r.frame(crate::dns::detect::FRAME_PDU_TC, 0), None);
+        let mut s = DnsState::multicast(Transport::Udp);
+        s.set_frames(&[crate::dns::detect::FRAME_PDU_TS]);
+        s.parse(Dir::ToServer, QUERY, &mut out);
+        assert_eq!(s.tx(0).unwrap().buffer(detect::FRAME_PDU, 0), Buf::Absent);
     }
 
     #[test]

@@ -9,9 +9,14 @@
 //! Suricata's parser gives up on the flow (an `app_layer_error`) when an option
 //! command (`IAC WILL|WONT|DO|DONT`) is cut short by the end of the data it was given;
 //! so does this one.
+//!
+//! Its frames (`telnet.pdu`, `telnet.ctl`, `telnet.data`, `telnet.stream`) are in
+//! [`frames`].
+
+pub mod frames;
 
 use crate::descriptor::{Build, Descriptor, FuzzTarget, Transports, never_reply};
-use crate::{AppProto, AppState, Dir, ParseOutput, Probe, Transaction};
+use crate::{AppProto, AppState, BufferId, Dir, ParseOutput, Probe, Transaction};
 
 /// Bytes of an unfinished message a direction holds (a line without its end, a
 /// subnegotiation without `IAC SE`); past it they are dropped as one message.
@@ -39,7 +44,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     build: Build::Plain(|_| Box::new(TelnetState::default())),
     inner: &[],
     buffers: &[],
-    frames: &[],
+    frames: frames::FRAMES,
     keywords: &[],
     events: &[],
     events_upper_case: false,
@@ -151,6 +156,8 @@ pub struct TelnetState {
     failed: bool,
     /// Messages parsed, per direction.
     pub messages: [u64; 2],
+    /// The frames, when a rule uses Telnet's ([`AppState::set_frames`]).
+    frames: Option<Box<frames::Frames>>,
 }
 
 impl TelnetState {
@@ -178,14 +185,20 @@ impl TelnetState {
         };
     }
 
-    /// Parses the messages at the start of `b`: the bytes used, or `None` when the
-    /// parser failed.
-    fn messages(&mut self, dir: Dir, b: &[u8]) -> Option<usize> {
+    /// Parses the messages at the start of `b`, whose first byte is at stream offset
+    /// `at`: the bytes used, or `None` when the parser failed.
+    fn messages(&mut self, dir: Dir, b: &[u8], at: u64) -> Option<usize> {
         let mut used = 0;
         while used < b.len() {
             let rest = &b[used..];
+            if let Some(f) = self.frames.as_deref_mut() {
+                f.start(dir, at + used as u64, rest[0]);
+            }
             match message(rest, self.data_end(dir)) {
                 Parsed::Message(m, n) => {
+                    if let Some(f) = self.frames.as_deref_mut() {
+                        f.end(dir, &rest[..n], true);
+                    }
                     if let Message::Data(d) = m {
                         self.on_data(dir, d);
                     }
@@ -201,21 +214,27 @@ impl TelnetState {
 }
 
 impl AppState for TelnetState {
+    fn set_frames(&mut self, used: &[BufferId]) {
+        self.frames = frames::Frames::new(used);
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         if self.failed || data.is_empty() {
             return;
         }
         let d = dir.index();
         self.gap[d] = false;
+        let at = self.frames.as_deref_mut().map_or(0, |f| f.data(dir, data));
         let mut pending = std::mem::take(&mut self.pending[d]);
         let ok = if pending.is_empty() {
             // The usual case: whole messages, nothing copied.
-            self.messages(dir, data).map(|n| {
+            self.messages(dir, data, at).map(|n| {
                 pending.extend_from_slice(data.get(n..).unwrap_or_default());
             })
         } else {
+            let from = at.saturating_sub(pending.len() as u64);
             pending.extend_from_slice(data);
-            self.messages(dir, &pending).map(|n| {
+            self.messages(dir, &pending, from).map(|n| {
                 pending.drain(..n.min(pending.len()));
             })
         };
@@ -226,30 +245,46 @@ impl AppState for TelnetState {
         }
         if pending.len() > MAX_PENDING {
             // Past the bound the unfinished message is let go.
+            if let Some(f) = self.frames.as_deref_mut() {
+                f.end(dir, &pending, false);
+            }
             self.messages[d] += 1;
             pending = Vec::new();
         }
         self.pending[d] = pending;
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {
+    fn gap(&mut self, dir: Dir, len: u64, _out: &mut ParseOutput) {
         let d = dir.index();
         self.gap[d] = true;
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.gap(dir, len, &self.pending[d]);
+        }
         self.pending[d] = Vec::new();
     }
 
-    fn eof(&mut self, _dir: Dir, _out: &mut ParseOutput) {}
+    fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.end(dir, &self.pending[dir.index()], false);
+            f.eof(dir);
+        }
+    }
 
-    /// Suricata's Telnet makes no transactions.
+    /// Suricata's Telnet makes no transactions: these are only the holders of its
+    /// frames ([`frames`]), none when no rule uses them.
     fn tx_count(&self) -> usize {
-        0
+        self.frames.as_deref().map_or(0, frames::Frames::count)
     }
 
-    fn tx(&self, _index: usize) -> Option<&dyn Transaction> {
-        None
+    fn tx(&self, index: usize) -> Option<&dyn Transaction> {
+        self.frames.as_deref()?.get(index)
     }
 
-    fn free_below(&mut self, _id: u64) {}
+    fn free_below(&mut self, id: u64) {
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.free_below(id);
+        }
+    }
 }
 
 /// Fuzz target: the parser over both directions as the shared driver lays them out,
@@ -336,6 +371,69 @@ mod tests {
         }
         assert!(s.pending[0].len() <= MAX_PENDING);
         assert!(!out.failed);
+    }
+
+    /// The frames of a split option command and a login line, as the reference makes
+    /// them (`telnet-crafted.pcap`'s port 50003 flow): ids per direction, `stream`
+    /// first, each message's `pdu` then its `ctl` or `data` frame.
+    #[test]
+    fn frames_as_suricata_numbers_them() {
+        use super::frames::*;
+        use crate::Buf;
+        let mut s = TelnetState::default();
+        s.set_frames(&[FRAME_PDU_TS, FRAME_CTL_TC, FRAME_DATA_TS, FRAME_STREAM_TC]);
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToServer, b"\xff", &mut out);
+        /// A frame's id, offset and length.
+        type Meta = (u64, Option<u64>, Option<u64>);
+        fn meta(s: &TelnetState, id: crate::BufferId, i: usize) -> (Buf<'_>, Option<Meta>) {
+            let t = s.tx(i).unwrap();
+            (
+                t.buffer(id, 0),
+                t.frame(id, 0).map(|m| (m.id, m.stream_offset, m.length)),
+            )
+        }
+        // Its length is not known yet: not inspected.
+        assert_eq!(
+            meta(&s, FRAME_PDU_TS, 0),
+            (Buf::NotYet, Some((2, Some(0), None)))
+        );
+        s.parse(Dir::ToServer, b"\xfb\x18\r\n", &mut out);
+        s.parse(Dir::ToServer, b"guest\r\n", &mut out);
+        assert!(!out.failed);
+        assert_eq!(
+            meta(&s, FRAME_PDU_TS, 0),
+            (Buf::Ready(b"\xff\xfb\x18"), Some((2, Some(0), Some(3))))
+        );
+        assert_eq!(
+            meta(&s, FRAME_CTL_TS, 0),
+            (Buf::Ready(b"\xff\xfb\x18"), Some((3, Some(0), Some(3))))
+        );
+        assert_eq!(
+            meta(&s, FRAME_DATA_TS, 1),
+            (Buf::Ready(b"\r\n"), Some((5, Some(3), Some(2))))
+        );
+        assert_eq!(
+            meta(&s, FRAME_DATA_TS, 2),
+            (Buf::Ready(b"guest\r\n"), Some((7, Some(5), Some(7))))
+        );
+        assert_eq!(s.tx_count(), 3);
+        s.eof(Dir::ToServer, &mut out);
+        let st = s.tx(3).unwrap();
+        assert_eq!(
+            st.buffer(FRAME_STREAM_TS, 0),
+            Buf::Ready(b"\xff\xfb\x18\r\nguest\r\n")
+        );
+        assert_eq!(
+            st.frame(FRAME_STREAM_TS, 0).map(|m| (m.id, m.length)),
+            Some((1, Some(12)))
+        );
+        s.free_below(3);
+        assert_eq!(s.tx_count(), 1);
+        // No rule uses the frames: nothing is kept.
+        let mut s = TelnetState::default();
+        s.parse(Dir::ToServer, b"\xff\xfb\x18root\r\n", &mut out);
+        assert_eq!(s.tx_count(), 0);
     }
 
     #[test]

@@ -480,9 +480,12 @@ impl Inner {
             let progress = tx.progress(dir);
             let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
             // A transaction part that just completed lets stream rules see its bytes
-            // without waiting for a full chunk (Suricata triggers raw reassembly).
+            // without waiting for a full chunk (Suricata triggers raw reassembly). A
+            // holder of frames is no transaction: its frames trigger nothing (Telnet's
+            // parser, which makes frames per message, never does).
             if flow.app.txs[td].inspected[dir.index()] != Some(progress)
                 && tx.complete(dir)
+                && !tx.frames_only()
                 && let Some(s) = flow.tcp.as_deref_mut()
             {
                 s.sides[dir.index()].trigger_raw = true;
@@ -773,13 +776,19 @@ fn frame_event(
         _ => return None,
     };
     let def = app::buffers::frame_by_id(id)?;
+    // Suricata logs at most 256 bytes of a datagram's frame.
+    let cap = if meta.stream_offset.is_none() {
+        MAX_DATAGRAM_FRAME_PAYLOAD
+    } else {
+        MAX_FRAME_PAYLOAD
+    };
     Some(meerkat_proto::events::Frame {
         r#type: def.name.to_string(),
         id: meta.id,
         to_server: dir == Dir::ToServer,
         stream_offset: meta.stream_offset,
         length: meta.length.unwrap_or(bytes.len() as u64),
-        payload: bytes[..bytes.len().min(MAX_FRAME_PAYLOAD)].to_vec(),
+        payload: bytes[..bytes.len().min(cap)].to_vec(),
         complete: meta.complete,
         tx_id: meta.tx_id,
     })
@@ -788,6 +797,8 @@ fn frame_event(
 /// The most bytes of a frame an alert carries (outputs cut it to their
 /// `payload-buffer-size`).
 const MAX_FRAME_PAYLOAD: usize = 64 * 1024;
+/// The most bytes of a datagram's frame an alert carries (Suricata's).
+const MAX_DATAGRAM_FRAME_PAYLOAD: usize = 256;
 
 /// A transaction seen with the anomalies the worker recorded for it (the engine asks
 /// [`app::Transaction::has_event`] for `app-layer-event`).
