@@ -551,6 +551,17 @@ impl Inner {
             }
         }
         self.hits = hits;
+        // The detection state of a holder of frames of no transaction (NFS makes one per
+        // record) goes with it: the state keeps it only until it was inspected.
+        let tx_cnt = flow.app.tx_cnt;
+        if flow.app.txs.iter().any(|t| t.tx_id >= tx_cnt) {
+            flow.app.txs.retain(|t| {
+                t.tx_id < tx_cnt
+                    || (0..state.tx_count())
+                        .filter_map(|i| state.tx(i))
+                        .any(|x| x.id() == t.tx_id)
+            });
+        }
         if self.store.is_some() {
             self.store_files(flow, ending);
         }
@@ -740,7 +751,12 @@ fn frame_event(
         to_server: dir == Dir::ToServer,
         stream_offset: meta.stream_offset,
         length: meta.length.unwrap_or(bytes.len() as u64),
-        payload: bytes[..bytes.len().min(MAX_FRAME_PAYLOAD)].to_vec(),
+        payload: bytes[..bytes.len().min(if meta.stream_offset.is_some() {
+            MAX_FRAME_PAYLOAD
+        } else {
+            MAX_DATAGRAM_FRAME_PAYLOAD
+        })]
+            .to_vec(),
         complete: meta.complete,
         tx_id: meta.tx_id,
     })
@@ -749,6 +765,9 @@ fn frame_event(
 /// The most bytes of a frame an alert carries (outputs cut it to their
 /// `payload-buffer-size`).
 const MAX_FRAME_PAYLOAD: usize = 64 * 1024;
+/// The most bytes of a datagram's frame an alert carries (Suricata logs at most 256 of
+/// a UDP frame).
+const MAX_DATAGRAM_FRAME_PAYLOAD: usize = 256;
 
 /// A transaction seen with the anomalies the worker recorded for it (the engine asks
 /// [`app::Transaction::has_event`] for `app-layer-event`).
