@@ -17,23 +17,39 @@ use crate::{AppProto, Buf, BufferId, Dir, FrameMeta, Transaction};
 pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Nfs, 1);
 pub const FILE_NAME_TC: BufferId = BufferId::of(AppProto::Nfs, 2);
 
-/// The sticky buffers of NFS: `file.name` of the file a transfer carries.
-pub static BUFFERS: &[BufferDef] = &[def(
-    "file.name",
-    &[],
-    None,
-    AppProto::Nfs,
-    Some(FILE_NAME_TS),
-    Some(FILE_NAME_TC),
-    false,
-)];
+pub const FILE_DATA_TS: BufferId = BufferId::of(AppProto::Nfs, 3);
+pub const FILE_DATA_TC: BufferId = BufferId::of(AppProto::Nfs, 4);
 
-/// Buffer `id` of a transaction: the name of the file of a transfer in that
-/// direction.
+/// The sticky buffers of NFS: `file.name` and `file.data` of the file a transfer
+/// carries.
+pub static BUFFERS: &[BufferDef] = &[
+    def(
+        "file.name",
+        &[],
+        None,
+        AppProto::Nfs,
+        Some(FILE_NAME_TS),
+        Some(FILE_NAME_TC),
+        false,
+    ),
+    def(
+        "file.data",
+        &["file_data"],
+        None,
+        AppProto::Nfs,
+        Some(FILE_DATA_TS),
+        Some(FILE_DATA_TC),
+        false,
+    ),
+];
+
+/// Buffer `id` of a transaction: the name or the bytes of the file of a transfer in
+/// that direction.
 pub fn buffer(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
     let dir = match id {
         FILE_NAME_TS => Dir::ToServer,
         FILE_NAME_TC => Dir::ToClient,
+        FILE_DATA_TS | FILE_DATA_TC => return file_data(tx, id, index),
         _ => return Buf::Absent,
     };
     match &tx.file {
@@ -41,6 +57,30 @@ pub fn buffer(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
             Buf::Ready(&tx.file_name)
         }
         _ => Buf::Absent,
+    }
+}
+
+/// `file.data`: the bytes of the file a transfer carries in the buffer's direction,
+/// final once the file or the direction ended.
+fn file_data(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
+    let dir = if id == FILE_DATA_TS {
+        Dir::ToServer
+    } else {
+        Dir::ToClient
+    };
+    let Some(f) = tx
+        .file
+        .as_ref()
+        .filter(|f| f.dir == Some(dir) && index == 0)
+    else {
+        return Buf::Absent;
+    };
+    let done = f.closed || tx.done(dir) || f.files.as_slice().last().is_some_and(|x| !x.is_open());
+    match (f.data.is_empty(), done) {
+        (true, true) => Buf::Absent,
+        (true, false) => Buf::NotYet,
+        (false, true) => Buf::Ready(&f.data),
+        (false, false) => Buf::Partial(&f.data),
     }
 }
 

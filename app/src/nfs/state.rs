@@ -43,6 +43,8 @@ pub const MAX_FRAME_BYTES: usize = 256 << 10;
 /// Records of one parse call that keep their frames; those past it are numbered (as
 /// Suricata numbers them) but not kept.
 pub const MAX_FRAME_RECORDS: usize = 1024;
+/// Bytes of a file kept for `file.data` inspection.
+pub const MAX_FILE_DATA: usize = 1 << 20;
 /// Frame holders' transaction ids start here, past any real transaction's.
 pub const FRAME_TX_BASE: u64 = 1 << 62;
 
@@ -128,6 +130,10 @@ pub struct FileXfer {
     /// The next offset of the file.
     next: u64,
     pub files: Files,
+    /// The file's bytes, for `file.data` (kept when a rule inspects it; at most
+    /// [`MAX_FILE_DATA`]).
+    pub data: Vec<u8>,
+    keep_data: bool,
 }
 
 /// One transaction.
@@ -241,6 +247,8 @@ pub struct NfsState {
     next_holder: u64,
     /// Per direction, stream bytes seen (data and gaps).
     seen: [u64; 2],
+    /// A rule inspects `file.data`: file transfers keep their bytes.
+    keep_file_data: bool,
 }
 
 impl NfsState {
@@ -262,6 +270,7 @@ impl NfsState {
             holders: VecDeque::new(),
             next_holder: 0,
             seen: [0; 2],
+            keep_file_data: false,
         }
     }
 
@@ -486,11 +495,13 @@ impl NfsState {
         out: &mut ParseOutput,
     ) -> usize {
         let cfg = self.files_cfg;
+        let keep_data = self.keep_file_data;
         let t = self.new_tx(out);
         t.file_name = name.to_vec();
         t.file_handle = handle.to_vec();
         let mut f = FileXfer {
             dir: Some(dir),
+            keep_data,
             ..FileXfer::default()
         };
         if cfg.track {
@@ -515,6 +526,10 @@ impl NfsState {
             data = data.get(skip..).unwrap_or(&[]);
         }
         f.next += data.len() as u64;
+        if f.keep_data {
+            let room = MAX_FILE_DATA.saturating_sub(f.data.len());
+            f.data.extend_from_slice(&data[..data.len().min(room)]);
+        }
         if let Some(file) = f.files.current() {
             file.append(data);
             if close {
@@ -1378,6 +1393,13 @@ impl AppState for NfsState {
             None => self.txs.get(index).map(|t| t as &dyn Transaction),
             Some(i) => self.holders.get(i).map(|h| h as &dyn Transaction),
         }
+    }
+
+    fn set_rule_buffers(&mut self, used: &[crate::BufferId]) {
+        use super::detect::{FILE_DATA_TC, FILE_DATA_TS};
+        self.keep_file_data = used
+            .iter()
+            .any(|b| [FILE_DATA_TS, FILE_DATA_TC].contains(b));
     }
 
     fn set_frames(&mut self, used: &[crate::BufferId]) {
