@@ -6,7 +6,8 @@ with a GETATTR call behind it, and the two replies in one segment, then a COMMIT
 reply comes over two segments; a reply to an unknown xid; a call split at byte 20 (its
 header cut). UDP :811: NFSv2 LOOKUP, WRITE (procedure 8) and its reply, a READ; an NFSv4
 call over UDP; a reply to an unknown xid. TCP :812: NFSv4 COMPOUND calls (a tag) and
-replies, two in one segment. Usage: nfs_frames_pcap.py OUT.pcap"""
+replies, two in one segment. TCP :813: a FILE_SYNC WRITE of 2000 bytes over three
+segments. Usage: nfs_frames_pcap.py OUT.pcap"""
 import struct, sys
 from scapy.all import Ether, IP, TCP, UDP, Raw, wrpcap
 
@@ -103,6 +104,16 @@ putfh = lambda fh: u32(22) + opaque(fh)
 f = Tcp(812)
 f.c(rm(compound(0x3001, [putfh(FH4), u32(10)], b'tag1')) + rm(compound(0x3002, [u32(24)])))
 f.s(rm(compound_res(0x3001, 0, [u32(22) + u32(0), u32(10) + u32(0) + opaque(FH4)], b'tag1')) + rm(compound_res(0x3002, 0, [u32(24) + u32(0)])))
+f.close()
+
+# A FILE_SYNC WRITE over three segments (Suricata closes its transaction to more
+# chunks at the first, reads the rest of the record as records and gives up).
+f = Tcp(813)
+f.c(rm(call(0x7001, 3, 3, dirop(DIR, b'sync.txt'))))
+f.s(rm(LOOKUP_REPLY(0x7001)))
+w = rm(call(0x7002, 3, 7, opaque(FH) + u64(0) + u32(len(DATA)) + u32(2) + opaque(DATA)))
+f.c(w[:600]); f.c(w[600:1400]); f.c(w[1400:])
+f.s(rm(reply(0x7002, u32(0) + wcc() + u32(len(DATA)) + u32(2) + u64(0x1122334455667788))))
 f.close()
 
 wrpcap(sys.argv[1], pkts)

@@ -1074,6 +1074,12 @@ impl NfsState {
                 let Some(id) = self.write(c.xid, c.version, &w, out) else {
                     return false;
                 };
+                if w.stable == 2 {
+                    // Suricata closes a FILE_SYNC write's transaction to more chunks at
+                    // its first, and then finds no file for the rest of the record:
+                    // those bytes are read as records (its file is cut short).
+                    return true;
+                }
                 let s = &mut self.sides[d];
                 s.file_tx = id;
                 s.file_last = w.stable == 2;
@@ -1246,6 +1252,10 @@ impl NfsState {
         for t in &mut self.txs {
             t.request_done = true;
             t.response_done = true;
+            // Their files end here, cut short.
+            if let Some(file) = t.file.as_mut().and_then(|f| f.files.current()) {
+                file.truncate();
+            }
         }
     }
 }

@@ -201,13 +201,17 @@ fn a_large_write_streams() {
     let mut w = opaque(FH);
     w.extend(0u64.to_be_bytes());
     w.extend(u32b(3000));
-    w.extend(u32b(2));
+    w.extend(u32b(0));
     w.extend(opaque(&data));
     let rec = rm(&call(7, 3, 7, &w));
     for c in rec.chunks(1000) {
         s.parse(Dir::ToServer, c, &mut out);
     }
     assert!(out.anomalies.is_empty());
+    // UNSTABLE: its COMMIT ends the file.
+    let mut commit = opaque(FH);
+    commit.extend([0; 12]);
+    s.parse(Dir::ToServer, &rm(&call(9, 3, 21, &commit)), &mut out);
     let t = s.tx(0).unwrap();
     let f = &t.files(Dir::ToServer)[0];
     assert_eq!(
@@ -221,6 +225,29 @@ fn a_large_write_streams() {
         &mut out,
     );
     assert_eq!(s.tx_count(), 2);
+}
+
+/// A FILE_SYNC WRITE over several segments, as Suricata takes it: its transaction
+/// takes no chunk past the first, so the rest of the record is read as records (and
+/// the flow is given up); its file is cut short.
+#[test]
+fn a_file_sync_write_over_segments_is_cut_short() {
+    let mut s = NfsState::new(NfsConfig::default(), Transport::Tcp);
+    s.set_files(files_on());
+    let mut out = ParseOutput::default();
+    let mut w = opaque(FH);
+    w.extend(0u64.to_be_bytes());
+    w.extend(u32b(3000));
+    w.extend(u32b(2));
+    w.extend(opaque(&[0x41; 3000]));
+    let rec = rm(&call(7, 3, 7, &w));
+    for c in rec.chunks(1000) {
+        s.parse(Dir::ToServer, c, &mut out);
+    }
+    assert_eq!(out.anomalies, ["nfs.malformed_data"]);
+    let f = &s.tx(0).unwrap().files(Dir::ToServer)[0];
+    assert_eq!(f.state(), crate::files::FileState::Truncated);
+    assert!(f.size() < 1000);
 }
 
 /// A record header with a length below an RPC header's: the flow is given up.
