@@ -3,33 +3,53 @@
 //! an unsigned 32-bit integer whose ranges, unlike other integer keywords', are
 //! inclusive) and `nfs.version` (the call's NFS version), both inspected toward the
 //! server. File names and contents are the file layer's keywords (`file.name`, ...).
+//!
+//! The frames of NFS, as Suricata 8 makes them (`frame:nfs.rpc.pdu`, ...), are
+//! attached to no transaction: they live in [`FrameTx`] holders, one per RPC record
+//! (or datagram) that made frames.
 
-use super::state::NfsTx;
+use super::state::{FrameTx, NfsTx};
 use crate::buffers::{BufferDef, def};
 use crate::descriptor::KeywordDef;
 use crate::value::{KwValue, NumCmp, parse_num_cmp, required};
-use crate::{AppProto, Buf, BufferId, Dir, Transaction};
+use crate::{AppProto, Buf, BufferId, Dir, FrameMeta, Transaction};
 
 pub const FILE_NAME_TS: BufferId = BufferId::of(AppProto::Nfs, 1);
 pub const FILE_NAME_TC: BufferId = BufferId::of(AppProto::Nfs, 2);
 
-/// The sticky buffers of NFS: `file.name` of the file a transfer carries.
-pub static BUFFERS: &[BufferDef] = &[def(
-    "file.name",
-    &[],
-    None,
-    AppProto::Nfs,
-    Some(FILE_NAME_TS),
-    Some(FILE_NAME_TC),
-    false,
-)];
+pub const FILE_DATA_TS: BufferId = BufferId::of(AppProto::Nfs, 3);
+pub const FILE_DATA_TC: BufferId = BufferId::of(AppProto::Nfs, 4);
 
-/// Buffer `id` of a transaction: the name of the file of a transfer in that
-/// direction.
+/// The sticky buffers of NFS: `file.name` and `file.data` of the file a transfer
+/// carries.
+pub static BUFFERS: &[BufferDef] = &[
+    def(
+        "file.name",
+        &[],
+        None,
+        AppProto::Nfs,
+        Some(FILE_NAME_TS),
+        Some(FILE_NAME_TC),
+        false,
+    ),
+    def(
+        "file.data",
+        &["file_data"],
+        None,
+        AppProto::Nfs,
+        Some(FILE_DATA_TS),
+        Some(FILE_DATA_TC),
+        false,
+    ),
+];
+
+/// Buffer `id` of a transaction: the name or the bytes of the file of a transfer in
+/// that direction.
 pub fn buffer(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
     let dir = match id {
         FILE_NAME_TS => Dir::ToServer,
         FILE_NAME_TC => Dir::ToClient,
+        FILE_DATA_TS | FILE_DATA_TC => return file_data(tx, id, index),
         _ => return Buf::Absent,
     };
     match &tx.file {
@@ -38,6 +58,138 @@ pub fn buffer(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
         }
         _ => Buf::Absent,
     }
+}
+
+/// `file.data`: the bytes of the file a transfer carries in the buffer's direction,
+/// final once the file or the direction ended.
+fn file_data(tx: &NfsTx, id: BufferId, index: usize) -> Buf<'_> {
+    let dir = if id == FILE_DATA_TS {
+        Dir::ToServer
+    } else {
+        Dir::ToClient
+    };
+    let Some(f) = tx
+        .file
+        .as_ref()
+        .filter(|f| f.dir == Some(dir) && index == 0)
+    else {
+        return Buf::Absent;
+    };
+    let done = f.closed || tx.done(dir) || f.files.as_slice().last().is_some_and(|x| !x.is_open());
+    match (f.data.is_empty(), done) {
+        (true, true) => Buf::Absent,
+        (true, false) => Buf::NotYet,
+        (false, true) => Buf::Ready(&f.data),
+        (false, false) => Buf::Partial(&f.data),
+    }
+}
+
+/// The kinds of NFS frames, in Suricata's order of its frame types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// An RPC record from its start (TCP: its marker) to the end of the data at hand.
+    RpcPdu = 0,
+    /// A reply's first bytes: TCP marker, xid and message type (12), UDP xid and type
+    /// (8).
+    RpcHdr = 1,
+    /// A reply's bytes after its `rpc.hdr`, to the end of the data at hand.
+    RpcData = 2,
+    /// A call's credentials: flavor, length and body.
+    RpcCreds = 3,
+    /// The NFSv2/v3 arguments or results.
+    NfsPdu = 4,
+    /// An NFSv2/v3 reply's status (4 bytes).
+    NfsStatus = 5,
+    /// The NFSv4 arguments or results.
+    Nfs4Pdu = 6,
+    /// Their first 8 bytes.
+    Nfs4Hdr = 7,
+    /// The rest.
+    Nfs4Ops = 8,
+    /// An NFSv4 reply's status (4 bytes).
+    Nfs4Status = 9,
+}
+
+/// Frame kinds there are.
+pub const FRAME_KINDS: usize = 10;
+
+/// Frame buffers are numbered from here: `FRAME_BASE + 2 * kind + dir`.
+const FRAME_BASE: u8 = 100;
+
+const fn frame_id(kind: FrameKind, dir: usize) -> BufferId {
+    BufferId::of(AppProto::Nfs, FRAME_BASE + 2 * kind as u8 + dir as u8)
+}
+
+const fn frame(name: &'static str, kind: FrameKind) -> BufferDef {
+    def(
+        name,
+        &[],
+        None,
+        AppProto::Nfs,
+        Some(frame_id(kind, 0)),
+        Some(frame_id(kind, 1)),
+        false,
+    )
+}
+
+/// The frames of NFS (`frame:nfs.rpc.pdu`, ...), over TCP and UDP alike.
+pub static FRAMES: &[BufferDef] = &[
+    frame("rpc.pdu", FrameKind::RpcPdu),
+    frame("rpc.hdr", FrameKind::RpcHdr),
+    frame("rpc.data", FrameKind::RpcData),
+    frame("rpc.creds", FrameKind::RpcCreds),
+    frame("nfs.pdu", FrameKind::NfsPdu),
+    frame("nfs.status", FrameKind::NfsStatus),
+    frame("nfs4.pdu", FrameKind::Nfs4Pdu),
+    frame("nfs4.hdr", FrameKind::Nfs4Hdr),
+    frame("nfs4.ops", FrameKind::Nfs4Ops),
+    frame("nfs4.status", FrameKind::Nfs4Status),
+];
+
+/// A frame buffer's kind (its index in [`FRAMES`]) and direction.
+pub fn frame_kind(id: BufferId) -> Option<(usize, Dir)> {
+    let n = (id.0 & 0xff) as u8;
+    if id.proto_index() != AppProto::Nfs as usize || n < FRAME_BASE {
+        return None;
+    }
+    let k = usize::from(n - FRAME_BASE);
+    if k >= 2 * FRAME_KINDS {
+        return None;
+    }
+    let dir = if k % 2 == 0 {
+        Dir::ToServer
+    } else {
+        Dir::ToClient
+    };
+    Some((k / 2, dir))
+}
+
+/// Buffer `id` of a frame holder: its frame of that kind, if it made one.
+pub fn frame_buffer(h: &FrameTx, id: BufferId, index: usize) -> Buf<'_> {
+    match frame_kind(id) {
+        Some((k, dir)) if dir == h.dir && index == 0 => match h.bytes_of(k) {
+            Some(b) => Buf::Ready(b),
+            None => Buf::Absent,
+        },
+        _ => Buf::Absent,
+    }
+}
+
+/// [`crate::Transaction::frame`] of a holder's frame: attached to no transaction.
+pub fn frame_meta(h: &FrameTx, id: BufferId, index: usize) -> Option<FrameMeta> {
+    let (k, dir) = frame_kind(id)?;
+    if dir != h.dir || index != 0 {
+        return None;
+    }
+    let f = h.frame(k)?;
+    let kept = h.bytes_of(k).map_or(0, <[u8]>::len) as u64;
+    Some(FrameMeta {
+        id: f.id,
+        stream_offset: h.base.map(|b| b + f.start),
+        complete: true,
+        tx_id: None,
+        length: (f.len > kept).then_some(f.len),
+    })
 }
 
 pub static KEYWORDS: &[KeywordDef] = &[

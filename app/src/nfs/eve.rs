@@ -54,13 +54,28 @@ pub fn record(tx: &NfsTx) -> Nfs {
         file_tx: tx.file.is_some(),
         status: parser::status_name(tx.nfs_status).into_owned(),
         rename_to: tx.rename_to.clone(),
-        file: tx.file.as_ref().map(|f| NfsFileObject {
-            write: f.dir == Some(crate::Dir::ToServer),
-            first: tx.is_first,
-            last: tx.is_last,
-            last_xid: f.last_xid,
-            chunks: f.chunks,
-        }),
+        file: match &tx.file {
+            Some(f) => Some(NfsFileObject {
+                write: f.dir == Some(crate::Dir::ToServer),
+                first: tx.is_first,
+                last: tx.is_last,
+                last_xid: f.last_xid,
+                chunks: f.chunks,
+                no_file: false,
+            }),
+            // Suricata 8.0.6 logs an NFSv2 WRITE's `write` object, though its
+            // transaction has no file.
+            None if names_version(tx) == 2 && tx.procedure == parser::PROC2_WRITE => {
+                Some(NfsFileObject {
+                    write: true,
+                    first: tx.is_first,
+                    last: tx.is_last,
+                    no_file: true,
+                    ..NfsFileObject::default()
+                })
+            }
+            None => None,
+        },
     }
 }
 
@@ -102,10 +117,11 @@ pub fn nfs(o: &mut Obj<'_>, n: &Nfs) {
             .str("status", &n.status);
         if let Some(f) = &n.file {
             x.obj(if f.write { "write" } else { "read" }, |w| {
-                w.bool("first", f.first)
-                    .bool("last", f.last)
-                    .u64("last_xid", u64::from(f.last_xid))
-                    .u64("chunks", u64::from(f.chunks));
+                w.bool("first", f.first).bool("last", f.last);
+                if !f.no_file {
+                    w.u64("last_xid", u64::from(f.last_xid))
+                        .u64("chunks", u64::from(f.chunks));
+                }
             });
         } else if let Some(to) = &n.rename_to {
             x.obj("rename", |r| {

@@ -3,7 +3,8 @@
 //! their replies by xid, a transaction per call but for file transfers (the READs or
 //! WRITEs of one file are one transaction, which feeds the file layer), the file names
 //! learnt from LOOKUP/CREATE/READDIRPLUS/OPEN replies, `nfs_procedure` and
-//! `nfs.version`, the EVE `nfs` record with its `rpc` object, app-layer events.
+//! `nfs.version`, the EVE `nfs` record with its `rpc` object, app-layer events, and
+//! Suricata's NFS frames (`nfs.rpc.pdu`, `nfs.nfs.pdu`, `nfs.nfs4.ops`, ...).
 
 pub mod config;
 pub mod detect;
@@ -12,7 +13,7 @@ pub mod parser;
 pub mod rpc;
 pub mod state;
 
-pub use state::{NfsConfig, NfsState, NfsTx};
+pub use state::{FrameTx, NfsConfig, NfsState, NfsTx};
 
 use crate::descriptor::{Build, Descriptor, FuzzTarget, RecordDef, Transports};
 use crate::{AppProto, AppRecord, Buf, BufferId, Dir, Transaction, Transport};
@@ -37,7 +38,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     },
     inner: &[],
     buffers: detect::BUFFERS,
-    frames: &[],
+    frames: detect::FRAMES,
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
@@ -83,9 +84,19 @@ fn fuzz_with(t: Transport, data: &[u8]) {
             ..Default::default()
         },
     );
+    let all: Vec<BufferId> = detect::FRAMES
+        .iter()
+        .flat_map(|f| [f.to_server, f.to_client])
+        .flatten()
+        .collect();
     crate::fuzz::drive(&mut s, data);
     for tx in s.transactions() {
         let _ = tx.record();
+    }
+    for h in s.frame_holders() {
+        for &id in &all {
+            let _ = (h.buffer(id, 0), Transaction::frame(h, id, 0));
+        }
     }
     crate::fuzz::probes(data);
 }
@@ -150,6 +161,37 @@ impl Transaction for NfsTx {
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
+    }
+}
+
+/// The frames of one RPC record, attached to no transaction.
+impl Transaction for FrameTx {
+    fn id(&self) -> u64 {
+        state::FRAME_TX_BASE + self.seq
+    }
+
+    fn complete(&self, _dir: Dir) -> bool {
+        true
+    }
+
+    fn progress(&self, _dir: Dir) -> u8 {
+        1
+    }
+
+    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
+        detect::frame_buffer(self, id, index)
+    }
+
+    fn record(&self) -> Option<AppRecord> {
+        None
+    }
+
+    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
+        detect::frame_meta(self, id, index)
+    }
+
+    fn frames_only(&self) -> bool {
+        true
     }
 }
 

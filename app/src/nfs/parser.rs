@@ -16,6 +16,9 @@ pub const MAX_DIR_ENTRIES: usize = 4096;
 pub const FATTR3_LEN: usize = 84;
 pub const FATTR2_LEN: usize = 68;
 
+/// NFSv2's WRITE (RFC 1094), which Suricata 8.0.6 does not take for a file transfer.
+pub const PROC2_WRITE: u32 = 8;
+
 /// NFSv3 procedures (RFC 1813, section 3).
 pub mod proc3 {
     pub const NULL: u32 = 0;

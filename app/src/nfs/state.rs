@@ -11,7 +11,9 @@
 //! record header) is a parse error of the flow: nothing more of it is parsed.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
+use super::detect::{FRAME_KINDS, FrameKind};
 use super::parser::{self, Op4, ReadReply, Res4, Write, op4, proc3};
 use super::rpc::{self, Call, Creds, Error, Reply};
 use crate::files::{FileConfig, Files};
@@ -34,6 +36,71 @@ pub const MAX_CHUNK: u32 = 16 << 20;
 /// A record at least this long whose start holds a WRITE call or a READ reply has
 /// its file data taken as it comes (Suricata's threshold).
 pub const STREAM_MIN_RECORD: usize = 512;
+
+/// Bytes of one parse call kept for its frames (when a rule inspects them); a frame
+/// that runs past them keeps its length, not its bytes.
+pub const MAX_FRAME_BYTES: usize = 256 << 10;
+/// Records of one parse call that keep their frames; those past it are numbered (as
+/// Suricata numbers them) but not kept.
+pub const MAX_FRAME_RECORDS: usize = 1024;
+/// Bytes of a file kept for `file.data` inspection.
+pub const MAX_FILE_DATA: usize = 1 << 20;
+/// Frame holders' transaction ids start here, past any real transaction's.
+pub const FRAME_TX_BASE: u64 = 1 << 62;
+
+/// One frame of a record: its id, and where it lies from the record's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub id: u64,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// The frames one RPC record (or datagram) made. Suricata attaches NFS frames to no
+/// transaction; they are offered to the engine in a holder of their own (a
+/// transaction that has only these buffers, no record and no EVE id), kept until
+/// the next parse call of its direction (the engine inspects it before).
+#[derive(Debug)]
+pub struct FrameTx {
+    pub seq: u64,
+    pub dir: Dir,
+    /// The bytes of the parse call (up to [`MAX_FRAME_BYTES`]), shared by its
+    /// holders, and where this record starts in them.
+    data: Arc<[u8]>,
+    at: usize,
+    /// The stream offset of the record's start (`None` over UDP).
+    pub base: Option<u64>,
+    frames: [Option<Frame>; FRAME_KINDS],
+}
+
+impl FrameTx {
+    /// Its frame of kind `k`.
+    pub fn frame(&self, k: usize) -> Option<&Frame> {
+        self.frames.get(k)?.as_ref()
+    }
+
+    /// The kept bytes of its frame of kind `k`.
+    pub fn bytes_of(&self, k: usize) -> Option<&[u8]> {
+        let f = self.frame(k)?;
+        let start = usize::try_from(f.start).ok()?.saturating_add(self.at);
+        let end = start
+            .saturating_add(usize::try_from(f.len).unwrap_or(usize::MAX))
+            .min(self.data.len());
+        Some(self.data.get(start.min(end)..end).unwrap_or(&[]))
+    }
+}
+
+/// A direction's frame numbering and the holder being filled.
+#[derive(Debug, Default)]
+struct FrameSide {
+    /// The id of the next frame (Suricata numbers a direction's frames from 1, only
+    /// of the kinds some rule uses).
+    next: u64,
+    /// The current parse call's bytes, once a holder needs them.
+    data: Option<Arc<[u8]>>,
+    /// Holders made in the current parse call.
+    records: usize,
+}
 
 /// The config of the NFS parser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +130,10 @@ pub struct FileXfer {
     /// The next offset of the file.
     next: u64,
     pub files: Files,
+    /// The file's bytes, for `file.data` (kept when a rule inspects it; at most
+    /// [`MAX_FILE_DATA`]).
+    pub data: Vec<u8>,
+    keep_data: bool,
 }
 
 /// One transaction.
@@ -166,6 +237,18 @@ pub struct NfsState {
     sides: [Side; 2],
     /// A record could not be delimited: nothing more is parsed.
     dead: bool,
+    /// The frame kinds the rules use (bit per [`FrameKind`]); 0: no frames are made.
+    frame_kinds: u16,
+    frame_sides: [FrameSide; 2],
+    /// The record being parsed, when it makes frames.
+    open: Option<FrameTx>,
+    /// Frame holders of the last parse call of each direction.
+    holders: VecDeque<FrameTx>,
+    next_holder: u64,
+    /// Per direction, stream bytes seen (data and gaps).
+    seen: [u64; 2],
+    /// A rule inspects `file.data`: file transfers keep their bytes.
+    keep_file_data: bool,
 }
 
 impl NfsState {
@@ -181,6 +264,156 @@ impl NfsState {
             version: 0,
             sides: Default::default(),
             dead: false,
+            frame_kinds: 0,
+            frame_sides: Default::default(),
+            open: None,
+            holders: VecDeque::new(),
+            next_holder: 0,
+            seen: [0; 2],
+            keep_file_data: false,
+        }
+    }
+
+    /// The frame holders offered now.
+    pub fn frame_holders(&self) -> impl Iterator<Item = &FrameTx> {
+        self.holders.iter()
+    }
+
+    /// A new parse call in `dir`: the holders of its last one go (the engine has
+    /// inspected them).
+    fn frames_begin(&mut self, dir: Dir) {
+        if self.frame_kinds == 0 {
+            return;
+        }
+        self.holders.retain(|h| h.dir != dir);
+        let f = &mut self.frame_sides[dir.index()];
+        f.data = None;
+        f.records = 0;
+    }
+
+    /// A record starts at `cur` (stream offset `base`; `None` for a datagram): its
+    /// `rpc.pdu` frame, over all of `cur`. `keep`: the record is parsed (or its file
+    /// data taken) now; else its frame is numbered and dropped (Suricata's frame of a
+    /// record it waits for is never inspected).
+    fn record_frames(&mut self, dir: Dir, cur: &[u8], whole: &[u8], base: Option<u64>, keep: bool) {
+        if self.frame_kinds == 0 {
+            return;
+        }
+        let used = self.frame_kinds & 1 << FrameKind::RpcPdu as u16 != 0;
+        let d = dir.index();
+        let f = &mut self.frame_sides[d];
+        if !keep || f.records >= MAX_FRAME_RECORDS {
+            f.next += u64::from(used);
+            // Its later frames, if any, are numbered but not kept.
+            self.open = None;
+            return;
+        }
+        f.records += 1;
+        let data = f
+            .data
+            .get_or_insert_with(|| Arc::from(&whole[..whole.len().min(MAX_FRAME_BYTES)]))
+            .clone();
+        let at = whole.len() - cur.len();
+        self.open = Some(FrameTx {
+            seq: 0,
+            dir,
+            data,
+            at,
+            base,
+            frames: [None; FRAME_KINDS],
+        });
+        self.add_frame(dir, FrameKind::RpcPdu, 0, cur.len());
+    }
+
+    /// A frame of the record being parsed, `start` bytes from its start.
+    fn add_frame(&mut self, dir: Dir, kind: FrameKind, start: usize, len: usize) {
+        if self.frame_kinds & 1 << kind as u16 == 0 {
+            return;
+        }
+        let f = &mut self.frame_sides[dir.index()];
+        f.next += 1;
+        let id = f.next;
+        if let Some(h) = &mut self.open
+            && let Some(slot) = h.frames.get_mut(kind as usize)
+        {
+            *slot = Some(Frame {
+                id,
+                start: start as u64,
+                len: len as u64,
+            });
+        }
+    }
+
+    /// The record's frames are all made: its holder is offered.
+    fn record_done(&mut self) {
+        if let Some(mut h) = self.open.take() {
+            h.seq = self.next_holder;
+            self.next_holder += 1;
+            self.holders.push_back(h);
+        }
+    }
+
+    /// A call's frames past its `rpc.pdu`: its credentials (they start `creds_at`
+    /// bytes into the record) and its program data, by NFS version.
+    fn call_frames(&mut self, dir: Dir, rec: &[u8], creds_at: usize, c: &Call<'_>) {
+        if self.frame_kinds == 0 {
+            return;
+        }
+        let creds_len = rec
+            .get(creds_at + 4..creds_at + 8)
+            .and_then(|b| b.first_chunk::<4>())
+            .map_or(0, |b| u32::from_be_bytes(*b) as usize);
+        self.add_frame(dir, FrameKind::RpcCreds, creds_at, creds_len + 8);
+        let at = offset_in(rec, c.args);
+        let n = c.args.len();
+        match c.version {
+            4 if !self.udp => self.nfs4_frames(dir, at, n, false),
+            2 | 3 => self.add_frame(dir, FrameKind::NfsPdu, at, n),
+            _ => {}
+        }
+    }
+
+    /// A reply's frames past its `rpc.pdu`: its header and data (`avail`: the bytes
+    /// at hand from the record's start), and for the reply to a known call its
+    /// program data, by NFS version.
+    fn reply_frames(&mut self, dir: Dir, rec: &[u8], avail: usize, r: &Reply<'_>) {
+        if self.frame_kinds == 0 {
+            return;
+        }
+        let hdr = if self.udp { 8 } else { 12 };
+        if avail > hdr {
+            self.add_frame(dir, FrameKind::RpcHdr, 0, hdr);
+            self.add_frame(dir, FrameKind::RpcData, hdr, avail - hdr);
+        }
+        let Some(version) = self.calls.get(&r.xid).map(|p| p.version) else {
+            return;
+        };
+        let at = offset_in(rec, r.results);
+        let n = r.results.len();
+        match version {
+            2 | 3 if n > 0 => {
+                self.add_frame(dir, FrameKind::NfsPdu, at, n);
+                self.add_frame(dir, FrameKind::NfsStatus, at, 4);
+            }
+            4 => self.nfs4_frames(dir, at, n, true),
+            _ => {}
+        }
+    }
+
+    /// The NFSv4 frames of a COMPOUND's arguments or results (`n` bytes, `at` into
+    /// the record): Suricata's header is their first 8 bytes whatever the tag.
+    fn nfs4_frames(&mut self, dir: Dir, at: usize, n: usize, reply: bool) {
+        if reply {
+            if n > 0 {
+                self.add_frame(dir, FrameKind::Nfs4Pdu, at, n);
+                self.add_frame(dir, FrameKind::Nfs4Status, at, 4);
+            }
+        } else {
+            self.add_frame(dir, FrameKind::Nfs4Pdu, at, n);
+        }
+        if n > 8 {
+            self.add_frame(dir, FrameKind::Nfs4Hdr, at, 8);
+            self.add_frame(dir, FrameKind::Nfs4Ops, at + 8, n - 8);
         }
     }
 
@@ -262,11 +495,13 @@ impl NfsState {
         out: &mut ParseOutput,
     ) -> usize {
         let cfg = self.files_cfg;
+        let keep_data = self.keep_file_data;
         let t = self.new_tx(out);
         t.file_name = name.to_vec();
         t.file_handle = handle.to_vec();
         let mut f = FileXfer {
             dir: Some(dir),
+            keep_data,
             ..FileXfer::default()
         };
         if cfg.track {
@@ -291,6 +526,10 @@ impl NfsState {
             data = data.get(skip..).unwrap_or(&[]);
         }
         f.next += data.len() as u64;
+        if f.keep_data {
+            let room = MAX_FILE_DATA.saturating_sub(f.data.len());
+            f.data.extend_from_slice(&data[..data.len().min(room)]);
+        }
         if let Some(file) = f.files.current() {
             file.append(data);
             if close {
@@ -769,24 +1008,33 @@ impl NfsState {
         }
     }
 
-    /// A complete call or reply record (TCP) or datagram (UDP).
-    fn message(&mut self, dir: Dir, rec: &[u8], out: &mut ParseOutput) {
+    /// A complete call or reply record (TCP) or datagram (UDP); `avail`: the bytes
+    /// at hand from its start (for its frames).
+    fn message(&mut self, dir: Dir, rec: &[u8], avail: usize, out: &mut ParseOutput) {
         match (dir, self.udp) {
             (Dir::ToServer, false) => match rpc::tcp_call(rec, true) {
-                Ok((_, c)) => self.call(&c, out),
+                Ok((_, c)) => {
+                    self.call_frames(dir, rec, 28, &c);
+                    self.call(&c, out);
+                }
                 Err(_) => out.anomaly("nfs.malformed_data"),
             },
             (Dir::ToClient, false) => match rpc::tcp_reply(rec, true) {
-                Ok((_, r)) => self.reply(&r, out),
+                Ok((_, r)) => {
+                    self.reply_frames(dir, rec, avail, &r);
+                    self.reply(&r, out);
+                }
                 Err(_) => out.anomaly("nfs.malformed_data"),
             },
             (Dir::ToServer, true) => {
                 if let Ok(c) = rpc::udp_call(rec) {
+                    self.call_frames(dir, rec, 24, &c);
                     self.call(&c, out);
                 }
             }
             (Dir::ToClient, true) => {
                 if let Ok(r) = rpc::udp_reply(rec) {
+                    self.reply_frames(dir, rec, avail, &r);
                     self.reply(&r, out);
                 }
             }
@@ -826,6 +1074,12 @@ impl NfsState {
                 let Some(id) = self.write(c.xid, c.version, &w, out) else {
                     return false;
                 };
+                if w.stable == 2 {
+                    // Suricata closes a FILE_SYNC write's transaction to more chunks at
+                    // its first, and then finds no file for the rest of the record:
+                    // those bytes are read as records (its file is cut short).
+                    return true;
+                }
                 let s = &mut self.sides[d];
                 s.file_tx = id;
                 s.file_last = w.stable == 2;
@@ -905,6 +1159,7 @@ impl NfsState {
 
     fn parse_tcp(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         let d = dir.index();
+        self.seen[d] += data.len() as u64;
         let mut data = data;
         // An oversized record's rest, then a streamed record's rest.
         let skip = self.sides[d].skip.min(data.len());
@@ -940,7 +1195,10 @@ impl NfsState {
                 return;
             }
         }
+        let whole = cur;
+        let end = self.seen[d];
         while !cur.is_empty() {
+            let base = Some(end - cur.len() as u64);
             let head = match dir {
                 Dir::ToServer => rpc::tcp_call_start(cur).map(|(h, ..)| h),
                 Dir::ToClient => rpc::record_header(&mut rpc::Rd::new(cur)),
@@ -949,7 +1207,13 @@ impl NfsState {
                 Ok(h) => {
                     let size = h.size();
                     if size > cur.len() {
-                        if self.stream_start(dir, cur, size, out) {
+                        // Suricata makes a frame of what there is of a record whose
+                        // file data it takes now, and of one it waits for (never
+                        // inspected: only numbered here).
+                        let streams = self.stream_start(dir, cur, size, out);
+                        self.record_frames(dir, cur, whole, base, streams);
+                        self.record_done();
+                        if streams {
                             return;
                         }
                         if size > MAX_RECORD {
@@ -959,12 +1223,18 @@ impl NfsState {
                         }
                         break;
                     }
-                    self.message(dir, &cur[..size], out);
+                    self.record_frames(dir, cur, whole, base, true);
+                    self.message(dir, &cur[..size], cur.len(), out);
+                    self.record_done();
                     cur = &cur[size..];
                 }
-                Err(Error::Incomplete) => break,
+                Err(Error::Incomplete) => {
+                    self.record_frames(dir, cur, whole, base, false);
+                    break;
+                }
                 Err(Error::Malformed) => {
                     // No length to go on: the flow cannot be followed.
+                    self.record_frames(dir, cur, whole, base, false);
                     out.anomaly("nfs.malformed_data");
                     out.error = true;
                     self.die();
@@ -982,8 +1252,19 @@ impl NfsState {
         for t in &mut self.txs {
             t.request_done = true;
             t.response_done = true;
+            // Their files end here, cut short.
+            if let Some(file) = t.file.as_mut().and_then(|f| f.files.current()) {
+                file.truncate();
+            }
         }
     }
+}
+
+/// Where `part` (a slice of `whole`) starts in it.
+fn offset_in(whole: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize)
+        .saturating_sub(whole.as_ptr() as usize)
+        .min(whole.len())
 }
 
 /// RPCSEC_GSS integrity: the data inside its wrapper.
@@ -1048,8 +1329,11 @@ impl AppState for NfsState {
         if self.dead || data.is_empty() {
             return;
         }
+        self.frames_begin(dir);
         if self.udp {
-            self.message(dir, data, out);
+            self.record_frames(dir, data, data, None, true);
+            self.message(dir, data, data.len(), out);
+            self.record_done();
         } else {
             self.parse_tcp(dir, data, out);
         }
@@ -1060,6 +1344,8 @@ impl AppState for NfsState {
             return;
         }
         let d = dir.index();
+        self.seen[d] = self.seen[d].saturating_add(len);
+        self.frames_begin(dir);
         let mut len = usize::try_from(len).unwrap_or(usize::MAX);
         // File data lost: a hole in its file.
         let s = &mut self.sides[d];
@@ -1109,11 +1395,29 @@ impl AppState for NfsState {
     }
 
     fn tx_count(&self) -> usize {
-        self.txs.len()
+        self.txs.len() + self.holders.len()
     }
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
-        self.txs.get(index).map(|t| t as &dyn Transaction)
+        match index.checked_sub(self.txs.len()) {
+            None => self.txs.get(index).map(|t| t as &dyn Transaction),
+            Some(i) => self.holders.get(i).map(|h| h as &dyn Transaction),
+        }
+    }
+
+    fn set_rule_buffers(&mut self, used: &[crate::BufferId]) {
+        use super::detect::{FILE_DATA_TC, FILE_DATA_TS};
+        self.keep_file_data = used
+            .iter()
+            .any(|b| [FILE_DATA_TS, FILE_DATA_TC].contains(b));
+    }
+
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        // Suricata enables a frame type for both directions.
+        self.frame_kinds = used
+            .iter()
+            .filter_map(|&b| super::detect::frame_kind(b))
+            .fold(0, |m, (k, _)| m | 1 << k);
     }
 
     fn free_below(&mut self, id: u64) {

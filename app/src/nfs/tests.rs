@@ -201,13 +201,17 @@ fn a_large_write_streams() {
     let mut w = opaque(FH);
     w.extend(0u64.to_be_bytes());
     w.extend(u32b(3000));
-    w.extend(u32b(2));
+    w.extend(u32b(0));
     w.extend(opaque(&data));
     let rec = rm(&call(7, 3, 7, &w));
     for c in rec.chunks(1000) {
         s.parse(Dir::ToServer, c, &mut out);
     }
     assert!(out.anomalies.is_empty());
+    // UNSTABLE: its COMMIT ends the file.
+    let mut commit = opaque(FH);
+    commit.extend([0; 12]);
+    s.parse(Dir::ToServer, &rm(&call(9, 3, 21, &commit)), &mut out);
     let t = s.tx(0).unwrap();
     let f = &t.files(Dir::ToServer)[0];
     assert_eq!(
@@ -221,6 +225,29 @@ fn a_large_write_streams() {
         &mut out,
     );
     assert_eq!(s.tx_count(), 2);
+}
+
+/// A FILE_SYNC WRITE over several segments, as Suricata takes it: its transaction
+/// takes no chunk past the first, so the rest of the record is read as records (and
+/// the flow is given up); its file is cut short.
+#[test]
+fn a_file_sync_write_over_segments_is_cut_short() {
+    let mut s = NfsState::new(NfsConfig::default(), Transport::Tcp);
+    s.set_files(files_on());
+    let mut out = ParseOutput::default();
+    let mut w = opaque(FH);
+    w.extend(0u64.to_be_bytes());
+    w.extend(u32b(3000));
+    w.extend(u32b(2));
+    w.extend(opaque(&[0x41; 3000]));
+    let rec = rm(&call(7, 3, 7, &w));
+    for c in rec.chunks(1000) {
+        s.parse(Dir::ToServer, c, &mut out);
+    }
+    assert_eq!(out.anomalies, ["nfs.malformed_data"]);
+    let f = &s.tx(0).unwrap().files(Dir::ToServer)[0];
+    assert_eq!(f.state(), crate::files::FileState::Truncated);
+    assert!(f.size() < 1000);
 }
 
 /// A record header with a length below an RPC header's: the flow is given up.
@@ -252,4 +279,93 @@ fn max_tx_finishes_the_oldest() {
     }
     assert_eq!(out.anomalies, ["nfs.too_many_transactions"]);
     assert!(s.tx(0).unwrap().complete(Dir::ToClient));
+}
+
+/// The frame holders' frames of kind `k` (id, stream offset, length, bytes).
+fn frames_of(s: &NfsState, k: detect::FrameKind, dir: crate::Dir) -> Vec<(u64, Option<u64>, u64)> {
+    let id = if dir == crate::Dir::ToServer {
+        detect::FRAMES[k as usize].to_server
+    } else {
+        detect::FRAMES[k as usize].to_client
+    }
+    .unwrap();
+    s.frame_holders()
+        .filter_map(|h| crate::Transaction::frame(h, id, 0))
+        .map(|m| (m.id, m.stream_offset, m.length.unwrap_or(0)))
+        .collect()
+}
+
+#[test]
+fn frames_of_two_calls_in_one_segment_and_a_cut_one() {
+    use crate::Dir::{ToClient, ToServer};
+    use detect::FrameKind::{NfsPdu, NfsStatus, RpcCreds, RpcData, RpcPdu};
+    let mut s = NfsState::new(NfsConfig::default(), crate::Transport::Tcp);
+    let all: Vec<crate::BufferId> = detect::FRAMES
+        .iter()
+        .flat_map(|f| [f.to_server, f.to_client])
+        .flatten()
+        .collect();
+    s.set_frames(&all);
+    let mut out = ParseOutput::default();
+    let a = rm(&call(1, 3, 3, &dirop(DIR, b"a")));
+    let mut seg = a.clone();
+    seg.extend(rm(&call(2, 3, 3, &dirop(DIR, b"b"))));
+    s.parse(ToServer, &seg, &mut out);
+    // rpc.pdu runs to the end of the data at hand; creds 28 bytes in.
+    let n = seg.len() as u64;
+    let a_len = a.len() as u64;
+    let pdus: Vec<u64> = s.frame_holders().map(|h| h.base.unwrap()).collect();
+    assert_eq!(pdus, [0, a_len]);
+    let ids: Vec<u64> = s
+        .frame_holders()
+        .filter_map(|h| h.frame(RpcPdu as usize).map(|f| f.id))
+        .collect();
+    assert_eq!(ids, [1, 4]);
+    let b0 = s.frame_holders().next().unwrap();
+    assert_eq!(b0.bytes_of(RpcPdu as usize).unwrap().len() as u64, n);
+    assert_eq!(
+        b0.frame(RpcCreds as usize).map(|f| (f.start, f.len)),
+        Some((28, 40))
+    );
+    assert_eq!(
+        b0.frame(NfsPdu as usize).map(|f| f.start + f.len),
+        Some(a_len)
+    );
+    // A reply: header, data, NFS status; the call's holders go.
+    let r = rm(&reply(1, &[0, 0, 0, 2]));
+    s.parse(ToClient, &r[..10], &mut out);
+    assert!(frames_of(&s, RpcPdu, ToClient).is_empty());
+    s.parse(ToClient, &r[10..], &mut out);
+    // The first try at the cut record burnt id 1.
+    assert_eq!(frames_of(&s, RpcPdu, ToClient), [(2, Some(0), 0)]);
+    assert_eq!(frames_of(&s, RpcData, ToClient), [(4, Some(12), 0)]);
+    assert_eq!(frames_of(&s, NfsStatus, ToClient), [(6, Some(28), 0)]);
+    s.parse(ToServer, &rm(&call(3, 3, 1, &opaque(FH))), &mut out);
+    assert_eq!(frames_of(&s, RpcPdu, ToServer), [(7, Some(n), 0)]);
+    // Holders are frames-only transactions with ids past any real one.
+    let h = s.frame_holders().next().unwrap();
+    assert!(crate::Transaction::frames_only(h));
+    assert!(crate::Transaction::id(h) >= state::FRAME_TX_BASE);
+}
+
+#[test]
+fn no_frames_without_rules_on_them() {
+    let mut s = NfsState::new(NfsConfig::default(), crate::Transport::Udp);
+    let mut out = ParseOutput::default();
+    s.parse(
+        crate::Dir::ToServer,
+        &call(1, 3, 3, &dirop(DIR, b"a")),
+        &mut out,
+    );
+    assert_eq!(s.frame_holders().count(), 0);
+    // Over UDP, frames have no stream offset.
+    s.set_frames(&[detect::FRAMES[0].to_server.unwrap()]);
+    s.parse(
+        crate::Dir::ToServer,
+        &call(2, 3, 3, &dirop(DIR, b"a")),
+        &mut out,
+    );
+    let h = s.frame_holders().next().unwrap();
+    assert_eq!(h.base, None);
+    assert!(h.frame(detect::FrameKind::RpcCreds as usize).is_none());
 }

@@ -593,6 +593,17 @@ impl Inner {
             }
         }
         self.hits = hits;
+        // The detection state of a holder of frames of no transaction (NFS makes one per
+        // record) goes with it: the state keeps it only until it was inspected.
+        let tx_cnt = flow.app.tx_cnt;
+        if flow.app.txs.iter().any(|t| t.tx_id >= tx_cnt) {
+            flow.app.txs.retain(|t| {
+                t.tx_id < tx_cnt
+                    || (0..state.tx_count())
+                        .filter_map(|i| state.tx(i))
+                        .any(|x| x.id() == t.tx_id)
+            });
+        }
         if self.store.is_some() {
             self.store_files(flow, ending);
         }
