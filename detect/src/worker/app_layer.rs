@@ -380,7 +380,11 @@ impl Inner {
             // other direction has not failed too, its bytes wait for what that one says.
             app::Detected::None => {
                 app.dir_probed[d] = true;
-                if transport == Transport::Tcp && !app.held[1 - d] {
+                // A flow picked up midstream must be recognised toward the server
+                // (its client's data may start inside a message): Suricata gives up on
+                // it otherwise.
+                let must = self.feeding_midstream && dir == Dir::ToServer;
+                if transport == Transport::Tcp && !app.held[1 - d] && !must {
                     app.held[d] = true;
                     return;
                 }

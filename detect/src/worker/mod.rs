@@ -319,6 +319,8 @@ struct Inner {
     /// of no protocol that came first: its new parser is fed those first, then the
     /// detecting direction's (the caller does it; see `detect_protocol`).
     other_first: bool,
+    /// The TCP flow being fed to the app layer was picked up midstream.
+    feeding_midstream: bool,
     /// The pseudo packet being inspected at a flow's end is one Suricata makes (see
     /// `PacketView::pseudo_app_rules`).
     pseudo_app_rules: bool,
@@ -802,6 +804,7 @@ impl Worker {
                 pkt_anomalies: Vec::new(),
                 pkt_proto_done: false,
                 other_first: false,
+                feeding_midstream: false,
                 pseudo_app_rules: false,
                 link_type: 0,
                 files,

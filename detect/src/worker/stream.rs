@@ -293,6 +293,7 @@ impl Inner {
             let was_done = flow.app.detection_done;
             let Flow { tcp, app, .. } = &mut *flow;
             if let Some(s) = tcp.as_deref_mut() {
+                self.feeding_midstream = s.midstream;
                 // The parser reads the stream in place (the app state and the stream are
                 // different parts of the flow).
                 got = self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
