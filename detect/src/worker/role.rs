@@ -357,8 +357,7 @@ fn attach_ring(
     // writer that outlived the old one): the writer's mark is the old ring's, and the
     // records of this one are all new, however far its producer already wrote.
     let resume = if ring.had_consumer() { resume } else { 0 };
-    // Only what the ring holds: a mark past it is a previous ring's (a new runtime dir
-    // under a writer that outlived it), and the records of this one are all new.
+    // Only what the ring holds (a mark past it cannot be this ring's).
     let until = resume.min(ring.published());
     if until > ring.position() && window > 0 {
         // The predecessor kept the records of its flows: process them again, writing

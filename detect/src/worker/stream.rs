@@ -321,20 +321,13 @@ impl Inner {
                 }
             }
             let held = !flow.app.detection_done && flow.app.held[d];
-            if held && self.claim_expected(flow) {
+            if held && self.claim_and_parse(flow, dir, from, to) {
                 // A connection another flow announced (an FTP data connection) whose
-                // first bytes are no protocol's: its parser takes them.
+                // first bytes are no protocol's.
                 flow.app.held = [false; 2];
                 flow.app.detection_done = true;
                 self.pkt_proto_done = true;
-                self.detected_tcp(flow, dir, from, to);
-                let Flow { tcp, app, .. } = &mut *flow;
-                if let (Some(s), Some(state)) = (tcp.as_deref(), app.state.as_deref_mut()) {
-                    let mut out = ParseOutput::default();
-                    state.parse(dir, s.sides[d].bytes(from, to), &mut out);
-                    self.parse_output(&out, app, dir);
-                    got = true;
-                }
+                got = true;
             } else if held {
                 return got;
             }
@@ -372,16 +365,25 @@ impl Inner {
             state.set_endpoints(flow.client.0, flow.server.0);
             return;
         }
-        if flow.app.proto != AppProto::Failed || !self.claim_expected(flow) {
-            return;
+        if flow.app.proto == AppProto::Failed {
+            self.claim_and_parse(flow, dir, from, to);
+        }
+    }
+
+    /// Whether the flow is a connection another flow announced (see
+    /// [`Inner::claim_expected`]); if so, its new parser gets the bytes `from..to` of
+    /// `dir` that named no protocol.
+    fn claim_and_parse(&mut self, flow: &mut Flow, dir: Dir, from: u64, to: u64) -> bool {
+        if !self.claim_expected(flow) {
+            return false;
         }
         let Flow { tcp, app, .. } = &mut *flow;
-        let (Some(s), Some(state)) = (tcp.as_deref(), app.state.as_deref_mut()) else {
-            return;
-        };
-        let mut out = ParseOutput::default();
-        state.parse(dir, s.sides[dir.index()].bytes(from, to), &mut out);
-        self.parse_output(&out, app, dir);
+        if let (Some(s), Some(state)) = (tcp.as_deref(), app.state.as_deref_mut()) {
+            let mut out = ParseOutput::default();
+            state.parse(dir, s.sides[dir.index()].bytes(from, to), &mut out);
+            self.parse_output(&out, app, dir);
+        }
+        true
     }
 
     /// Ends a flow: inspects what its stream still holds, finishes and logs its
