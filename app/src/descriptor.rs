@@ -200,9 +200,26 @@ pub struct Descriptor {
     /// (`RESPONSE_HEADER_REPETITION`: the protocols whose event table is C's, http and
     /// tls), else as rules name them (`invalid_qos_level`).
     pub events_upper_case: bool,
+    /// When stream rules see this protocol's TCP bytes short of a chunk (see
+    /// [`RawTrigger`]).
+    pub raw_trigger: RawTrigger,
     /// Its EVE record, if it logs one.
     pub record: Option<RecordDef>,
     pub fuzz: &'static [FuzzTarget],
+}
+
+/// When a protocol lets the raw stream of a direction be inspected before a chunk's
+/// worth (`stream.reassembly.toserver-chunk-size`) of it is acknowledged, as
+/// Suricata's parser of it triggers raw reassembly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawTrigger {
+    /// Where its parser asks ([`crate::ParseOutput::trigger_raw`]): at each TLS record,
+    /// DNS message, ...; never for a parser that does not ask (FTP, SMB, Telnet).
+    Parser,
+    /// Also each time a transaction completes a direction (its request, its
+    /// response), as Suricata's HTTP, SIP, POP3, PostgreSQL and the industrial
+    /// protocols trigger it.
+    TxComplete,
 }
 
 /// A protocol's probe: what the first bytes seen in a direction say.

@@ -156,6 +156,15 @@ pub struct ParseOutput {
     /// The parser announced connections to expect (an FTP data connection): the engine
     /// takes them with [`AppState::take_expectations`].
     pub expect: bool,
+    /// Directions whose raw stream the parser asked to be inspected without waiting for
+    /// a chunk's worth of data (bit `1 << Dir::index()`; see
+    /// [`ParseOutput::trigger_raw`]).
+    pub raw_trigger: u8,
+    /// The flow's payload is to be inspected no more (Suricata's
+    /// `APP_LAYER_PARSER_NO_INSPECTION_PAYLOAD`: TLS once application data flows): its
+    /// raw stream is inspected once more, then neither it nor its packets' payloads
+    /// are; its transactions still are.
+    pub no_payload_inspection: bool,
 }
 
 /// A connection a control channel announced, between the same two hosts as its flow
@@ -175,6 +184,16 @@ pub struct Expectation {
 impl ParseOutput {
     pub fn anomaly(&mut self, name: &'static str) {
         self.anomalies.push(name);
+    }
+
+    /// Lets stream rules see `dir`'s bytes parsed so far at the next packet of `dir`
+    /// that follows their acknowledgement, however short of a chunk
+    /// (`stream.reassembly.toserver-chunk-size`) they are: Suricata's parsers ask this
+    /// at their own points (HTTP at a complete request or response, TLS at a record,
+    /// ...); a protocol that never asks has its stream inspected in chunks, at the
+    /// depth and when the direction ends.
+    pub fn trigger_raw(&mut self, dir: Dir) {
+        self.raw_trigger |= 1 << dir.index();
     }
 
     /// Asks the engine to hand the flow to another protocol (see [`ProtoChange`]); the

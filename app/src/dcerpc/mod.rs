@@ -48,6 +48,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // Suricata's DCE/RPC parser raises no app-layer events.
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "dcerpc",
         render: eve::render,

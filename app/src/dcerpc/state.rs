@@ -219,6 +219,9 @@ impl DcerpcState {
                 tx.done[0] = true;
                 tx.frags[0] = 1;
                 tx.interfaces = ifaces;
+                // Suricata's parser asks for raw inspection at a BIND, a BINDACK, and
+                // each fragment of a request or a response that carries stub data.
+                out.trigger_raw(Dir::ToServer);
             }
             p::BINDACK | p::ALTER_CONTEXT_RESP => {
                 let mut results = std::mem::take(&mut self.results);
@@ -258,6 +261,7 @@ impl DcerpcState {
                 tx.resp_type = Some(h.ptype);
                 tx.done[1] = true;
                 tx.frags[1] = 1;
+                out.trigger_raw(Dir::ToClient);
             }
             p::REQUEST => {
                 let Some(r) = p::request(body, le, h.flags) else {
@@ -282,6 +286,9 @@ impl DcerpcState {
                 // an object UUID is part of it.
                 let stub = body.get(p::REQUEST_HDR..).unwrap_or(&[]);
                 debug_assert!(r.stub_at >= p::REQUEST_HDR);
+                if !stub.is_empty() {
+                    out.trigger_raw(Dir::ToServer);
+                }
                 stub_fragment(tx, 0, &h, stub, max_stub);
             }
             p::RESPONSE => {
@@ -297,6 +304,9 @@ impl DcerpcState {
                 tx.resp_type = Some(h.ptype);
                 // Suricata's stub data of a response starts right after the common
                 // header (its own 8 bytes of header included).
+                if !body.is_empty() {
+                    out.trigger_raw(Dir::ToClient);
+                }
                 stub_fragment(tx, 1, &h, body, max_stub);
             }
             // A FAULT answers no call for Suricata (the call stays `UNREPLIED`); AUTH3,

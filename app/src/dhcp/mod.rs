@@ -66,6 +66,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "dhcp",
         render,

@@ -42,6 +42,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: EVENTS,
     events_upper_case: true,
+    raw_trigger: crate::descriptor::RawTrigger::TxComplete,
     record: Some(RecordDef {
         event_type: "dnp3",
         render: eve::render,

@@ -187,6 +187,10 @@ impl AppState for DnsState {
                     let Some(msg) = buf.get(at + 2..at + 2 + len) else {
                         break;
                     };
+                    // Each message lets stream rules see it, as Suricata's parser asks.
+                    if len > 0 {
+                        out.trigger_raw(dir);
+                    }
                     // `buf` was taken out of `self`, so no copy is needed here.
                     let offset = self.offset[d] + at as u64 + 2;
                     self.message(dir, msg, Some(offset), out);

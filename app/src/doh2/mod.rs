@@ -34,6 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "dns",
         render,

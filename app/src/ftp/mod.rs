@@ -42,6 +42,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "ftp",
         render: eve::render,

@@ -57,6 +57,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "ftp_data",
         render,

@@ -45,6 +45,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: true,
+    raw_trigger: crate::descriptor::RawTrigger::TxComplete,
     record: Some(RecordDef {
         event_type: "http",
         render: eve::render,

@@ -482,6 +482,8 @@ impl Http2State {
     }
 
     fn data_end(&mut self, dir: Dir, sid: u32, end_stream: bool, out: &mut ParseOutput) {
+        // Each whole frame lets stream rules see it, as Suricata's parser asks.
+        out.trigger_raw(dir);
         if sid == 0 {
             return;
         }
@@ -607,6 +609,11 @@ impl Http2State {
 
     /// A complete non-DATA frame.
     fn frame(&mut self, dir: Dir, h: FrameHeader, p: &[u8], out: &mut ParseOutput) {
+        // Each whole frame lets stream rules see it, as Suricata's parser asks (not an
+        // empty SETTINGS, which it passes over).
+        if !(h.ftype == frame::SETTINGS && p.is_empty()) {
+            out.trigger_raw(dir);
+        }
         let d = dir.index();
         match h.ftype {
             frame::HEADERS | frame::PUSH_PROMISE => {

@@ -33,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: None,
     fuzz: &[FuzzTarget {
         name: "imap",

@@ -38,6 +38,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "krb5",
         render: eve::render,

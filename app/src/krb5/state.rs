@@ -68,6 +68,11 @@ impl Krb5State {
                 let weak = matches!(tag, parser::AS_REP | parser::TGS_REP)
                     && msg.etype.is_some_and(parser::weak);
                 let truncated = msg.truncated;
+                // An AS or TGS exchange's message, or an error, lets stream rules see
+                // it, as Suricata's parser asks.
+                if !matches!(tag, parser::AP_REQ | parser::AP_REP) {
+                    out.trigger_raw(dir);
+                }
                 if self.txs.len() == MAX_TX {
                     self.txs.pop_front();
                 }

@@ -42,6 +42,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "ldap",
         render: eve::render,

@@ -206,6 +206,8 @@ impl AppState for LdapState {
                 Ok((m, n)) => {
                     let frame = self.frame(dir, input, at, n);
                     self.message(dir, m, frame, out);
+                    // Each message lets stream rules see it, as Suricata's parser asks.
+                    out.trigger_raw(dir);
                     at += n;
                 }
                 Err(Error::Incomplete) if !self.udp => break,

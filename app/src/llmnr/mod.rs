@@ -34,6 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // The DNS parser's anomalies are DNS's (`dns.<event>`).
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: None,
     fuzz: &[FuzzTarget {
         name: "llmnr",

@@ -37,6 +37,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     // The DNS parser's anomalies are DNS's (`dns.<event>`).
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "mdns",
         render: eve::render,

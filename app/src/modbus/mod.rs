@@ -40,6 +40,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::TxComplete,
     record: Some(RecordDef {
         event_type: "modbus",
         render: eve::render,

@@ -40,6 +40,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: detect::FRAMES,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "mqtt",
         render: eve::render,

@@ -214,6 +214,9 @@ impl MqttState {
             }
             self.completed_below = index;
         }
+        // A message that makes a transaction lets stream rules see it, as Suricata's
+        // parser asks (a reply joining its request's transaction does not).
+        out.trigger_raw(dir);
         let mut tx = MqttTx::new(self.next_id, dir, self.protocol_version);
         if let Some(m) = msg {
             tx.push(m);

@@ -39,6 +39,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "ntp",
         render,

@@ -37,6 +37,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::TxComplete,
     record: Some(RecordDef {
         event_type: "pop3",
         render: eve::render,

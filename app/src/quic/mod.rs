@@ -41,6 +41,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "quic",
         render: eve::render,

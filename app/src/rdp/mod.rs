@@ -38,6 +38,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "rdp",
         render: eve::render,

@@ -37,6 +37,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "rfb",
         render: eve::render,

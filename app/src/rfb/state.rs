@@ -276,6 +276,7 @@ impl RfbState {
                 let (reason, _) = parser::failure_reason(b)?;
                 self.tx.failure_reason = Some(reason);
                 self.tx.msgs += 1;
+                out.trigger_raw(dir);
                 return Ok(Step::Stop);
             }
             TsClientInit => {
@@ -349,7 +350,12 @@ impl RfbState {
         let mut used = 0;
         while used < buf.len() {
             match self.message(dir, &buf[used..], used, out) {
-                Ok(Step::Next(n)) => used += n,
+                Ok(Step::Next(n)) => {
+                    // Each handshake message lets stream rules see it, as Suricata's
+                    // parser asks.
+                    out.trigger_raw(dir);
+                    used += n;
+                }
                 Ok(Step::Stop) => used = buf.len(),
                 Err(Error::Incomplete) => break,
                 Err(Error::Malformed) => {

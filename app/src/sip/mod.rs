@@ -33,6 +33,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     events: EVENTS,
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::TxComplete,
     record: Some(RecordDef {
         event_type: "sip",
         render: eve::render,

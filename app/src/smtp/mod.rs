@@ -35,6 +35,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: EVENTS,
     events_upper_case: true,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "smtp",
         render: eve::render,

@@ -94,6 +94,9 @@ struct Lines {
 #[derive(Debug)]
 pub struct SmtpState {
     lines: [Lines; 2],
+    /// Directions whose raw stream Suricata's parser would have asked to inspect during
+    /// the current call (`ParseOutput::trigger_raw`), as bits of `Dir::index`.
+    raw_trigger: u8,
     helo: Option<Vec<u8>>,
     txs: VecDeque<SmtpTx>,
     next_id: u64,
@@ -143,6 +146,7 @@ impl SmtpState {
     pub fn new() -> SmtpState {
         SmtpState {
             lines: [Lines::default(), Lines::default()],
+            raw_trigger: 0,
             helo: None,
             txs: VecDeque::new(),
             next_id: 0,
@@ -349,6 +353,15 @@ impl SmtpState {
 
     fn line(&mut self, dir: Dir, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // Suricata's parser asks for raw inspection at each command line (not a line of
+        // a message's data) and each reply line of three bytes or more.
+        let trigger = match dir {
+            Dir::ToServer => self.mode != Mode::Data,
+            Dir::ToClient => line.len() >= 3,
+        };
+        if trigger {
+            self.raw_trigger |= 1 << dir.index();
+        }
         match dir {
             Dir::ToServer => self.command(line),
             Dir::ToClient => self.reply(line),
@@ -406,6 +419,7 @@ impl SmtpState {
     }
 
     fn flush_events(&mut self, out: &mut ParseOutput) {
+        out.raw_trigger |= std::mem::take(&mut self.raw_trigger);
         for e in self.events.drain(..) {
             out.anomaly(e);
         }

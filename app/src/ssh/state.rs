@@ -265,6 +265,7 @@ impl SshState {
     }
 
     fn run(&mut self, d: usize, mut data: &[u8], out: &mut ParseOutput) {
+        let in_banner = self.dirs[d].st == St::Banner;
         while !data.is_empty() {
             let used = match self.dirs[d].st {
                 St::Done => return,
@@ -294,6 +295,15 @@ impl SshState {
             let used = used.min(data.len());
             self.dirs[d].pos += used as u64;
             data = &data[used..];
+        }
+        // Suricata's parser asks for raw inspection once per direction: when the banner
+        // is whole and what came with it holds whole records only.
+        if in_banner
+            && matches!(self.dirs[d].st, St::Header | St::Done)
+            && self.dirs[d].buf.is_empty()
+        {
+            let dir = if d == 0 { Dir::ToServer } else { Dir::ToClient };
+            out.trigger_raw(dir);
         }
     }
 }

@@ -48,6 +48,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: &[],
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: None,
     fuzz: &[FuzzTarget {
         name: "telnet",

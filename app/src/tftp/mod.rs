@@ -32,6 +32,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     frames: &[],
     events: &[],
     events_upper_case: false,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "tftp",
         render,

@@ -34,6 +34,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     keywords: detect::KEYWORDS,
     events: EVENTS,
     events_upper_case: true,
+    raw_trigger: crate::descriptor::RawTrigger::Parser,
     record: Some(RecordDef {
         event_type: "tls",
         render: eve::render,

@@ -107,6 +107,14 @@ impl TlsState {
             23 => {
                 self.sides[d].encrypted = true;
                 self.tx.done[d] = true;
+                // Application data: the handshake is over, and what follows is
+                // encrypted. As Suricata's default `encryption-handling`, the flow's
+                // payload is inspected no more (its raw stream is flushed once, then
+                // off), and nothing is left to parse in either direction.
+                out.no_payload_inspection = true;
+                for side in &mut self.sides {
+                    side.stopped = true;
+                }
             }
             _ => {
                 out.anomaly("tls.invalid_record_type");
@@ -269,13 +277,9 @@ impl AppState for TlsState {
             // `buf` was taken out of `self`: the record is parsed in place.
             self.record(dir, h[0], body, out);
             at += 5 + len;
+            // Each whole record lets stream rules see it, as Suricata's parser asks.
+            out.trigger_raw(dir);
             if self.sides[d].stopped {
-                return;
-            }
-            if self.sides[d].encrypted && self.tx.done[d] {
-                // Nothing more to learn in this direction: stop copying encrypted
-                // records.
-                self.sides[d].stopped = true;
                 return;
             }
         }

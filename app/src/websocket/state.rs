@@ -118,6 +118,11 @@ impl WsState {
             events.push("websocket.skip_end_of_payload");
         }
         let mut payload = f.payload;
+        // A frame that ends a message (a control frame too) lets stream rules see it,
+        // as Suricata's parser asks.
+        if h.fin() {
+            out.trigger_raw(dir);
+        }
         // Control frames (opcodes 8-15) stand alone, between a message's fragments too
         // (RFC 6455 5.4); data frames build the open message.
         let control = h.opcode & 0x08 != 0;

@@ -103,9 +103,9 @@ pub struct Side {
     ooo_bytes: usize,
     pub fin: bool,
     pub depth_reached: bool,
-    /// A transaction of this side completed: raw inspection takes the acknowledged data
-    /// at the next packet of the side, however short of a chunk it is.
-    pub trigger_raw: bool,
+    /// Where the parser asked for raw inspection of this side's bytes (see
+    /// [`Side::trigger_raw`]).
+    triggers: Triggers,
     /// Bytes skipped because they were never captured.
     pub gap_bytes: u64,
     /// A gap the app-layer has not been told about yet: its length.
@@ -446,6 +446,69 @@ pub struct Session {
     pub flags: u8,
     /// Resets ignored because their sequence number was out of the window.
     pub invalid_rsts: u64,
+    /// Whether the flow's payload is still inspected (see [`PayloadInspection`]).
+    pub payload: PayloadInspection,
+}
+
+/// Payload inspection of a TCP flow, which its parser may end (TLS once application
+/// data flows: `ParseOutput::no_payload_inspection`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadInspection {
+    #[default]
+    On,
+    /// The parser asked on data of side `.0`. Suricata's parser reads it when the other
+    /// side acknowledges it: that side's next packet inspects its raw stream once more,
+    /// short of a chunk or not, then the flow's payload is inspected no more.
+    Ending(usize),
+    /// Neither raw stream nor packet payload is inspected.
+    Off,
+}
+
+/// The stream offsets at which a side's parser asked for raw inspection, oldest first
+/// (its `app_done` then). Suricata's parser reads acknowledged data only and raises a
+/// flag the side's next packet takes; Meerkat's reads data as it comes, so each request
+/// waits here until the bytes it covers are acknowledged.
+#[derive(Debug, Default, Clone, Copy)]
+struct Triggers {
+    at: [u64; MAX_TRIGGERS],
+    len: u8,
+}
+
+/// Raw-inspection requests a side keeps at once; past them the newest absorbs the
+/// next (inspection then waits for the later offset).
+const MAX_TRIGGERS: usize = 8;
+
+impl Side {
+    /// The parser asked for raw inspection of the bytes up to `at`.
+    pub fn trigger_raw(&mut self, at: u64) {
+        let t = &mut self.triggers;
+        let n = usize::from(t.len);
+        if n > 0 && t.at[n - 1] >= at {
+            return;
+        }
+        if n == MAX_TRIGGERS {
+            t.at[n - 1] = at;
+        } else {
+            t.at[n] = at;
+            t.len += 1;
+        }
+    }
+
+    /// Whether a request is due once the bytes up to `limit` are inspected; takes the
+    /// requests that inspection covers (and those raw inspection has passed already).
+    pub fn take_triggers(&mut self, limit: u64) -> bool {
+        let t = &mut self.triggers;
+        let n = usize::from(t.len);
+        let passed = t.at[..n]
+            .iter()
+            .take_while(|&&a| a <= self.raw_done)
+            .count();
+        let due = t.at[..n].iter().take_while(|&&a| a <= limit).count();
+        let drop = passed.max(due);
+        t.at.copy_within(drop..n, 0);
+        t.len = (n - drop) as u8;
+        due > passed
+    }
 }
 
 impl Session {
@@ -466,6 +529,7 @@ impl Session {
             midstream: false,
             flags: 0,
             invalid_rsts: 0,
+            payload: PayloadInspection::On,
         };
         let d = usize::from(!to_server);
         if flags & SYN != 0 && flags & ACK == 0 && to_server {

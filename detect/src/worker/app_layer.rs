@@ -13,6 +13,8 @@ impl Inner {
             self.stats.app_parse_errors += 1;
         }
         self.pkt_expect |= out.expect;
+        self.pkt_raw_trigger |= out.raw_trigger;
+        self.pkt_no_payload |= out.no_payload_inspection;
         if out.error {
             app.parse_error = true;
         }
@@ -196,6 +198,8 @@ impl Inner {
             app.parse_error = true;
         }
         if let Some(change) = out.change.take() {
+            // Suricata flushes both raw streams when a flow changes protocol.
+            self.pkt_raw_trigger = 0b11;
             self.change_protocol(app, ports, dir, transport, data, *change);
         }
         true
@@ -468,6 +472,9 @@ impl Inner {
         // Reused between calls: records are large, and most calls log nothing.
         let mut to_log = std::mem::take(&mut self.to_log);
         let mut done_below = flow.app.next_free;
+        let tx_trigger = proto
+            .descriptor()
+            .is_some_and(|d| d.raw_trigger == app::descriptor::RawTrigger::TxComplete);
         for i in 0..state.tx_count() {
             let Some(tx) = state.tx(i) else { break };
             let id = tx.id();
@@ -484,15 +491,18 @@ impl Inner {
             let progress = tx.progress(dir);
             let complete_both = tx.complete(Dir::ToServer) && tx.complete(Dir::ToClient);
             // A transaction part that just completed lets stream rules see its bytes
-            // without waiting for a full chunk (Suricata triggers raw reassembly). A
-            // holder of frames is no transaction: its frames trigger nothing (Telnet's
-            // parser, which makes frames per message, never does).
-            if flow.app.txs[td].inspected[dir.index()] != Some(progress)
+            // without waiting for a chunk, for a protocol whose Suricata parser
+            // triggers raw reassembly there (see `RawTrigger`). A holder of frames is
+            // no transaction: its frames trigger nothing.
+            if tx_trigger
+                && flow.app.txs[td].inspected[dir.index()] != Some(progress)
                 && tx.complete(dir)
                 && !tx.frames_only()
                 && let Some(s) = flow.tcp.as_deref_mut()
             {
-                s.sides[dir.index()].trigger_raw = true;
+                let side = &mut s.sides[dir.index()];
+                let at = side.app_done;
+                side.trigger_raw(at);
             }
             if tx.inspects(dir)
                 && (flow.app.txs[td].inspected[dir.index()] != Some(progress) || ending)

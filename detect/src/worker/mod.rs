@@ -350,6 +350,12 @@ struct Inner {
     replaying: Option<u64>,
     /// A parser announced connections (FTP data) while processing the current data.
     pkt_expect: bool,
+    /// Directions whose parser asked for raw stream inspection in the current feed
+    /// (`ParseOutput::raw_trigger`), applied to the TCP sides once it is done.
+    pkt_raw_trigger: u8,
+    /// A parser in the current feed ended the flow's payload inspection
+    /// (`ParseOutput::no_payload_inspection`).
+    pkt_no_payload: bool,
     /// Announced connections: the table shared with the other workers.
     expect: expect::Expectations,
 }
@@ -817,6 +823,8 @@ impl Worker {
                 replay_window: config.capture.replay_window_bytes(),
                 replaying: None,
                 pkt_expect: false,
+                pkt_raw_trigger: 0,
+                pkt_no_payload: false,
                 expect: expect::Expectations::Local(Vec::new()),
             },
         }

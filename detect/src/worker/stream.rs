@@ -121,10 +121,26 @@ impl Inner {
 
         // Raw stream chunk of this packet's direction.
         // As in Suricata (IDS mode), acknowledged data waits until a chunk's worth
-        // (`toserver-chunk-size`) has come, a transaction of the side completed, the side
-        // closes or the depth is reached; inline mode inspects what arrived at once.
+        // (`toserver-chunk-size`) has come, the parser asked for it (`Side::trigger_raw`), the
+        // side closes or the depth is reached; inline mode inspects what arrived at once.
         let chunk = self.cfg.chunk[d];
+        // The flow's payload inspection was ended before this packet; or ends after it,
+        // its raw stream flushed first (see `PayloadInspection`).
+        let (payload_off, payload_ending) = match flow.tcp.as_deref() {
+            Some(s) => match s.payload {
+                tcp::PayloadInspection::Off => (true, false),
+                tcp::PayloadInspection::Ending(side) => (false, side != d),
+                tcp::PayloadInspection::On => (false, false),
+            },
+            None => (false, false),
+        };
         let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
+            if payload_off {
+                return None;
+            }
+            if payload_ending {
+                s.payload = tcp::PayloadInspection::Off;
+            }
             let side = &mut s.sides[d];
             let flush = self.cfg.inline || closing || side.fin;
             let limit = if flush {
@@ -132,14 +148,17 @@ impl Inner {
             } else {
                 side.acked.min(side.next())
             };
+            // Requests the data up to `limit` answers are taken whether it is
+            // inspected now (a chunk, the end) or because of them.
+            let triggered = side.take_triggers(limit);
             if !flush
-                && !side.trigger_raw
+                && !triggered
+                && !payload_ending
                 && !side.depth_reached
                 && limit.saturating_sub(side.raw_done) < chunk
             {
                 return None;
             }
-            side.trigger_raw = false;
             (limit > side.raw_done).then(|| {
                 let r = (side.raw_done, limit);
                 side.raw_done = limit;
@@ -183,9 +202,9 @@ impl Inner {
                 established,
                 app_proto,
                 app_proto_pending,
-                payload: (!stream_added).then_some(pkt.payload),
+                payload: (!stream_added && !payload_off).then_some(pkt.payload),
                 stream,
-                segment: stream_added.then_some(pkt.payload),
+                segment: (stream_added && !payload_off).then_some(pkt.payload),
                 stream_bytes,
                 flow_id,
                 first_in_direction: first,
@@ -253,6 +272,8 @@ impl Inner {
     /// the parser got anything.
     pub(super) fn feed_stream(&mut self, flow: &mut Flow, dir: Dir, flush: bool) -> bool {
         let d = dir.index();
+        self.pkt_raw_trigger = 0;
+        self.pkt_no_payload = false;
         let Some(s) = flow.tcp.as_deref_mut() else {
             return false;
         };
@@ -353,6 +374,23 @@ impl Inner {
             self.pkt_expect = false;
             self.add_expectations(flow);
         }
+        let trigger = std::mem::take(&mut self.pkt_raw_trigger);
+        if trigger != 0
+            && let Some(s) = flow.tcp.as_deref_mut()
+        {
+            for (i, side) in s.sides.iter_mut().enumerate() {
+                if trigger & (1 << i) != 0 {
+                    let at = side.app_done;
+                    side.trigger_raw(at);
+                }
+            }
+        }
+        if std::mem::take(&mut self.pkt_no_payload)
+            && let Some(s) = flow.tcp.as_deref_mut()
+            && s.payload == tcp::PayloadInspection::On
+        {
+            s.payload = tcp::PayloadInspection::Ending(d);
+        }
         got
     }
 
@@ -424,6 +462,9 @@ impl Inner {
                 }
                 self.inspect_pieces(c, &mut flow, to_server);
                 let range = flow.tcp.as_deref_mut().and_then(|s| {
+                    if s.payload == tcp::PayloadInspection::Off {
+                        return None;
+                    }
                     let side = &mut s.sides[d];
                     (side.next() > side.raw_done).then(|| {
                         let r = (side.raw_done, side.next());

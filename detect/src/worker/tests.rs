@@ -737,6 +737,50 @@ fn a_completed_transaction_triggers_stream_inspection() {
     assert_eq!(got, want(&[(1, None, "http"), (1, None, "http")]));
 }
 
+/// Only a parser that asks, as Suricata's does, lets stream rules see less than a
+/// chunk: FTP's never asks, so two commands are one inspection (at the end); a
+/// protocol change asks for both directions (no change here).
+#[test]
+fn a_parser_that_never_asks_has_its_stream_inspected_in_chunks() {
+    let rules = "alert tcp any any -> any any (flow:to_server; content:\"USER \"; sid:1;)";
+    let mut t = handshaken(21);
+    t.server_sends(b"220 hello\r\n");
+    for _ in 0..2 {
+        t.client_sends(b"USER anonymous\r\n");
+        t.server_sends(b"331 go on\r\n");
+    }
+    t.close();
+    let got = alerts(&Config::default(), rules, &t.into_frames());
+    assert_eq!(got, want(&[(1, None, "ftp")]));
+}
+
+/// The TLS parser asks at each record; its first application-data record ends the
+/// flow's payload inspection, as Suricata's default `encryption-handling`: bytes after
+/// it match no payload rule, where the same bytes in a handshake record do.
+#[test]
+fn tls_application_data_ends_payload_inspection() {
+    let rules = "alert tcp any any -> any any (flow:to_server; content:\"secret\"; sid:1;)";
+    let record = |ctype: u8| {
+        let body = b"....secret....";
+        let mut r = vec![ctype, 3, 3, 0, body.len() as u8];
+        r.extend_from_slice(body);
+        r
+    };
+    let session = |ctype: u8| {
+        let mut t = handshaken(443);
+        t.client_sends(&sample::tls_client_hello("a.example", 1));
+        t.client_sends(&record(ctype));
+        t.server_sends(&record(ctype));
+        t.client_sends(&record(ctype));
+        t.close();
+        t.into_frames()
+    };
+    let config = Config::default();
+    assert_eq!(alerts(&config, rules, &session(23)), want(&[]));
+    let handshake = alerts(&config, rules, &session(22));
+    assert!(!handshake.is_empty(), "{handshake:?}");
+}
+
 /// `stream.reassembly.depth` reached: `stream.reassembly_depth_reached` once per
 /// side, on the packet that crossed it, for `stream-event` rules and as an EVE anomaly
 /// of type `stream` when `anomaly.types.stream` is on (its default is off).
