@@ -271,6 +271,12 @@ impl AppState for TlsState {
                 self.tx.done[d] = true;
                 return;
             }
+            if h[0] == 23 {
+                // Application data: acted on at its header, as Suricata's parser acts on
+                // a record's first bytes; its body is not needed (nor copied).
+                self.record(dir, h[0], &[], out);
+                return;
+            }
             let Some(body) = buf.get(at + 5..at + 5 + len) else {
                 break;
             };

@@ -132,6 +132,9 @@ pub struct Engine {
     headers: usize,
     class_rules: [Vec<u32>; 4],
     app_rules: [[Vec<u32>; 2]; crate::app::APP_PROTOS],
+    /// Some rule inspects the raw stream (a payload rule that is not packet-only): else
+    /// the worker keeps no stream bytes for it.
+    raw_stream: bool,
 }
 
 // By hand: arrays of more than 32 elements (one per protocol) have no derived default.
@@ -148,6 +151,7 @@ impl Default for Engine {
             headers: 0,
             class_rules: Default::default(),
             app_rules: std::array::from_fn(|_| Default::default()),
+            raw_stream: false,
         }
     }
 }
@@ -406,6 +410,9 @@ impl Engine {
                 }
             }
         }
+        e.raw_stream = e.sigs.iter().any(|s| {
+            !s.app && !s.payload.is_empty() && s.rule.payload_source != PayloadSource::Packet
+        });
         e
     }
 
@@ -527,6 +534,11 @@ impl Engine {
     }
 
     /// Whether any rule inspects transactions of `proto`.
+    /// Whether some rule inspects the raw stream (see `Engine::raw_stream`).
+    pub fn inspects_raw_stream(&self) -> bool {
+        self.raw_stream
+    }
+
     pub fn has_app_rules(&self, proto: AppProto) -> bool {
         self.app.get(proto as usize).is_some_and(|g| {
             g.mpms.iter().any(|m| !m.is_empty()) || g.always.iter().any(|a| !a.is_empty())

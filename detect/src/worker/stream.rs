@@ -134,7 +134,14 @@ impl Inner {
             },
             None => (false, false),
         };
+        let raw_rules = self.engine.inspects_raw_stream();
         let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
+            if !raw_rules {
+                // No rule would see the chunk: its bytes need not wait for it.
+                let side = &mut s.sides[d];
+                side.raw_done = side.next();
+                return None;
+            }
             if payload_off {
                 return None;
             }
