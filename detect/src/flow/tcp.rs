@@ -632,8 +632,10 @@ impl Session {
                     up.events |= EV_DEPTH_REACHED;
                 }
                 // The payload belongs to the stream now (even a retransmission): it
-                // is inspected as stream, not as a packet.
-                up.added = !payload.is_empty();
+                // is inspected as stream, not as a packet. Not once the side reached
+                // its depth: as in Suricata, a later segment stays out of the stream
+                // and is inspected as a packet of its own.
+                up.added = !payload.is_empty() && !was_at_depth;
             }
             if flags & FIN != 0 && !self.sides[d].fin {
                 self.sides[d].fin = true;
