@@ -40,6 +40,7 @@ pub mod files;
 pub mod fuzz;
 pub mod list;
 pub mod registry;
+pub mod stream_frame;
 pub mod value;
 
 pub mod bittorrent_dht;

@@ -99,9 +99,14 @@ pub struct Side {
     pub raw_done: u64,
     /// Highest offset the other side acknowledged.
     pub acked: u64,
+    /// Offset the side's stream frame was inspected up to, when one is kept (see
+    /// [`crate::app::stream_frame`]): bytes past it are held for it.
+    pub frame_done: Option<u64>,
     ooo: BTreeMap<u64, Vec<u8>>,
     ooo_bytes: usize,
     pub fin: bool,
+    /// The other side acknowledged this side's FIN.
+    pub fin_acked: bool,
     pub depth_reached: bool,
     /// A transaction of this side completed: raw inspection takes the acknowledged data
     /// at the next packet of the side, however short of a chunk it is.
@@ -330,6 +335,7 @@ impl Side {
         let off = off as u64;
         // An ACK may cover the FIN (one sequence number past the data).
         let data_end = if self.fin { off.saturating_sub(1) } else { off };
+        self.fin_acked |= self.fin && off > self.next;
         self.acked = self.acked.max(data_end);
         if data_end > self.next && !self.depth_reached {
             // Jump to the first held segment, or to the acknowledged offset.
@@ -385,7 +391,10 @@ impl Side {
             self.pieces.clear();
             self.pieces_inspected = false;
         }
-        let done = self.app_done.min(self.raw_done);
+        let done = self
+            .app_done
+            .min(self.raw_done)
+            .min(self.frame_done.unwrap_or(u64::MAX));
         if done > self.live_start {
             let n = ((done - self.data_start) as usize).min(self.data.len());
             self.live_start = self.data_start + n as u64;
@@ -449,6 +458,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// Whether the session is over as Suricata's state machine has it (its
+    /// `TCP_CLOSED`): reset, or both FINs sent and acknowledged (where [`State::Closed`]
+    /// comes with the second FIN).
+    pub fn fully_closed(&self) -> bool {
+        self.state == State::Closed
+            && (self.flags & RST != 0 || self.sides.iter().all(|s| s.fin && s.fin_acked))
+    }
+
     /// Starts tracking from the first packet of a flow, if it can: a SYN, a SYN/ACK (the
     /// flow has been oriented so that it comes from the server), or any packet when
     /// `midstream` pickup is on.

@@ -776,6 +776,145 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Inspects the stream frame of the direction of packet `c` of a TCP flow whose
+    /// protocol's stream frame the rules use, if it is due (see
+    /// [`app::stream_frame`]): the bytes the parser was fed, acknowledged, past its
+    /// last inspection; all of them when the flow (`ending`) or its session ended. As
+    /// Suricata's, a direction's frames are inspected on that direction's packets.
+    /// The bytes are read in place.
+    pub(super) fn inspect_stream_frames(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        to_server: bool,
+        ending: bool,
+    ) {
+        let Some(mut progress) = flow.app.stream_frame.take() else {
+            return;
+        };
+        if flow.app.state.is_none() || flow.app.parse_error {
+            // The parser failed on the flow: Suricata's app layer stops there, and
+            // its frames are inspected no more.
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                for side in &mut s.sides {
+                    side.frame_done = None;
+                }
+            }
+            return;
+        }
+        if progress.proto == flow.app.proto {
+            let dir = if to_server {
+                Dir::ToServer
+            } else {
+                Dir::ToClient
+            };
+            self.inspect_stream_frame(c, flow, &mut progress, to_server, dir, ending);
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            for (side, done) in s.sides.iter_mut().zip(progress.inspected) {
+                side.frame_done = Some(done);
+            }
+        }
+        flow.app.stream_frame = Some(progress);
+    }
+
+    fn inspect_stream_frame(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        progress: &mut app::stream_frame::Progress,
+        to_server: bool,
+        dir: Dir,
+        ending: bool,
+    ) {
+        use app::stream_frame::{Chunk, MAX_CHUNK_BYTES};
+        let Some(s) = flow.tcp.as_deref() else {
+            return;
+        };
+        let side = &s.sides[dir.index()];
+        if side.depth_reached {
+            // Past the reassembly depth Suricata inspects the direction's stream frame
+            // no more, not even at its end.
+            progress.done[dir.index()] = true;
+            return;
+        }
+        let eof = ending || s.fully_closed();
+        let usable = if eof {
+            side.next()
+        } else {
+            side.acked.min(side.next())
+        };
+        let Some((from, to)) = progress.next_chunk(dir, usable, eof) else {
+            return;
+        };
+        let view = PacketView {
+            pkt: c.pkt,
+            ts_ns: c.meta.ts_ns,
+            to_server: Some(to_server),
+            established: flow.established(),
+            app_proto: flow.app.proto,
+            app_proto_pending: false,
+            payload: None,
+            stream: None,
+            segment: None,
+            stream_bytes: flow.stream_bytes(),
+            flow_id: flow.id,
+            first_in_direction: false,
+            pseudo: c.src.is_pseudo(),
+            pseudo_app_rules: false,
+            app_proto_dir: flow.app.dir_proto,
+            proto_detect_done: false,
+            app_events: 0,
+            stream_events: 0,
+        };
+        let Flow { tcp, vars, app, .. } = &mut *flow;
+        let Some(s) = tcp.as_deref() else {
+            return;
+        };
+        let bytes = s.sides[dir.index()].bytes(from, to);
+        // The frame's length so far is all the direction's bytes that came (Suricata
+        // logs the data it holds, acknowledged or not).
+        let chunk = Chunk {
+            proto: app.proto,
+            dir,
+            bytes: &bytes[..bytes.len().min(MAX_CHUNK_BYTES)],
+            len: s.sides[dir.index()].next(),
+            complete: eof,
+        };
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.clear();
+        let mut td = TxDetect::new(Chunk::holder_id(dir));
+        self.engine.inspect_tx(
+            &mut self.st,
+            &view,
+            app.proto,
+            dir,
+            &chunk,
+            &mut td,
+            Some(vars),
+            &mut hits,
+        );
+        if hits.is_empty() {
+            self.hits = hits;
+            return;
+        }
+        let frames: Vec<_> = hits
+            .iter()
+            .map(|h| h.frame.and_then(|(b, i)| frame_event(&chunk, b, i, dir)))
+            .collect();
+        for (h, frame) in hits.iter().zip(frames) {
+            self.pending_frame = frame;
+            self.alert_on_frame(c, Some((&*flow, to_server)), *h);
+        }
+        flow.alerted = true;
+        if hits.iter().any(|h| self.drops_flow(h)) {
+            flow.vars.pass = true;
+        }
+        self.hits = hits;
+    }
+}
+
 /// Frame item `index` of buffer `id` of `tx` as an alert logs it, if the protocol
 /// places its frames.
 fn frame_event(

@@ -242,6 +242,9 @@ impl Inner {
                 self.inspect_txs(c, flow, to_server, sdir, false);
             }
         }
+        if flow.app.stream_frame.is_some() {
+            self.inspect_stream_frames(c, flow, to_server, false);
+        }
         if let Some(s) = flow.tcp.as_deref_mut() {
             for side in &mut s.sides {
                 side.trim();
@@ -291,6 +294,8 @@ impl Inner {
         } else if to > from {
             let ports = [flow.client.1, flow.server.1];
             let was_done = flow.app.detection_done;
+            // The other direction's held bytes, fed first when this one's detects.
+            let mut other_fed = None;
             let Flow { tcp, app, .. } = &mut *flow;
             if let Some(s) = tcp.as_deref_mut() {
                 self.feeding_midstream = s.midstream;
@@ -309,6 +314,7 @@ impl Inner {
                         s.sides[o].bytes(o_from, o_to),
                     );
                     s.sides[o].app_done = o_to;
+                    other_fed = Some(o_to);
                     self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
                     got = true;
                 }
@@ -320,6 +326,7 @@ impl Inner {
                     got |= flow.app.state.is_some();
                 }
             }
+            self.stream_frame_fed(flow, dir, to, other_fed);
             let held = !flow.app.detection_done && flow.app.held[d];
             if held && self.claim_and_parse(flow, dir, from, to) {
                 // A connection another flow announced (an FTP data connection) whose
@@ -354,6 +361,39 @@ impl Inner {
             self.add_expectations(flow);
         }
         got
+    }
+
+    /// The parser of a TCP flow was given the bytes of `dir` up to `to` (and of the
+    /// other direction up to `other_to`): its stream frame, if the rules use the
+    /// protocol's, grows with them. Made with the first bytes its protocol parses.
+    fn stream_frame_fed(&mut self, flow: &mut Flow, dir: Dir, to: u64, other_to: Option<u64>) {
+        let proto = flow.app.proto;
+        if flow.app.stream_frame.is_none() {
+            if !flow.app.detection_done
+                || proto.descriptor().is_none()
+                || !self.registry.uses_stream_frame(proto)
+            {
+                return;
+            }
+            flow.app.stream_frame = Some(Box::new(app::stream_frame::Progress::new(proto)));
+        }
+        let Some(p) = flow.app.stream_frame.as_deref_mut() else {
+            return;
+        };
+        if p.proto != proto {
+            // The flow changed protocol: the new one's frame is not followed.
+            return;
+        }
+        p.fed[dir.index()] = p.fed[dir.index()].max(to);
+        if let Some(o) = other_to {
+            let o_d = dir.other().index();
+            p.fed[o_d] = p.fed[o_d].max(o);
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            for (side, done) in s.sides.iter_mut().zip(p.inspected) {
+                side.frame_done = Some(done);
+            }
+        }
     }
 
     /// A TCP flow's protocol was just decided on its bytes `from..to` of `dir`: its
@@ -446,6 +486,7 @@ impl Inner {
                 if progressed {
                     self.inspect_txs(c, &mut flow, to_server, dir, false);
                 }
+                self.inspect_stream_frames(c, &mut flow, to_server, true);
             } else if flow.app.state.is_some() {
                 let mut out = ParseOutput::default();
                 if let Some(state) = flow.app.state.as_deref_mut() {
