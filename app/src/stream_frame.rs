@@ -10,12 +10,19 @@
 //!   frames, so its id is always 1 and the protocol numbers its own from 2 (see
 //!   [`first_frame_id`]); it is attached to no transaction (an alert on it names no
 //!   `tx_id`).
-//! - Its length is unknown until the direction ends. It is inspected as it grows:
-//!   each time [`INSPECT_CHUNK`] bytes or more that the other side acknowledged were
-//!   added since its last inspection, and once more, with the rest, when the
-//!   direction (or the flow) ends. Each inspection sees only the bytes added since
-//!   the previous one (Suricata's frame `inspect_progress` in IDS mode), so a rule
-//!   alerts once per inspection it matches, possibly several times on one frame.
+//! - Its length is unknown until the direction ends. It is inspected as it grows, on
+//!   the direction's packets: each time [`INSPECT_CHUNK`] bytes or more that the
+//!   other side acknowledged were added since its last inspection, and once more,
+//!   with the rest, when the session (or the flow) ends. Each inspection sees only
+//!   the bytes added since the previous one (Suricata's frame `inspect_progress` in
+//!   IDS mode), so a rule alerts once per inspection it matches, possibly several
+//!   times on one frame. Inline (IPS mode), every packet that brings bytes inspects
+//!   them at once, with the [`INSPECT_CHUNK`] bytes before them again (Suricata's
+//!   sliding window), and the end inspects that window once more.
+//! - A gap goes into the frame (its length counts it) when the parser takes gaps; a
+//!   parser that wants no more of the direction after one (see
+//!   [`crate::AppState::stream_done`]) ends the frame there, whole, and it is inspected
+//!   at the end with the bytes before the gap.
 //! - An alert logs the frame as it stands: at offset 0, its length so far (the whole
 //!   direction once it ended, then `complete`) and the bytes inspected.
 //!
@@ -176,6 +183,12 @@ pub struct Progress {
     pub inspected: [u64; 2],
     /// Per direction, its last inspection (at its end) was made.
     pub done: [bool; 2],
+    /// Per direction, the parser wanted no more of it (see
+    /// [`crate::AppState::stream_done`]): the frame ends at `fed`, not whole.
+    pub cut: [bool; 2],
+    /// Per direction, a gap its parser does not take (it wants no more of the
+    /// direction after it) ended the frame there: whole, inspected at the end.
+    pub gap_end: [bool; 2],
 }
 
 impl Progress {
@@ -185,30 +198,56 @@ impl Progress {
             fed: [0; 2],
             inspected: [0; 2],
             done: [false; 2],
+            cut: [false; 2],
+            gap_end: [false; 2],
         }
     }
 
     /// The range of `dir` to inspect now, if any: `usable` is how far its bytes were
-    /// acknowledged (all of them when `ending`); at most what the parser was fed.
-    /// Marks it inspected.
-    pub fn next_chunk(&mut self, dir: Dir, usable: u64, ending: bool) -> Option<(u64, u64)> {
+    /// acknowledged (all of them when `ending` or `inline`); at most what the parser
+    /// was fed. Marks it inspected.
+    pub fn next_chunk(
+        &mut self,
+        dir: Dir,
+        usable: u64,
+        ending: bool,
+        inline: bool,
+    ) -> Option<(u64, u64)> {
         let d = dir.index();
         if self.done[d] {
             return None;
         }
         let to = usable.min(self.fed[d]);
-        let from = self.inspected[d];
+        let end = self.inspected[d];
+        self.done[d] = ending;
+        if inline {
+            // At the end the last window is inspected again, new bytes or not.
+            if to <= end && !(ending && to > 0) {
+                return None;
+            }
+            self.inspected[d] = to;
+            return Some((end.saturating_sub(INSPECT_CHUNK), to));
+        }
         let due = if ending {
-            self.done[d] = true;
-            to > from
+            to > end
         } else {
-            to.saturating_sub(from) >= INSPECT_CHUNK
+            to.saturating_sub(end) >= INSPECT_CHUNK
         };
         if !due {
             return None;
         }
         self.inspected[d] = to;
-        Some((from, to))
+        Some((end, to))
+    }
+
+    /// The first byte of `dir` a later inspection may need.
+    pub fn keep_from(&self, dir: Dir, inline: bool) -> u64 {
+        let end = self.inspected[dir.index()];
+        if inline {
+            end.saturating_sub(INSPECT_CHUNK)
+        } else {
+            end
+        }
     }
 }
 
@@ -240,15 +279,52 @@ mod tests {
     fn inspected_by_chunks_then_at_the_end() {
         let mut p = Progress::new(AppProto::Nfs);
         p.fed[0] = 6000;
-        assert_eq!(p.next_chunk(Dir::ToServer, 2000, false), None);
-        assert_eq!(p.next_chunk(Dir::ToServer, 2600, false), Some((0, 2600)));
-        assert_eq!(p.next_chunk(Dir::ToServer, 5000, false), None);
+        assert_eq!(p.next_chunk(Dir::ToServer, 2000, false, false), None);
+        assert_eq!(
+            p.next_chunk(Dir::ToServer, 2600, false, false),
+            Some((0, 2600))
+        );
+        assert_eq!(p.next_chunk(Dir::ToServer, 5000, false, false), None);
         // Never past what the parser was fed.
-        assert_eq!(p.next_chunk(Dir::ToServer, 9000, false), Some((2600, 6000)));
+        assert_eq!(
+            p.next_chunk(Dir::ToServer, 9000, false, false),
+            Some((2600, 6000))
+        );
         p.fed[0] = 7000;
-        assert_eq!(p.next_chunk(Dir::ToServer, 9000, true), Some((6000, 7000)));
-        assert_eq!(p.next_chunk(Dir::ToServer, 9000, true), None);
+        assert_eq!(
+            p.next_chunk(Dir::ToServer, 9000, true, false),
+            Some((6000, 7000))
+        );
+        assert_eq!(p.next_chunk(Dir::ToServer, 9000, true, false), None);
         // A direction with nothing: no inspection.
-        assert_eq!(p.next_chunk(Dir::ToClient, 0, true), None);
+        assert_eq!(p.next_chunk(Dir::ToClient, 0, true, false), None);
+    }
+
+    #[test]
+    fn inline_every_new_byte_with_a_window_before() {
+        let mut p = Progress::new(AppProto::Smtp);
+        p.fed[1] = 100;
+        assert_eq!(
+            p.next_chunk(Dir::ToClient, 100, false, true),
+            Some((0, 100))
+        );
+        assert_eq!(p.next_chunk(Dir::ToClient, 100, false, true), None);
+        p.fed[1] = 3000;
+        assert_eq!(
+            p.next_chunk(Dir::ToClient, 3000, false, true),
+            Some((0, 3000))
+        );
+        p.fed[1] = 3010;
+        assert_eq!(
+            p.next_chunk(Dir::ToClient, 3010, false, true),
+            Some((500, 3010))
+        );
+        assert_eq!(p.keep_from(Dir::ToClient, true), 510);
+        // The end: the window again, nothing new.
+        assert_eq!(
+            p.next_chunk(Dir::ToClient, 3010, true, true),
+            Some((510, 3010))
+        );
+        assert_eq!(p.next_chunk(Dir::ToClient, 3010, true, true), None);
     }
 }

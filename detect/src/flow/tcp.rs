@@ -99,9 +99,12 @@ pub struct Side {
     pub raw_done: u64,
     /// Highest offset the other side acknowledged.
     pub acked: u64,
-    /// Offset the side's stream frame was inspected up to, when one is kept (see
-    /// [`crate::app::stream_frame`]): bytes past it are held for it.
+    /// Offset from which the side's stream frame may still inspect bytes, when one is
+    /// kept (see [`crate::app::stream_frame`]): bytes past it are held for it.
     pub frame_done: Option<u64>,
+    /// The first gap ends the side's stream frame: the bytes it had not inspected
+    /// before it (at most [`MAX_FRAME_PIECE`]), and where they start.
+    pub frame_piece: Option<Box<(u64, Vec<u8>)>>,
     ooo: BTreeMap<u64, Vec<u8>>,
     ooo_bytes: usize,
     pub fin: bool,
@@ -132,6 +135,9 @@ pub struct Side {
     /// before them; 0 until out-of-order data came (then at least 1).
     pub max_regions: u16,
 }
+
+/// Bytes a side keeps before its first gap for its stream frame's last inspection.
+pub const MAX_FRAME_PIECE: usize = 64 * 1024;
 
 /// Out-of-order data this far past the end of the data before it starts a region of its
 /// own (Suricata's `stream.reassembly.region-gap` default, 256 KiB).
@@ -349,6 +355,7 @@ impl Side {
                 self.gap_bytes += gap;
                 self.pending_gap += gap;
                 self.keep_uninspected(gap);
+                self.keep_for_frame();
                 self.last_gap = Some((to, gap));
                 // Consumers skip the missing bytes.
                 self.data.clear();
@@ -360,6 +367,22 @@ impl Side {
                 self.drain_ooo(depth);
             }
         }
+    }
+
+    /// Before the first gap is skipped: the held bytes the stream frame has not
+    /// inspected are kept for its last inspection.
+    fn keep_for_frame(&mut self) {
+        let Some(done) = self.frame_done else {
+            return;
+        };
+        if self.frame_piece.is_some() {
+            return;
+        }
+        let from = done.max(self.live_start);
+        let a = from.saturating_sub(self.data_start) as usize;
+        let bytes = self.data.get(a..).unwrap_or_default();
+        let bytes = bytes[..bytes.len().min(MAX_FRAME_PIECE)].to_vec();
+        self.frame_piece = Some(Box::new((from, bytes)));
     }
 
     /// Before a gap is skipped: the held bytes raw inspection has not seen become a

@@ -797,9 +797,7 @@ impl Inner {
             // The parser failed on the flow: Suricata's app layer stops there, and
             // its frames are inspected no more.
             if let Some(s) = flow.tcp.as_deref_mut() {
-                for side in &mut s.sides {
-                    side.frame_done = None;
-                }
+                hold_for_frame(s, None, false);
             }
             return;
         }
@@ -812,9 +810,7 @@ impl Inner {
             self.inspect_stream_frame(c, flow, &mut progress, to_server, dir, ending);
         }
         if let Some(s) = flow.tcp.as_deref_mut() {
-            for (side, done) in s.sides.iter_mut().zip(progress.inspected) {
-                side.frame_done = Some(done);
-            }
+            hold_for_frame(s, Some(&progress), self.cfg.inline);
         }
         flow.app.stream_frame = Some(progress);
     }
@@ -840,12 +836,28 @@ impl Inner {
             return;
         }
         let eof = ending || s.fully_closed();
-        let usable = if eof {
-            side.next()
-        } else {
-            side.acked.min(side.next())
+        // Inline, bytes are inspected as they come; else once acknowledged.
+        let inline = self.cfg.inline;
+        // A gap the parser does not take ended the frame where it starts: what came
+        // before it is inspected when the session ends, the frame whole (as
+        // Suricata's); so are the bytes of a frame its parser cut (not whole). The
+        // bytes before a gap the parser takes are inspected with those after it.
+        let d = dir.index();
+        let cut = progress.cut[d];
+        let ended = cut || progress.gap_end[d];
+        let piece = side.frame_piece.as_deref().filter(|_| ended);
+        if piece.is_some() && !eof {
+            return;
+        }
+        let usable = match piece {
+            Some((start, bytes)) => start + bytes.len() as u64,
+            None if eof || inline => side.next(),
+            None => side.acked.min(side.next()),
         };
-        let Some((from, to)) = progress.next_chunk(dir, usable, eof) else {
+        if piece.is_some() {
+            progress.fed[d] = usable;
+        }
+        let Some((from, to)) = progress.next_chunk(dir, usable, eof, inline) else {
             return;
         };
         let view = PacketView {
@@ -872,15 +884,32 @@ impl Inner {
         let Some(s) = tcp.as_deref() else {
             return;
         };
-        let bytes = s.sides[dir.index()].bytes(from, to);
-        // The frame's length so far is all the direction's bytes that came (Suricata
-        // logs the data it holds, acknowledged or not).
+        let side = &s.sides[dir.index()];
+        // Rare (a gap the parser took, with bytes before it not inspected yet): the
+        // bytes on both sides of it, copied together.
+        let joined: Vec<u8>;
+        let (bytes, len) = match side.frame_piece.as_deref() {
+            Some((start, b)) => {
+                let skip = usize::try_from(from.saturating_sub(*start)).unwrap_or(usize::MAX);
+                let before = b.get(skip..).unwrap_or_default();
+                if ended {
+                    (before, to)
+                } else {
+                    let after = side.bytes(start + b.len() as u64, to);
+                    joined = [before, after].concat();
+                    (&joined[..], side.next())
+                }
+            }
+            // The frame's length so far is all the direction's bytes that came
+            // (Suricata logs the data it holds, acknowledged or not).
+            None => (side.bytes(from, to), side.next()),
+        };
         let chunk = Chunk {
             proto: app.proto,
             dir,
             bytes: &bytes[..bytes.len().min(MAX_CHUNK_BYTES)],
-            len: s.sides[dir.index()].next(),
-            complete: eof,
+            len,
+            complete: eof && !cut,
         };
         let mut hits = std::mem::take(&mut self.hits);
         hits.clear();
@@ -912,6 +941,44 @@ impl Inner {
             flow.vars.pass = true;
         }
         self.hits = hits;
+    }
+}
+
+/// Sets what each side of a TCP session holds for its stream frame `p` (none when
+/// `None`): the bytes a later inspection may need. A frame its parser cut (see
+/// [`app::AppState::stream_done`]) takes the bytes it still needs into a piece of its
+/// own, so that the stream need not hold all that follows; a frame done holds nothing.
+pub(super) fn hold_for_frame(
+    s: &mut crate::flow::tcp::Session,
+    p: Option<&app::stream_frame::Progress>,
+    inline: bool,
+) {
+    for (side, dir) in s.sides.iter_mut().zip([Dir::ToServer, Dir::ToClient]) {
+        let d = dir.index();
+        let Some(p) = p.filter(|p| !p.done[d]) else {
+            side.frame_done = None;
+            side.frame_piece = None;
+            continue;
+        };
+        let from = p.keep_from(dir, inline);
+        let ended = p.cut[d] || p.gap_end[d];
+        if !ended
+            && let Some((start, b)) = side.frame_piece.as_deref()
+            && from >= start + b.len() as u64
+        {
+            // The bytes before a gap the parser took were inspected.
+            side.frame_piece = None;
+        }
+        if p.cut[d] && side.frame_piece.is_none() {
+            let end = p.fed[d].min(side.next());
+            let b = side.bytes(from, end);
+            let b = &b[..b.len().min(crate::flow::tcp::MAX_FRAME_PIECE)];
+            let start = end - side.bytes(from, end).len() as u64;
+            side.frame_piece = Some(Box::new((start, b.to_vec())));
+        }
+        // A frame that ended needs only its piece; one with a gap it took holds the
+        // bytes after the gap as any.
+        side.frame_done = (!ended || side.frame_piece.is_none()).then_some(from);
     }
 }
 

@@ -272,6 +272,17 @@ impl Inner {
                     flow.app.state = None;
                     flow.app.parse_error = true;
                 }
+                // One that stops the direction there ends its stream frame.
+                if let Some(p) = flow.app.stream_frame.as_deref_mut()
+                    && !p.cut[d]
+                    && flow
+                        .app
+                        .state
+                        .as_deref()
+                        .is_some_and(|s| s.stream_done(dir))
+                {
+                    p.gap_end[d] = true;
+                }
             } else if !flow.app.detection_done {
                 flow.app.early_gap[d] = true;
             }
@@ -365,11 +376,14 @@ impl Inner {
 
     /// The parser of a TCP flow was given the bytes of `dir` up to `to` (and of the
     /// other direction up to `other_to`): its stream frame, if the rules use the
-    /// protocol's, grows with them. Made with the first bytes its protocol parses.
+    /// protocol's, grows with them. Made with the first bytes its protocol parses;
+    /// not for a protocol the flow changed to (Suricata's frame of that one starts
+    /// where it took over, which is not followed here).
     fn stream_frame_fed(&mut self, flow: &mut Flow, dir: Dir, to: u64, other_to: Option<u64>) {
         let proto = flow.app.proto;
         if flow.app.stream_frame.is_none() {
             if !flow.app.detection_done
+                || flow.app.changes > 0
                 || proto.descriptor().is_none()
                 || !self.registry.uses_stream_frame(proto)
             {
@@ -381,18 +395,27 @@ impl Inner {
             return;
         };
         if p.proto != proto {
-            // The flow changed protocol: the new one's frame is not followed.
+            // The flow changed protocol: the old one's frame ends, the new one's is not
+            // followed.
+            flow.app.stream_frame = None;
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                super::app_layer::hold_for_frame(s, None, false);
+            }
             return;
         }
-        p.fed[dir.index()] = p.fed[dir.index()].max(to);
-        if let Some(o) = other_to {
-            let o_d = dir.other().index();
-            p.fed[o_d] = p.fed[o_d].max(o);
+        let state = flow.app.state.as_deref();
+        for (d, to) in [(dir, Some(to)), (dir.other(), other_to)] {
+            let i = d.index();
+            if let Some(to) = to
+                && !p.cut[i]
+                && !p.gap_end[i]
+            {
+                p.fed[i] = p.fed[i].max(to);
+                p.cut[i] = state.is_some_and(|s| s.stream_done(d));
+            }
         }
         if let Some(s) = flow.tcp.as_deref_mut() {
-            for (side, done) in s.sides.iter_mut().zip(p.inspected) {
-                side.frame_done = Some(done);
-            }
+            super::app_layer::hold_for_frame(s, Some(p), self.cfg.inline);
         }
     }
 
