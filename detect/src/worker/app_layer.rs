@@ -971,9 +971,9 @@ pub(super) fn hold_for_frame(
         }
         if p.cut[d] && side.frame_piece.is_none() {
             let end = p.fed[d].min(side.next());
-            let b = side.bytes(from, end);
-            let b = &b[..b.len().min(crate::flow::tcp::MAX_FRAME_PIECE)];
-            let start = end - side.bytes(from, end).len() as u64;
+            let all = side.bytes(from, end);
+            let start = end - all.len() as u64;
+            let b = &all[..all.len().min(crate::flow::tcp::MAX_FRAME_PIECE)];
             side.frame_piece = Some(Box::new((start, b.to_vec())));
         }
         // A frame that ended needs only its piece; one with a gap it took holds the
