@@ -166,21 +166,28 @@ pub fn keyword(kw: &str) -> Option<(&'static Descriptor, &'static KeywordDef)> {
 }
 
 /// The frame a `frame:` value names: `<proto>.<frame>` (`sip.pdu`), or `<frame>` of
-/// the rule's protocol `proto`.
+/// the rule's protocol `proto`; `stream` is every TCP protocol's (see
+/// [`crate::stream_frame`]).
 pub fn frame(proto: Option<AppProto>, name: &str) -> Option<&'static BufferDef> {
+    let own = |d: &'static Descriptor, f: &str| {
+        if f == "stream" {
+            return crate::stream_frame::def_of(d.proto);
+        }
+        d.frames.iter().find(|b| b.name == f)
+    };
     let qualified = name.split_once('.').and_then(|(p, f)| {
         let d = PROTOCOLS.iter().find(|d| d.is_named(p))?;
-        d.frames.iter().find(|b| b.name == f)
+        own(d, f)
     });
-    qualified.or_else(|| {
-        proto
-            .and_then(AppProto::descriptor)
-            .and_then(|d| d.frames.iter().find(|b| b.name == name))
-    })
+    qualified.or_else(|| own(proto.and_then(AppProto::descriptor)?, name))
 }
 
 /// The frame whose buffer (in either direction) is `id`.
 pub fn frame_by_id(id: BufferId) -> Option<&'static BufferDef> {
+    if crate::stream_frame::dir_of(id).is_some() {
+        let proto = AppProto::ALL.get(id.proto_index().checked_sub(1)?)?;
+        return crate::stream_frame::def_of(*proto);
+    }
     PROTOCOLS
         .iter()
         .flat_map(|d| d.frames.iter())
@@ -189,9 +196,11 @@ pub fn frame_by_id(id: BufferId) -> Option<&'static BufferDef> {
 
 /// Whether `def` is one of a protocol's frames (not a sticky buffer).
 pub fn is_frame(def: &BufferDef) -> bool {
-    def.proto
-        .descriptor()
-        .is_some_and(|d| d.frames.iter().any(|f| std::ptr::eq(f, def)))
+    crate::stream_frame::is_def(def)
+        || def
+            .proto
+            .descriptor()
+            .is_some_and(|d| d.frames.iter().any(|f| std::ptr::eq(f, def)))
 }
 
 #[cfg(test)]
@@ -272,6 +281,8 @@ mod tests {
         );
         for id in ids {
             assert!(id.proto_index() >= 1 && id.proto_index() < crate::APP_PROTOS);
+            // The stream frame's numbers are no protocol's own.
+            assert!(crate::stream_frame::dir_of(id).is_none(), "{id:?}");
         }
     }
 }

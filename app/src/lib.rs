@@ -40,6 +40,7 @@ pub mod files;
 pub mod fuzz;
 pub mod list;
 pub mod registry;
+pub mod stream_frame;
 pub mod value;
 
 pub mod bittorrent_dht;
@@ -310,6 +311,12 @@ pub trait AppState: Send + std::fmt::Debug {
     /// Takes over a flow from `from`, with what its state handed over; called right
     /// after the state is made, before any data.
     fn take_over(&mut self, _from: AppProto, _handover: Handover) {}
+    /// Whether the parser wants no more of direction `dir` though it goes on (SSH once
+    /// the direction is encrypted): Suricata stops reassembling it for the app layer,
+    /// so the direction's stream frame ends with the bytes given so far.
+    fn stream_done(&self, _dir: Dir) -> bool {
+        false
+    }
 }
 
 /// What a protocol's state hands to the one that takes its flow over (see

@@ -127,24 +127,35 @@ pub struct Registry {
     rule_buffers: UsedBuffers,
 }
 
-/// Buffers the loaded rules inspect, and per protocol whether any is its own: a new
-/// flow's state is told of them only when its protocol has some, found without a
-/// scan.
+/// Buffers the loaded rules inspect, and per protocol whether any is its own (and
+/// whether its stream frame is among them): a new flow's state is told of them only
+/// when its protocol has some, found without a scan.
 #[derive(Debug, Default)]
 struct UsedBuffers {
     ids: Vec<crate::BufferId>,
     of_proto: Vec<bool>,
+    stream_frame: Vec<bool>,
 }
 
 impl UsedBuffers {
     fn new(ids: Vec<crate::BufferId>) -> UsedBuffers {
         let mut of_proto = vec![false; crate::APP_PROTOS];
+        let mut stream_frame = vec![false; crate::APP_PROTOS];
         for b in &ids {
             if let Some(p) = of_proto.get_mut(b.proto_index()) {
                 *p = true;
             }
+            if crate::stream_frame::dir_of(*b).is_some()
+                && let Some(p) = stream_frame.get_mut(b.proto_index())
+            {
+                *p = true;
+            }
         }
-        UsedBuffers { ids, of_proto }
+        UsedBuffers {
+            ids,
+            of_proto,
+            stream_frame,
+        }
     }
 
     /// The buffers, if any is `proto`'s.
@@ -241,6 +252,16 @@ impl Registry {
     /// parser may keep bytes only for the frames rules use).
     pub fn set_frames(&mut self, used: Vec<crate::BufferId>) {
         self.frames = UsedBuffers::new(used);
+    }
+
+    /// Whether the rules use `proto`'s stream frame (which the engine makes, see
+    /// [`crate::stream_frame`]).
+    pub fn uses_stream_frame(&self, proto: AppProto) -> bool {
+        self.frames
+            .stream_frame
+            .get(proto as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Sets the buffers the rules inspect, for the flows made from now on (see

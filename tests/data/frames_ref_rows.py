@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""frames-ref.json: the alerts on Telnet, LDAP and mDNS frames the reference
+"""frames-ref.json: the alerts on Telnet, LDAP and mDNS frames, and on the generic
+`stream` frame of RFB and NFS (stream-frames.pcap, nfs-frames.pcap), the reference
 (Suricata 8.0.6) writes, which tests/frames_eve.rs compares Meerkat's with. For each
 case (pcap, rules): suricata-ref -r PCAP -S RULES -l OUT -k none, then one row per
 alert: [signature_id, the flow's two ports sorted, the `frame` object, tx_id].
@@ -10,6 +11,8 @@ CASES = {
     "telnet": ("telnet-crafted.pcap", "frames-telnet.rules"),
     "ldap": ("ldap/ldap.pcap", "frames-ldap.rules"),
     "mdns": ("mdns-crafted.pcap", "frames-mdns.rules"),
+    "rfb-stream": ("stream-frames.pcap", "frames-stream.rules"),
+    "nfs-stream": ("nfs-frames.pcap", "frames-stream.rules"),
 }
 out = {}
 for name, (pcap, rules) in CASES.items():

@@ -212,6 +212,10 @@ impl AppState for DnsState {
             &[FRAME_PDU_TS, FRAME_PDU_TC]
         };
         self.keep_frames = used.iter().any(|b| mine.contains(b));
+        // Id 1 is a TCP flow's stream frame's when a rule uses it.
+        if self.transport == Transport::Tcp && !self.multicast {
+            self.next_frame = [crate::stream_frame::first_frame_id(crate::AppProto::Dns, used); 2];
+        }
     }
 
     fn gap(&mut self, dir: Dir, _len: u64, _out: &mut ParseOutput) {

@@ -207,6 +207,13 @@ impl EnipState {
 }
 
 impl AppState for EnipState {
+    /// Id 1 is a TCP flow's stream frame's when a rule uses it.
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        if self.transport == Transport::Tcp {
+            self.next_frame = [crate::stream_frame::first_frame_id(crate::AppProto::Enip, used); 2];
+        }
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         match self.transport {
             Transport::Udp => match parser::parse(data) {

@@ -650,13 +650,11 @@ pub(crate) fn disposition_filename(v: &[u8]) -> Option<&[u8]> {
 
 pub const FRAME_REQUEST: BufferId = BufferId::of(AppProto::Http, 100);
 pub const FRAME_RESPONSE: BufferId = BufferId::of(AppProto::Http, 101);
-pub const FRAME_STREAM_TS: BufferId = BufferId::of(AppProto::Http, 102);
-pub const FRAME_STREAM_TC: BufferId = BufferId::of(AppProto::Http, 103);
 
 /// Suricata 8's HTTP/1 frames: `http1.request` and `http1.response`, each request and
-/// each response as received, start line to end of body; `http1.stream`, all of a
-/// direction (Suricata's generic stream frame). The bytes kept for each are bounded by
-/// [`super::state::MAX_FRAME_BYTES`].
+/// each response as received, start line to end of body (`http1.stream`, all of a
+/// direction, is every TCP protocol's: [`crate::stream_frame`]). The bytes kept for
+/// each are bounded by [`super::state::MAX_FRAME_BYTES`].
 pub static FRAMES: &[BufferDef] = &[
     def(
         "request",
@@ -676,48 +674,7 @@ pub static FRAMES: &[BufferDef] = &[
         Some(FRAME_RESPONSE),
         false,
     ),
-    def(
-        "stream",
-        &[],
-        None,
-        AppProto::Http,
-        Some(FRAME_STREAM_TS),
-        Some(FRAME_STREAM_TC),
-        false,
-    ),
 ];
-
-/// Buffer `id` item `index` of a direction's stream frame holder: only its frame.
-pub fn stream_buffer(st: &super::state::StreamTx, id: BufferId, index: usize) -> Buf<'_> {
-    let mine = match st.dir {
-        Dir::ToServer => FRAME_STREAM_TS,
-        Dir::ToClient => FRAME_STREAM_TC,
-    };
-    if id == mine && index == 0 {
-        Buf::Ready(&st.raw)
-    } else if id == mine {
-        Buf::Absent
-    } else {
-        // Nothing else ever becomes available: no other rule matches it.
-        Buf::NotYet
-    }
-}
-
-/// [`crate::Transaction::frame`] of a stream frame: id 1 (made with the direction's
-/// first byte), at offset 0, attached to no transaction.
-pub fn stream_meta(
-    st: &super::state::StreamTx,
-    id: BufferId,
-    index: usize,
-) -> Option<crate::FrameMeta> {
-    matches!(stream_buffer(st, id, index), Buf::Ready(_)).then_some(crate::FrameMeta {
-        id: 1,
-        stream_offset: Some(0),
-        complete: true,
-        tx_id: None,
-        length: Some(st.len),
-    })
-}
 
 /// The message of frame buffer `id`.
 fn frame_message(tx: &HttpTx, id: BufferId) -> Option<&Message> {
@@ -763,9 +720,6 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         && id != RESPONSE_HEADER
         && !(req.multipart.is_some() && (id == FILE_DATA_REQ || id == FILE_NAME_REQ))
     {
-        return Buf::Absent;
-    }
-    if id == FRAME_STREAM_TS || id == FRAME_STREAM_TC {
         return Buf::Absent;
     }
     if id == FRAME_REQUEST || id == FRAME_RESPONSE {

@@ -266,35 +266,5 @@ impl Transaction for HttpTx {
 }
 
 /// A direction's `http1.stream` frame, offered once the direction ended.
-impl Transaction for state::StreamTx {
-    fn id(&self) -> u64 {
-        state::StreamTx::id(self)
-    }
-
-    fn complete(&self, _dir: Dir) -> bool {
-        true
-    }
-
-    fn progress(&self, _dir: Dir) -> u8 {
-        1
-    }
-
-    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
-        detect::stream_buffer(self, id, index)
-    }
-
-    fn record(&self) -> Option<AppRecord> {
-        None
-    }
-
-    fn frame(&self, id: BufferId, index: usize) -> Option<crate::FrameMeta> {
-        detect::stream_meta(self, id, index)
-    }
-
-    fn frames_only(&self) -> bool {
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -276,13 +276,6 @@ pub struct HttpState {
     /// The rules use `http1.request` or `http1.response`: keep each message's bytes
     /// (see [`Message::raw`]).
     frames: bool,
-    /// The rules use `http1.stream`: keep each direction's bytes (up to
-    /// [`MAX_FRAME_BYTES`]) for its stream frame.
-    stream_frames: bool,
-    /// Each direction's bytes so far, for its stream frame.
-    stream_raw: [Vec<u8>; 2],
-    /// The stream frames of the directions that ended (see [`StreamTx`]).
-    streams: Vec<StreamTx>,
     /// The client's bytes after a request that may switch protocols, until its
     /// response (at most [`crate::MAX_HELD`]; past it they are parsed as HTTP).
     held: Vec<u8>,
@@ -314,26 +307,6 @@ fn upgrade_target(value: Option<&[u8]>) -> Option<crate::AppProto> {
         Some(crate::AppProto::Http2)
     } else {
         None
-    }
-}
-
-/// The `http1.stream` frame of one direction: all of its bytes (gaps left out, up to
-/// [`MAX_FRAME_BYTES`]), attached to no transaction. Suricata makes it with the
-/// direction's first byte (frame id 1) and inspects it once the direction ends; it is
-/// offered to the engine then, as a transaction of its own that has no other buffer,
-/// no record and no place among the EVE transaction ids.
-#[derive(Debug)]
-pub struct StreamTx {
-    pub dir: Dir,
-    pub raw: Vec<u8>,
-    /// The direction's length (gaps and bytes past [`MAX_FRAME_BYTES`] included).
-    pub len: u64,
-}
-
-impl StreamTx {
-    /// Its id, past any real transaction's.
-    pub fn id(&self) -> u64 {
-        u64::MAX - 1 + self.dir.index() as u64
     }
 }
 
@@ -406,9 +379,6 @@ impl HttpState {
             tunnel: false,
             files: FileConfig::default(),
             frames: false,
-            stream_frames: false,
-            stream_raw: [Vec::new(), Vec::new()],
-            streams: Vec::new(),
             held: Vec::new(),
             switch: None,
         }
@@ -1506,11 +1476,6 @@ impl AppState for HttpState {
         if data.is_empty() {
             return;
         }
-        if self.stream_frames {
-            let raw = &mut self.stream_raw[dir.index()];
-            let room = MAX_FRAME_BYTES.saturating_sub(raw.len());
-            raw.extend_from_slice(&data[..data.len().min(room)]);
-        }
         self.feed(dir, data, out);
     }
 
@@ -1589,11 +1554,6 @@ impl AppState for HttpState {
             return;
         }
         self.dirs[d].eof = true;
-        if self.stream_frames && self.dirs[d].seen > 0 {
-            let raw = std::mem::take(&mut self.stream_raw[d]);
-            let len = self.dirs[d].seen;
-            self.streams.push(StreamTx { dir, raw, len });
-        }
         if self.dirs[d].st == St::Held {
             // The client is done without a response: what it held back is HTTP.
             self.unhold(out);
@@ -1626,14 +1586,11 @@ impl AppState for HttpState {
     }
 
     fn tx_count(&self) -> usize {
-        self.txs.len() + self.streams.len()
+        self.txs.len()
     }
 
     fn tx(&self, index: usize) -> Option<&dyn Transaction> {
-        match index.checked_sub(self.txs.len()) {
-            None => self.txs.get(index).map(|t| t as &dyn Transaction),
-            Some(i) => self.streams.get(i).map(|t| t as &dyn Transaction),
-        }
+        self.txs.get(index).map(|t| t as &dyn Transaction)
     }
 
     fn set_files(&mut self, cfg: FileConfig) {
@@ -1641,13 +1598,10 @@ impl AppState for HttpState {
     }
 
     fn set_frames(&mut self, used: &[crate::BufferId]) {
-        use super::detect::{FRAME_REQUEST, FRAME_RESPONSE, FRAME_STREAM_TC, FRAME_STREAM_TS};
+        use super::detect::{FRAME_REQUEST, FRAME_RESPONSE};
         self.frames = used
             .iter()
             .any(|&b| b == FRAME_REQUEST || b == FRAME_RESPONSE);
-        self.stream_frames = used
-            .iter()
-            .any(|&b| b == FRAME_STREAM_TS || b == FRAME_STREAM_TC);
     }
 
     /// The request that switched to HTTP/2 (`Upgrade: h2c`), for its stream 1.

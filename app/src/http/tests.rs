@@ -759,28 +759,6 @@ fn frames() {
         Buf::Ready(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nabcd")
     );
 
-    // The stream frames: offered once their direction ended, attached to no
-    // transaction.
-    let mut s = state();
-    s.set_frames(&[detect::FRAME_STREAM_TC]);
-    feed(&mut s, Dir::ToServer, req1, 3);
-    feed(&mut s, Dir::ToClient, resp2, 3);
-    assert_eq!(s.tx_count(), 1);
-    let mut out = ParseOutput::default();
-    s.eof(Dir::ToClient, &mut out);
-    assert_eq!(s.tx_count(), 2);
-    let st = tx(&s, 1);
-    assert!(st.frames_only());
-    assert_eq!(
-        st.buffer(detect::FRAME_STREAM_TC, 0),
-        Buf::Ready(&resp2[..])
-    );
-    assert_eq!(st.buffer(detect::FRAME_STREAM_TS, 0), Buf::NotYet);
-    assert_eq!(st.buffer(detect::URI, 0), Buf::NotYet);
-    let m = st.frame(detect::FRAME_STREAM_TC, 0).expect("frame");
-    assert_eq!((m.id, m.stream_offset, m.tx_id), (1, Some(0), None));
-    assert_eq!(tx(&s, 0).buffer(detect::FRAME_REQUEST, 0), Buf::Ready(b""));
-
     // Without frame rules, nothing is kept.
     let mut s = state();
     feed(&mut s, Dir::ToServer, req1, 1000);

@@ -1,18 +1,17 @@
-//! LDAP's frames, as Suricata 8 makes them: `pdu`, each message (TCP and UDP), and
-//! `stream`, all of a TCP direction.
+//! LDAP's frames, as Suricata 8 makes them: `pdu`, each message (TCP and UDP; `stream`,
+//! all of a TCP direction, is every TCP protocol's: [`crate::stream_frame`]).
 //!
 //! A message's `pdu` frame is made when its first byte is seen (ids per direction
-//! from 1, `stream` first when a rule uses it; only the types some rule uses are
-//! numbered, as Suricata's) and attached to the transaction the message goes to once
+//! from 1, or 2 when a rule uses the `stream` frame, which has 1) and attached to the transaction the message goes to once
 //! it is parsed: a response's to its request's (Suricata's id for it, the EVE
 //! `tx_id` plus one). A CLDAP request's frame is the whole datagram and attached to
 //! none. A TCP message the direction ended inside is inspected then, with the bytes
-//! it had, attached to none and not `complete`; so is each direction's `stream`
-//! frame. Those two are offered as holders of their own ([`Loose`]).
+//! it had, attached to none and not `complete`, offered as a holder of its own
+//! ([`Loose`]).
 //!
-//! The engine alerts once per rule and transaction: a rule that matches several
-//! responses of one transaction (a search's entries) alerts on the first, where
-//! Suricata alerts on each.
+//! A transaction's frames of a direction are the items of its `pdu` buffer: a rule
+//! alerts once per frame that matches (the engine's rule for frame buffers), as
+//! Suricata's does on each response of a search.
 
 use crate::buffers::{BufferDef, def};
 use crate::{AppProto, Buf, BufferId, Dir, FrameMeta, Transaction};
@@ -21,30 +20,17 @@ use super::LdapTx;
 
 pub const FRAME_PDU_TS: BufferId = BufferId::of(AppProto::Ldap, 100);
 pub const FRAME_PDU_TC: BufferId = BufferId::of(AppProto::Ldap, 101);
-pub const FRAME_STREAM_TS: BufferId = BufferId::of(AppProto::Ldap, 102);
-pub const FRAME_STREAM_TC: BufferId = BufferId::of(AppProto::Ldap, 103);
 
-/// The frames of LDAP (`frame:ldap.pdu`, `frame:ldap.stream`).
-pub static FRAMES: &[BufferDef] = &[
-    def(
-        "pdu",
-        &[],
-        None,
-        AppProto::Ldap,
-        Some(FRAME_PDU_TS),
-        Some(FRAME_PDU_TC),
-        true,
-    ),
-    def(
-        "stream",
-        &[],
-        None,
-        AppProto::Ldap,
-        Some(FRAME_STREAM_TS),
-        Some(FRAME_STREAM_TC),
-        false,
-    ),
-];
+/// The frames of LDAP (`frame:ldap.pdu`).
+pub static FRAMES: &[BufferDef] = &[def(
+    "pdu",
+    &[],
+    None,
+    AppProto::Ldap,
+    Some(FRAME_PDU_TS),
+    Some(FRAME_PDU_TC),
+    true,
+)];
 
 /// Bytes kept per frame; past them a frame's bytes are cut (its length is not).
 pub const MAX_FRAME_BYTES: usize = 64 * 1024;
@@ -52,15 +38,13 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 /// past it a message's frame is numbered but not kept.
 pub const MAX_TX_FRAMES: usize = 64;
 
-/// Whether frame buffer `id` is a `pdu` (else a `stream`) frame, and its direction.
-pub fn kind(id: BufferId) -> Option<(bool, Dir)> {
-    Some(match id {
-        FRAME_PDU_TS => (true, Dir::ToServer),
-        FRAME_PDU_TC => (true, Dir::ToClient),
-        FRAME_STREAM_TS => (false, Dir::ToServer),
-        FRAME_STREAM_TC => (false, Dir::ToClient),
-        _ => return None,
-    })
+/// The direction of `pdu` frame buffer `id`.
+pub fn kind(id: BufferId) -> Option<Dir> {
+    match id {
+        FRAME_PDU_TS => Some(Dir::ToServer),
+        FRAME_PDU_TC => Some(Dir::ToClient),
+        _ => None,
+    }
 }
 
 /// A message's `pdu` frame.
@@ -91,10 +75,7 @@ impl PduFrame {
 /// [`crate::Transaction::buffer`] of frame buffer `id` of `tx`: its messages' frames
 /// that way, final once the direction's part of it is.
 pub fn buffer(tx: &LdapTx, id: BufferId, index: usize) -> Option<Buf<'_>> {
-    let (pdu, dir) = kind(id)?;
-    if !pdu {
-        return Some(Buf::Absent);
-    }
+    let dir = kind(id)?;
     let done = tx.complete(dir);
     Some(match tx.frames[dir.index()].get(index) {
         Some(f) if done => Buf::Ready(&f.bytes),
@@ -107,9 +88,7 @@ pub fn buffer(tx: &LdapTx, id: BufferId, index: usize) -> Option<Buf<'_>> {
 
 /// [`crate::Transaction::frame`] of `tx`.
 pub fn frame_meta(tx: &LdapTx, id: BufferId, index: usize) -> Option<FrameMeta> {
-    let (true, dir) = kind(id)? else {
-        return None;
-    };
+    let dir = kind(id)?;
     let f = tx.frames[dir.index()].get(index)?;
     Some(FrameMeta {
         id: f.id,
@@ -120,20 +99,18 @@ pub fn frame_meta(tx: &LdapTx, id: BufferId, index: usize) -> Option<FrameMeta> 
     })
 }
 
-/// A frame of no transaction, offered once its direction ended: a `stream` frame, or
-/// the `pdu` frame of a message cut short.
+/// A frame of no transaction, offered once its direction ended: the `pdu` frame of a
+/// message cut short.
 #[derive(Debug)]
 pub struct Loose {
     dir: Dir,
-    pdu: bool,
     frame: PduFrame,
-    complete: bool,
 }
 
 impl Transaction for Loose {
     /// Past any transaction's.
     fn id(&self) -> u64 {
-        u64::MAX - 3 + 2 * u64::from(self.pdu) + self.dir.index() as u64
+        u64::MAX - 1 + self.dir.index() as u64
     }
 
     fn complete(&self, _dir: Dir) -> bool {
@@ -149,7 +126,7 @@ impl Transaction for Loose {
     }
 
     fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
-        if kind(id) == Some((self.pdu, self.dir)) && index == 0 {
+        if kind(id) == Some(self.dir) && index == 0 {
             Buf::Ready(&self.frame.bytes)
         } else {
             Buf::Absent
@@ -164,7 +141,7 @@ impl Transaction for Loose {
         matches!(self.buffer(id, index), Buf::Ready(_)).then_some(FrameMeta {
             id: self.frame.id,
             stream_offset: self.frame.offset,
-            complete: self.complete,
+            complete: false,
             tx_id: None,
             length: Some(self.frame.len),
         })
@@ -178,33 +155,30 @@ impl Transaction for Loose {
 /// A flow's frame tracking (made only when a rule uses LDAP frames).
 #[derive(Debug, Default)]
 pub struct Frames {
-    pdu: bool,
-    stream: bool,
     next_id: [u64; 2],
     /// Per direction, its bytes so far.
     seen: [u64; 2],
     /// Per direction, the id and offset of the frame of the message being received.
     open: [Option<(u64, u64)>; 2],
-    stream_id: [Option<u64>; 2],
-    stream_bytes: [Vec<u8>; 2],
     ended: [bool; 2],
     pub loose: Vec<Loose>,
 }
 
 impl Frames {
-    pub fn new(used: &[BufferId]) -> Option<Box<Frames>> {
-        let mut f = Frames {
-            next_id: [1; 2],
-            ..Frames::default()
+    /// The `pdu` frames (`None` when no rule uses them), of a CLDAP flow when `udp`
+    /// (which has no stream frame).
+    pub fn new(used: &[BufferId], udp: bool) -> Option<Box<Frames>> {
+        let first = if udp {
+            1
+        } else {
+            crate::stream_frame::first_frame_id(AppProto::Ldap, used)
         };
-        for &b in used {
-            match kind(b) {
-                Some((true, _)) => f.pdu = true,
-                Some((false, _)) => f.stream = true,
-                None => {}
-            }
-        }
-        (f.pdu || f.stream).then(|| Box::new(f))
+        used.iter().any(|&b| kind(b).is_some()).then(|| {
+            Box::new(Frames {
+                next_id: [first; 2],
+                ..Frames::default()
+            })
+        })
     }
 
     fn take_id(&mut self, d: usize) -> u64 {
@@ -216,14 +190,6 @@ impl Frames {
     /// TCP `data` came in `dir`: the stream offset of its first byte.
     pub fn data(&mut self, dir: Dir, data: &[u8]) -> u64 {
         let d = dir.index();
-        if self.stream && self.seen[d] == 0 && self.stream_id[d].is_none() {
-            self.stream_id[d] = Some(self.take_id(d));
-        }
-        if self.stream_id[d].is_some() {
-            let s = &mut self.stream_bytes[d];
-            let room = MAX_FRAME_BYTES.saturating_sub(s.len());
-            s.extend_from_slice(&data[..room.min(data.len())]);
-        }
         let at = self.seen[d];
         self.seen[d] += data.len() as u64;
         at
@@ -233,7 +199,7 @@ impl Frames {
     /// unless it was when its first bytes came).
     pub fn start(&mut self, dir: Dir, offset: u64) {
         let d = dir.index();
-        if self.pdu && self.open[d].is_none() {
+        if self.open[d].is_none() {
             self.open[d] = Some((self.take_id(d), offset));
         }
     }
@@ -247,9 +213,6 @@ impl Frames {
     /// A datagram's message `bytes` in `dir`: its frame (`attached` to its
     /// transaction or not).
     pub fn datagram(&mut self, dir: Dir, bytes: &[u8], attached: bool) -> Option<PduFrame> {
-        if !self.pdu {
-            return None;
-        }
         let id = self.take_id(dir.index());
         Some(PduFrame::new(id, None, bytes, attached))
     }
@@ -271,20 +234,7 @@ impl Frames {
         {
             self.loose.push(Loose {
                 dir,
-                pdu: true,
                 frame: PduFrame::new(id, Some(offset), pending, false),
-                complete: false,
-            });
-        }
-        if let Some(id) = self.stream_id[d] {
-            let mut frame = PduFrame::new(id, Some(0), &[], false);
-            frame.bytes = std::mem::take(&mut self.stream_bytes[d]).into();
-            frame.len = self.seen[d];
-            self.loose.push(Loose {
-                dir,
-                pdu: false,
-                frame,
-                complete: true,
             });
         }
     }

@@ -176,7 +176,7 @@ impl LdapState {
 
 impl AppState for LdapState {
     fn set_frames(&mut self, used: &[crate::BufferId]) {
-        self.frames = frames::Frames::new(used);
+        self.frames = frames::Frames::new(used, self.udp);
     }
 
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {

@@ -408,6 +408,11 @@ impl MqttState {
 }
 
 impl AppState for MqttState {
+    /// After a gap, as Suricata's parser takes none.
+    fn stream_done(&self, dir: Dir) -> bool {
+        self.lost[dir.index()]
+    }
+
     fn set_frames(&mut self, used: &[crate::BufferId]) {
         use super::detect::{
             FRAME_DATA_TC, FRAME_DATA_TS, FRAME_HEADER_TC, FRAME_HEADER_TS, FRAME_PDU_TC,
@@ -422,6 +427,8 @@ impl AppState for MqttState {
             FRAME_DATA_TC,
         ];
         self.keep_frames = used.iter().any(|b| mine.contains(b));
+        // Id 1 is the stream frame's when a rule uses it.
+        self.next_frame = [crate::stream_frame::first_frame_id(crate::AppProto::Mqtt, used); 2];
     }
 
     fn parse(&mut self, dir: Dir, mut data: &[u8], out: &mut ParseOutput) {

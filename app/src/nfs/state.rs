@@ -1418,6 +1418,14 @@ impl AppState for NfsState {
             .iter()
             .filter_map(|&b| super::detect::frame_kind(b))
             .fold(0, |m, (k, _)| m | 1 << k);
+        // Id 1 is a TCP flow's stream frame's when a rule uses it (`next` is the id
+        // last given).
+        if !self.udp {
+            let first = crate::stream_frame::first_frame_id(crate::AppProto::Nfs, used);
+            for f in &mut self.frame_sides {
+                f.next = first - 1;
+            }
+        }
     }
 
     fn free_below(&mut self, id: u64) {

@@ -383,6 +383,8 @@ impl RfbState {
 impl AppState for RfbState {
     fn set_frames(&mut self, used: &[BufferId]) {
         self.keep_frames = used.iter().any(|&b| super::detect::frame_dir(b).is_some());
+        // Id 1 is the stream frame's when a rule uses it.
+        self.next_frame = [crate::stream_frame::first_frame_id(crate::AppProto::Rfb, used); 2];
     }
 
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {

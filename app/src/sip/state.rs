@@ -195,6 +195,13 @@ impl SipState {
 }
 
 impl AppState for SipState {
+    /// Id 1 is a TCP flow's stream frame's when a rule uses it.
+    fn set_frames(&mut self, used: &[crate::BufferId]) {
+        if self.transport == Transport::Tcp {
+            self.next_frame = [crate::stream_frame::first_frame_id(crate::AppProto::Sip, used); 2];
+        }
+    }
+
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {
         match self.transport {
             Transport::Udp => match parser::parse(data, false) {

@@ -363,6 +363,11 @@ fn hassh(packet: &[u8], client: bool) -> Option<Hassh> {
 impl AppState for SshState {
     fn set_frames(&mut self, used: &[crate::BufferId]) {
         self.keep_frames = used.iter().any(|&b| super::detect::frame_kind(b).is_some());
+        // Id 1 is the stream frame's when a rule uses it.
+        let first = crate::stream_frame::first_frame_id(crate::AppProto::Ssh, used);
+        for p in &mut self.dirs {
+            p.next_frame = first;
+        }
     }
 
     /// A rule on a hassh buffer turns HASSH logging on, as Suricata's keywords do.
@@ -370,6 +375,11 @@ impl AppState for SshState {
         if used.iter().any(|&b| super::detect::is_hassh(b)) {
             self.tx.log_hassh = true;
         }
+    }
+
+    /// Past a NEWKEYS (or once parsing gave up on the direction).
+    fn stream_done(&self, dir: Dir) -> bool {
+        self.tx.sides[dir.index()].done
     }
 
     fn parse(&mut self, dir: Dir, data: &[u8], out: &mut ParseOutput) {

@@ -1,11 +1,12 @@
 //! Telnet's frames, as Suricata 8 makes them: per message of a direction a `pdu` frame
 //! and, as the message starts with `IAC` or not, a `ctl` or a `data` frame over the
-//! same bytes; and `stream`, all of a direction. Suricata attaches none of them to a
-//! transaction (Telnet has none), so an alert on one names no `tx_id`.
+//! same bytes (`stream`, all of a direction, is every TCP protocol's:
+//! [`crate::stream_frame`]). Suricata attaches none of them to a transaction (Telnet
+//! has none), so an alert on one names no `tx_id`.
 //!
 //! A message's frames are made when its first byte is seen, numbered in that order
-//! per direction (from 1, `stream` first when a rule uses it); only the types some
-//! rule uses are made and numbered, as Suricata's. Their length is known once the
+//! per direction (from 1, or 2 when a rule uses the `stream` frame, which has 1); only
+//! the types some rule uses are made and numbered, as Suricata's. Their length is known once the
 //! message is whole: only then are they inspected, or, cut short, once the direction
 //! ends, a gap comes, or the message grows past [`super::MAX_PENDING`]: then with the
 //! bytes it had, `complete` false. (Suricata inspects a frame of unknown length at
@@ -15,9 +16,8 @@
 //!
 //! The engine inspects buffers of transactions and alerts once per rule and
 //! transaction: each message's frames are offered as a holder of their own
-//! ([`MsgFrames`], no transaction of the protocol), and each direction's `stream`
-//! frame as another once the direction ended ([`StreamFrame`]). Nothing of this is
-//! kept unless a rule uses Telnet frames.
+//! ([`MsgFrames`], no transaction of the protocol). Nothing of this is kept unless a
+//! rule uses Telnet's own frames.
 
 use std::collections::VecDeque;
 
@@ -30,15 +30,12 @@ pub const FRAME_CTL_TS: BufferId = BufferId::of(AppProto::Telnet, 102);
 pub const FRAME_CTL_TC: BufferId = BufferId::of(AppProto::Telnet, 103);
 pub const FRAME_DATA_TS: BufferId = BufferId::of(AppProto::Telnet, 104);
 pub const FRAME_DATA_TC: BufferId = BufferId::of(AppProto::Telnet, 105);
-pub const FRAME_STREAM_TS: BufferId = BufferId::of(AppProto::Telnet, 106);
-pub const FRAME_STREAM_TC: BufferId = BufferId::of(AppProto::Telnet, 107);
 
 /// The frames of Telnet (`frame:telnet.pdu`, ...).
 pub static FRAMES: &[BufferDef] = &[
     frame("pdu", FRAME_PDU_TS, FRAME_PDU_TC),
     frame("ctl", FRAME_CTL_TS, FRAME_CTL_TC),
     frame("data", FRAME_DATA_TS, FRAME_DATA_TC),
-    frame("stream", FRAME_STREAM_TS, FRAME_STREAM_TC),
 ];
 
 const fn frame(name: &'static str, ts: BufferId, tc: BufferId) -> BufferDef {
@@ -57,7 +54,6 @@ pub enum Kind {
     Pdu,
     Ctl,
     Data,
-    Stream,
 }
 
 /// The type and direction of frame buffer `id`.
@@ -70,8 +66,6 @@ pub fn kind(id: BufferId) -> Option<(Kind, Dir)> {
         FRAME_CTL_TC => (Kind::Ctl, TC),
         FRAME_DATA_TS => (Kind::Data, TS),
         FRAME_DATA_TC => (Kind::Data, TC),
-        FRAME_STREAM_TS => (Kind::Stream, TS),
-        FRAME_STREAM_TC => (Kind::Stream, TC),
         _ => return None,
     })
 }
@@ -170,66 +164,11 @@ impl Transaction for MsgFrames {
     }
 }
 
-/// A direction's `stream` frame, offered once the direction ended: all of its bytes
-/// (gaps left out, at most [`MAX_FRAME_BYTES`]).
-#[derive(Debug)]
-pub struct StreamFrame {
-    dir: Dir,
-    frame_id: u64,
-    bytes: Vec<u8>,
-    /// The direction's length (gaps included).
-    len: u64,
-}
-
-impl Transaction for StreamFrame {
-    /// Past any message holder's.
-    fn id(&self) -> u64 {
-        u64::MAX - 1 + self.dir.index() as u64
-    }
-
-    fn complete(&self, _dir: Dir) -> bool {
-        true
-    }
-
-    fn inspects(&self, dir: Dir) -> bool {
-        dir == self.dir
-    }
-
-    fn progress(&self, _dir: Dir) -> u8 {
-        1
-    }
-
-    fn buffer(&self, id: BufferId, index: usize) -> Buf<'_> {
-        match kind(id) {
-            Some((Kind::Stream, d)) if d == self.dir && index == 0 => Buf::Ready(&self.bytes),
-            _ => Buf::Absent,
-        }
-    }
-
-    fn record(&self) -> Option<crate::AppRecord> {
-        None
-    }
-
-    fn frame(&self, id: BufferId, index: usize) -> Option<FrameMeta> {
-        matches!(self.buffer(id, index), Buf::Ready(_)).then_some(FrameMeta {
-            id: self.frame_id,
-            stream_offset: Some(0),
-            complete: true,
-            tx_id: None,
-            length: Some(self.len),
-        })
-    }
-
-    fn frames_only(&self) -> bool {
-        true
-    }
-}
-
 /// A flow's frames (made only when a rule uses Telnet frames).
 #[derive(Debug, Default)]
 pub struct Frames {
-    /// The types the rules use: pdu, ctl, data, stream.
-    used: [bool; 4],
+    /// The types the rules use: pdu, ctl, data.
+    used: [bool; 3],
     /// Per direction, the id of its next frame.
     next_id: [u64; 2],
     /// Per direction, its bytes so far (data and gaps).
@@ -238,19 +177,15 @@ pub struct Frames {
     open: [Option<u64>; 2],
     msgs: VecDeque<MsgFrames>,
     next_msg: u64,
-    /// Per direction, its bytes for its `stream` frame, and that frame's id.
-    stream: [Vec<u8>; 2],
-    stream_id: [Option<u64>; 2],
-    /// The `stream` frames of the directions that ended.
-    streams: Vec<StreamFrame>,
-    ended: [bool; 2],
 }
 
 impl Frames {
-    /// The frames of the types in `used` (`None` when Telnet's are not among them).
+    /// The frames of the types in `used` (`None` when Telnet's own are not among
+    /// them).
     pub fn new(used: &[BufferId]) -> Option<Box<Frames>> {
+        let first = crate::stream_frame::first_frame_id(AppProto::Telnet, used);
         let mut f = Frames {
-            next_id: [1; 2],
+            next_id: [first; 2],
             ..Frames::default()
         };
         for &b in used {
@@ -269,18 +204,9 @@ impl Frames {
         })
     }
 
-    /// `data` came in `dir`: its `stream` frame is made with the direction's first
-    /// byte. Returns the stream offset of `data`'s first byte.
+    /// `data` came in `dir`: the stream offset of its first byte.
     pub fn data(&mut self, dir: Dir, data: &[u8]) -> u64 {
         let d = dir.index();
-        if self.seen[d] == 0 && self.stream_id[d].is_none() {
-            self.stream_id[d] = self.take_id(d, Kind::Stream);
-        }
-        if self.stream_id[d].is_some() {
-            let s = &mut self.stream[d];
-            let room = MAX_FRAME_BYTES.saturating_sub(s.len());
-            s.extend_from_slice(&data[..room.min(data.len())]);
-        }
         let at = self.seen[d];
         self.seen[d] += data.len() as u64;
         at
@@ -336,39 +262,16 @@ impl Frames {
         self.seen[dir.index()] += len;
     }
 
-    /// `dir` ended (what is still open of it is cut short by the caller first).
-    pub fn eof(&mut self, dir: Dir) {
-        let d = dir.index();
-        if std::mem::replace(&mut self.ended[d], true) {
-            return;
-        }
-        if let Some(frame_id) = self.stream_id[d] {
-            self.streams.push(StreamFrame {
-                dir,
-                frame_id,
-                bytes: std::mem::take(&mut self.stream[d]),
-                len: self.seen[d],
-            });
-        }
-    }
-
     pub fn count(&self) -> usize {
-        self.msgs.len() + self.streams.len()
+        self.msgs.len()
     }
 
     pub fn get(&self, index: usize) -> Option<&dyn Transaction> {
-        match self.msgs.get(index) {
-            Some(m) => Some(m),
-            None => self
-                .streams
-                .get(index - self.msgs.len())
-                .map(|s| s as &dyn Transaction),
-        }
+        self.msgs.get(index).map(|m| m as &dyn Transaction)
     }
 
     pub fn free_below(&mut self, id: u64) {
         self.msgs.retain(|m| m.id >= id);
-        self.streams.retain(|s| s.id() >= id);
         crate::ReleaseEmpty::release_if_empty(&mut self.msgs);
     }
 }
@@ -407,8 +310,9 @@ mod tests {
     }
 
     #[test]
-    fn a_message_cut_short_and_the_stream() {
-        let mut f = Frames::new(&[FRAME_PDU_TS, FRAME_CTL_TS, FRAME_STREAM_TC]).unwrap();
+    fn a_message_cut_short() {
+        let stream = crate::stream_frame::ids(AppProto::Telnet)[1];
+        let mut f = Frames::new(&[FRAME_PDU_TS, FRAME_CTL_TS, stream]).unwrap();
         f.data(Dir::ToClient, b"$ ");
         f.start(Dir::ToClient, 0, b'$');
         let m = f.get(0).unwrap();
@@ -416,20 +320,13 @@ mod tests {
         assert!(!m.complete(Dir::ToClient));
         // The direction ends inside the message.
         f.end(Dir::ToClient, b"$ ", false);
-        f.eof(Dir::ToClient);
-        assert_eq!(f.count(), 2);
+        assert_eq!(f.count(), 1);
         let m = f.get(0).unwrap();
         assert_eq!(m.buffer(FRAME_PDU_TC, 0), Buf::Ready(b"$ "));
+        // Id 1 is the stream frame's.
         let meta = m.frame(FRAME_PDU_TC, 0).unwrap();
         assert_eq!((meta.id, meta.complete, meta.length), (2, false, Some(2)));
-        let s = f.get(1).unwrap();
-        assert_eq!(s.buffer(FRAME_STREAM_TC, 0), Buf::Ready(b"$ "));
-        let meta = s.frame(FRAME_STREAM_TC, 0).unwrap();
-        assert_eq!(
-            (meta.id, meta.stream_offset, meta.tx_id),
-            (1, Some(0), None)
-        );
         f.free_below(1);
-        assert_eq!(f.count(), 1);
+        assert_eq!(f.count(), 0);
     }
 }

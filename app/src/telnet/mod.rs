@@ -10,7 +10,8 @@
 //! command (`IAC WILL|WONT|DO|DONT`) is cut short by the end of the data it was given;
 //! so does this one.
 //!
-//! Its frames (`telnet.pdu`, `telnet.ctl`, `telnet.data`, `telnet.stream`) are in
+//! Its frames (`telnet.pdu`, `telnet.ctl`, `telnet.data`; `telnet.stream` is every TCP
+//! protocol's, [`crate::stream_frame`]) are in
 //! [`frames`].
 
 pub mod frames;
@@ -267,7 +268,6 @@ impl AppState for TelnetState {
     fn eof(&mut self, dir: Dir, _out: &mut ParseOutput) {
         if let Some(f) = self.frames.as_deref_mut() {
             f.end(dir, &self.pending[dir.index()], false);
-            f.eof(dir);
         }
     }
 
@@ -382,7 +382,8 @@ mod tests {
         use super::frames::*;
         use crate::Buf;
         let mut s = TelnetState::default();
-        s.set_frames(&[FRAME_PDU_TS, FRAME_CTL_TC, FRAME_DATA_TS, FRAME_STREAM_TC]);
+        let stream = crate::stream_frame::ids(crate::AppProto::Telnet)[1];
+        s.set_frames(&[FRAME_PDU_TS, FRAME_CTL_TC, FRAME_DATA_TS, stream]);
         let mut out = ParseOutput::default();
         s.parse(Dir::ToServer, b"\xff", &mut out);
         /// A frame's id, offset and length.
@@ -420,16 +421,8 @@ mod tests {
         );
         assert_eq!(s.tx_count(), 3);
         s.eof(Dir::ToServer, &mut out);
-        let st = s.tx(3).unwrap();
-        assert_eq!(
-            st.buffer(FRAME_STREAM_TS, 0),
-            Buf::Ready(b"\xff\xfb\x18\r\nguest\r\n")
-        );
-        assert_eq!(
-            st.frame(FRAME_STREAM_TS, 0).map(|m| (m.id, m.length)),
-            Some((1, Some(12)))
-        );
-        s.free_below(3);
+        assert_eq!(s.tx_count(), 3);
+        s.free_below(2);
         assert_eq!(s.tx_count(), 1);
         // No rule uses the frames: nothing is kept.
         let mut s = TelnetState::default();

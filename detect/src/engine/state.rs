@@ -523,7 +523,14 @@ pub struct TxDetect {
     /// Per direction: a `filestore` rule (engine index + 1; 0 = none) asked for every
     /// file of the transaction (scope `tx`).
     pub store: [u32; 2],
+    /// Per (direction, rule on a buffer of several frames): the first frame it has not
+    /// alerted on, where its next inspection starts (a rule alerts once per frame; at
+    /// most [`MAX_FRAME_CURSORS`], past which a rule is done with its first alert).
+    frame_next: Vec<(u8, u32, u16)>,
 }
+
+/// Rules per transaction that can alert on more than one of its frames.
+pub const MAX_FRAME_CURSORS: usize = 256;
 
 impl TxDetect {
     pub fn new(tx_id: u64) -> TxDetect {
@@ -566,6 +573,35 @@ impl TxDetect {
             c.sort_unstable();
             c.dedup();
         }
+    }
+
+    /// The first frame item rule `sig` may still alert on in `dir`.
+    pub(crate) fn frame_from(&self, dir: Dir, sig: u32) -> usize {
+        let d = dir.index() as u8;
+        self.frame_next
+            .iter()
+            .find(|&&(fd, s, _)| fd == d && s == sig)
+            .map_or(0, |&(_, _, n)| usize::from(n))
+    }
+
+    /// Rule `sig` alerted on frame item `item - 1` of `dir`: it may alert on those from
+    /// `item` on. False when no more rules can be followed (the rule is done then).
+    pub(crate) fn set_frame_from(&mut self, dir: Dir, sig: u32, item: usize) -> bool {
+        let d = dir.index() as u8;
+        let item = u16::try_from(item).unwrap_or(u16::MAX);
+        if let Some(e) = self
+            .frame_next
+            .iter_mut()
+            .find(|&&mut (fd, s, _)| fd == d && s == sig)
+        {
+            e.2 = item;
+            return true;
+        }
+        if self.frame_next.len() >= MAX_FRAME_CURSORS {
+            return false;
+        }
+        self.frame_next.push((d, sig, item));
+        true
     }
 
     pub fn mark_done(&mut self, dir: Dir, sig: u32) {

@@ -88,72 +88,92 @@ impl Engine {
         st.cands.sort_unstable();
         st.cands.dedup();
         let cands = std::mem::take(&mut st.cands);
-        for &id in &cands {
-            if td.is_done(dir, id) {
-                continue;
-            }
+        'sigs: for &id in &cands {
             let sig = &self.sigs[id as usize];
-            let rule = &sig.rule;
-            if sig.dir.is_some_and(|d| d != dir) {
-                continue;
-            }
-            let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
-                continue;
-            };
-            if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
-                continue;
-            }
-            let now_s = (v.ts_ns / 1_000_000_000) as i64;
-            match self.tx_lists_match(sig, dir, now_s, tx, st) {
-                TxMatch::NotYet => continue,
-                TxMatch::Never => {
+            // A rule on a buffer of several frames alerts once per frame that matches,
+            // as Suricata inspects each frame on its own; any other once per
+            // transaction.
+            let per_frame = sig.buffers.iter().any(|b| b.frame && b.multi);
+            let mut from = if per_frame { td.frame_from(dir, id) } else { 0 };
+            loop {
+                if td.is_done(dir, id) {
+                    continue 'sigs;
+                }
+                let rule = &sig.rule;
+                if sig.dir.is_some_and(|d| d != dir) {
+                    continue 'sigs;
+                }
+                let Some(reversed) = self.header_cached(sig, v.pkt, st) else {
+                    continue 'sigs;
+                };
+                if !Self::flow_opts_match(rule, v) || !Self::header_keywords_match(rule, v) {
+                    continue 'sigs;
+                }
+                let now_s = (v.ts_ns / 1_000_000_000) as i64;
+                match self.tx_lists_match(sig, dir, now_s, tx, st, from) {
+                    TxMatch::NotYet => continue 'sigs,
+                    TxMatch::Never => {
+                        td.mark_done(dir, id);
+                        continue 'sigs;
+                    }
+                    TxMatch::NoMatchYet => continue 'sigs,
+                    TxMatch::Match => {}
+                }
+                if !sig.payload.is_empty() {
+                    let ok = v.stream.is_some_and(|s| self.payload_matches(sig, s, st))
+                        || v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
+                    if !ok {
+                        continue 'sigs;
+                    }
+                }
+                if !Self::state_conditions(rule, vars.as_deref(), st, v) {
+                    continue 'sigs;
+                }
+                // The frame after the one matched is where the rule goes on.
+                let next = st
+                    .frame_hit
+                    .filter(|_| per_frame)
+                    .map(|(_, i)| usize::from(i) + 1)
+                    .filter(|&n| td.set_frame_from(dir, id, n));
+                if next.is_none() {
                     td.mark_done(dir, id);
-                    continue;
                 }
-                TxMatch::NoMatchYet => continue,
-                TxMatch::Match => {}
-            }
-            if !sig.payload.is_empty() {
-                let ok = v.stream.is_some_and(|s| self.payload_matches(sig, s, st))
-                    || v.payload.is_some_and(|p| self.payload_matches(sig, p, st));
-                if !ok {
-                    continue;
+                Self::apply_actions(rule, vars.as_deref_mut(), st, v);
+                if rule.action == Action::Pass {
+                    if let Some(fv) = vars.as_deref_mut() {
+                        fv.pass = true;
+                    }
+                    break 'sigs;
+                }
+                if !rule.noalert {
+                    // Rules without suppressions or thresholds pay one flag test here.
+                    let verdict = if sig.filtered {
+                        Self::filter(rule, st, v, reversed)
+                    } else {
+                        actions::Verdict::Alert
+                    };
+                    let action = match verdict {
+                        actions::Verdict::Alert => Some(None),
+                        actions::Verdict::As(a) => Some(Some(a)),
+                        actions::Verdict::Quiet => None,
+                        actions::Verdict::Pass => break 'sigs,
+                    };
+                    if let Some(action) = action {
+                        hits.push(Hit {
+                            sig: id,
+                            tx: Some(tx.id()),
+                            reversed,
+                            stream: false,
+                            action,
+                            frame: st.frame_hit,
+                        });
+                    }
+                }
+                match next {
+                    Some(n) => from = n,
+                    None => continue 'sigs,
                 }
             }
-            if !Self::state_conditions(rule, vars.as_deref(), st, v) {
-                continue;
-            }
-            td.mark_done(dir, id);
-            Self::apply_actions(rule, vars.as_deref_mut(), st, v);
-            if rule.action == Action::Pass {
-                if let Some(fv) = vars.as_deref_mut() {
-                    fv.pass = true;
-                }
-                break;
-            }
-            if rule.noalert {
-                continue;
-            }
-            // Rules without suppressions or thresholds pay one flag test here.
-            let verdict = if sig.filtered {
-                Self::filter(rule, st, v, reversed)
-            } else {
-                actions::Verdict::Alert
-            };
-            let action = match verdict {
-                actions::Verdict::Alert => None,
-                actions::Verdict::As(a) => Some(a),
-                actions::Verdict::Quiet => continue,
-                actions::Verdict::Pass => break,
-            };
-            hits.push(Hit {
-                sig: id,
-                tx: Some(tx.id()),
-                reversed,
-                stream: false,
-                action,
-                frame: st.frame_hit,
-            });
         }
         st.cands = cands;
     }
@@ -165,6 +185,7 @@ impl Engine {
         now_s: i64,
         tx: &dyn Transaction,
         st: &mut DetectState,
+        frame_from: usize,
     ) -> TxMatch {
         let mut partial = false;
         st.scratch.vars = [0; 16];
@@ -181,14 +202,22 @@ impl Engine {
                 return TxMatch::Never;
             };
             let mut any = false;
-            for i in 0..crate::app::buffers::MAX_ITEMS {
+            // A rule on several frames goes on from the first it has not alerted on.
+            let start = if b.frame && b.multi { frame_from } else { 0 };
+            for i in start..crate::app::buffers::MAX_ITEMS {
                 let (data, is_partial) = match tx.buffer(bid, i) {
                     Buf::Ready(d) => (d, false),
                     Buf::Partial(d) => (d, true),
                     Buf::NotYet => {
-                        if i == 0 {
+                        if i == start {
                             return TxMatch::NotYet;
                         }
+                        break;
+                    }
+                    Buf::Absent if i == start && start > 0 => {
+                        // No frame past those alerted on yet: more may come while the
+                        // direction's part of the transaction goes on.
+                        partial |= !tx.complete(dir);
                         break;
                     }
                     Buf::Absent => {

@@ -136,6 +136,9 @@ pub struct AppFlow {
     pub retired: Option<Box<Retired>>,
     /// Protocol changes made (at most [`crate::app::MAX_PROTO_CHANGES`]).
     pub changes: u8,
+    /// Where the stream frame of the flow's protocol stands, for a TCP flow whose
+    /// protocol's stream frame some rule uses (see [`crate::app::stream_frame`]).
+    pub stream_frame: Option<Box<crate::app::stream_frame::Progress>>,
 }
 
 /// The app-layer part of a flow that belongs to one protocol: what a protocol change

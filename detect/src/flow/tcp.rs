@@ -99,9 +99,17 @@ pub struct Side {
     pub raw_done: u64,
     /// Highest offset the other side acknowledged.
     pub acked: u64,
+    /// Offset from which the side's stream frame may still inspect bytes, when one is
+    /// kept (see [`crate::app::stream_frame`]): bytes past it are held for it.
+    pub frame_done: Option<u64>,
+    /// The first gap ends the side's stream frame: the bytes it had not inspected
+    /// before it (at most [`MAX_FRAME_PIECE`]), and where they start.
+    pub frame_piece: Option<Box<(u64, Vec<u8>)>>,
     ooo: BTreeMap<u64, Vec<u8>>,
     ooo_bytes: usize,
     pub fin: bool,
+    /// The other side acknowledged this side's FIN.
+    pub fin_acked: bool,
     pub depth_reached: bool,
     /// Where the parser asked for raw inspection of this side's bytes (see
     /// [`Side::trigger_raw`]).
@@ -127,6 +135,9 @@ pub struct Side {
     /// before them; 0 until out-of-order data came (then at least 1).
     pub max_regions: u16,
 }
+
+/// Bytes a side keeps before its first gap for its stream frame's last inspection.
+pub const MAX_FRAME_PIECE: usize = 64 * 1024;
 
 /// Out-of-order data this far past the end of the data before it starts a region of its
 /// own (Suricata's `stream.reassembly.region-gap` default, 256 KiB).
@@ -330,6 +341,7 @@ impl Side {
         let off = off as u64;
         // An ACK may cover the FIN (one sequence number past the data).
         let data_end = if self.fin { off.saturating_sub(1) } else { off };
+        self.fin_acked |= self.fin && off > self.next;
         self.acked = self.acked.max(data_end);
         if data_end > self.next && !self.depth_reached {
             // Jump to the first held segment, or to the acknowledged offset.
@@ -343,6 +355,7 @@ impl Side {
                 self.gap_bytes += gap;
                 self.pending_gap += gap;
                 self.keep_uninspected(gap);
+                self.keep_for_frame();
                 self.last_gap = Some((to, gap));
                 // Consumers skip the missing bytes.
                 self.data.clear();
@@ -354,6 +367,22 @@ impl Side {
                 self.drain_ooo(depth);
             }
         }
+    }
+
+    /// Before the first gap is skipped: the held bytes the stream frame has not
+    /// inspected are kept for its last inspection.
+    fn keep_for_frame(&mut self) {
+        let Some(done) = self.frame_done else {
+            return;
+        };
+        if self.frame_piece.is_some() {
+            return;
+        }
+        let from = done.max(self.live_start);
+        let a = from.saturating_sub(self.data_start) as usize;
+        let bytes = self.data.get(a..).unwrap_or_default();
+        let bytes = bytes[..bytes.len().min(MAX_FRAME_PIECE)].to_vec();
+        self.frame_piece = Some(Box::new((from, bytes)));
     }
 
     /// Before a gap is skipped: the held bytes raw inspection has not seen become a
@@ -385,7 +414,10 @@ impl Side {
             self.pieces.clear();
             self.pieces_inspected = false;
         }
-        let done = self.app_done.min(self.raw_done);
+        let done = self
+            .app_done
+            .min(self.raw_done)
+            .min(self.frame_done.unwrap_or(u64::MAX));
         if done > self.live_start {
             let n = ((done - self.data_start) as usize).min(self.data.len());
             self.live_start = self.data_start + n as u64;
@@ -512,6 +544,14 @@ impl Side {
 }
 
 impl Session {
+    /// Whether the session is over as Suricata's state machine has it (its
+    /// `TCP_CLOSED`): reset, or both FINs sent and acknowledged (where [`State::Closed`]
+    /// comes with the second FIN).
+    pub fn fully_closed(&self) -> bool {
+        self.state == State::Closed
+            && (self.flags & RST != 0 || self.sides.iter().all(|s| s.fin && s.fin_acked))
+    }
+
     /// Starts tracking from the first packet of a flow, if it can: a SYN, a SYN/ACK (the
     /// flow has been oriented so that it comes from the server), or any packet when
     /// `midstream` pickup is on.

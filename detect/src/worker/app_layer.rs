@@ -786,6 +786,212 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Inspects the stream frame of the direction of packet `c` of a TCP flow whose
+    /// protocol's stream frame the rules use, if it is due (see
+    /// [`app::stream_frame`]): the bytes the parser was fed, acknowledged, past its
+    /// last inspection; all of them when the flow (`ending`) or its session ended. As
+    /// Suricata's, a direction's frames are inspected on that direction's packets.
+    /// The bytes are read in place.
+    pub(super) fn inspect_stream_frames(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        to_server: bool,
+        ending: bool,
+    ) {
+        let Some(mut progress) = flow.app.stream_frame.take() else {
+            return;
+        };
+        if flow.app.state.is_none() || flow.app.parse_error {
+            // The parser failed on the flow: Suricata's app layer stops there, and
+            // its frames are inspected no more.
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                hold_for_frame(s, None, false);
+            }
+            return;
+        }
+        if progress.proto == flow.app.proto {
+            let dir = if to_server {
+                Dir::ToServer
+            } else {
+                Dir::ToClient
+            };
+            self.inspect_stream_frame(c, flow, &mut progress, to_server, dir, ending);
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            hold_for_frame(s, Some(&progress), self.cfg.inline);
+        }
+        flow.app.stream_frame = Some(progress);
+    }
+
+    fn inspect_stream_frame(
+        &mut self,
+        c: Ctx<'_>,
+        flow: &mut Flow,
+        progress: &mut app::stream_frame::Progress,
+        to_server: bool,
+        dir: Dir,
+        ending: bool,
+    ) {
+        use app::stream_frame::{Chunk, MAX_CHUNK_BYTES};
+        let Some(s) = flow.tcp.as_deref() else {
+            return;
+        };
+        let side = &s.sides[dir.index()];
+        if side.depth_reached {
+            // Past the reassembly depth Suricata inspects the direction's stream frame
+            // no more, not even at its end.
+            progress.done[dir.index()] = true;
+            return;
+        }
+        let eof = ending || s.fully_closed();
+        // Inline, bytes are inspected as they come; else once acknowledged.
+        let inline = self.cfg.inline;
+        // A gap the parser does not take ended the frame where it starts: what came
+        // before it is inspected when the session ends, the frame whole (as
+        // Suricata's); so are the bytes of a frame its parser cut (not whole). The
+        // bytes before a gap the parser takes are inspected with those after it.
+        let d = dir.index();
+        let cut = progress.cut[d];
+        let ended = cut || progress.gap_end[d];
+        let piece = side.frame_piece.as_deref().filter(|_| ended);
+        if piece.is_some() && !eof {
+            return;
+        }
+        let usable = match piece {
+            Some((start, bytes)) => start + bytes.len() as u64,
+            None if eof || inline => side.next(),
+            None => side.acked.min(side.next()),
+        };
+        if piece.is_some() {
+            progress.fed[d] = usable;
+        }
+        let Some((from, to)) = progress.next_chunk(dir, usable, eof, inline) else {
+            return;
+        };
+        let view = PacketView {
+            pkt: c.pkt,
+            ts_ns: c.meta.ts_ns,
+            to_server: Some(to_server),
+            established: flow.established(),
+            app_proto: flow.app.proto,
+            app_proto_pending: false,
+            payload: None,
+            stream: None,
+            segment: None,
+            stream_bytes: flow.stream_bytes(),
+            flow_id: flow.id,
+            first_in_direction: false,
+            pseudo: c.src.is_pseudo(),
+            pseudo_app_rules: false,
+            app_proto_dir: flow.app.dir_proto,
+            proto_detect_done: false,
+            app_events: 0,
+            stream_events: 0,
+        };
+        let Flow { tcp, vars, app, .. } = &mut *flow;
+        let Some(s) = tcp.as_deref() else {
+            return;
+        };
+        let side = &s.sides[dir.index()];
+        // Rare (a gap the parser took, with bytes before it not inspected yet): the
+        // bytes on both sides of it, copied together.
+        let joined: Vec<u8>;
+        let (bytes, len) = match side.frame_piece.as_deref() {
+            Some((start, b)) => {
+                let skip = usize::try_from(from.saturating_sub(*start)).unwrap_or(usize::MAX);
+                let before = b.get(skip..).unwrap_or_default();
+                if ended {
+                    (before, to)
+                } else {
+                    let after = side.bytes(start + b.len() as u64, to);
+                    joined = [before, after].concat();
+                    (&joined[..], side.next())
+                }
+            }
+            // The frame's length so far is all the direction's bytes that came
+            // (Suricata logs the data it holds, acknowledged or not).
+            None => (side.bytes(from, to), side.next()),
+        };
+        let chunk = Chunk {
+            proto: app.proto,
+            dir,
+            bytes: &bytes[..bytes.len().min(MAX_CHUNK_BYTES)],
+            len,
+            complete: eof && !cut,
+        };
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.clear();
+        let mut td = TxDetect::new(Chunk::holder_id(dir));
+        self.engine.inspect_tx(
+            &mut self.st,
+            &view,
+            app.proto,
+            dir,
+            &chunk,
+            &mut td,
+            Some(vars),
+            &mut hits,
+        );
+        if hits.is_empty() {
+            self.hits = hits;
+            return;
+        }
+        let frames: Vec<_> = hits
+            .iter()
+            .map(|h| h.frame.and_then(|(b, i)| frame_event(&chunk, b, i, dir)))
+            .collect();
+        for (h, frame) in hits.iter().zip(frames) {
+            self.pending_frame = frame;
+            self.alert_on_frame(c, Some((&*flow, to_server)), *h);
+        }
+        flow.alerted = true;
+        if hits.iter().any(|h| self.drops_flow(h)) {
+            flow.vars.pass = true;
+        }
+        self.hits = hits;
+    }
+}
+
+/// Sets what each side of a TCP session holds for its stream frame `p` (none when
+/// `None`): the bytes a later inspection may need. A frame its parser cut (see
+/// [`app::AppState::stream_done`]) takes the bytes it still needs into a piece of its
+/// own, so that the stream need not hold all that follows; a frame done holds nothing.
+pub(super) fn hold_for_frame(
+    s: &mut crate::flow::tcp::Session,
+    p: Option<&app::stream_frame::Progress>,
+    inline: bool,
+) {
+    for (side, dir) in s.sides.iter_mut().zip([Dir::ToServer, Dir::ToClient]) {
+        let d = dir.index();
+        let Some(p) = p.filter(|p| !p.done[d]) else {
+            side.frame_done = None;
+            side.frame_piece = None;
+            continue;
+        };
+        let from = p.keep_from(dir, inline);
+        let ended = p.cut[d] || p.gap_end[d];
+        if !ended
+            && let Some((start, b)) = side.frame_piece.as_deref()
+            && from >= start + b.len() as u64
+        {
+            // The bytes before a gap the parser took were inspected.
+            side.frame_piece = None;
+        }
+        if p.cut[d] && side.frame_piece.is_none() {
+            let end = p.fed[d].min(side.next());
+            let all = side.bytes(from, end);
+            let start = end - all.len() as u64;
+            let b = &all[..all.len().min(crate::flow::tcp::MAX_FRAME_PIECE)];
+            side.frame_piece = Some(Box::new((start, b.to_vec())));
+        }
+        // A frame that ended needs only its piece; one with a gap it took holds the
+        // bytes after the gap as any.
+        side.frame_done = (!ended || side.frame_piece.is_none()).then_some(from);
+    }
+}
+
 /// Frame item `index` of buffer `id` of `tx` as an alert logs it, if the protocol
 /// places its frames.
 fn frame_event(

@@ -268,6 +268,9 @@ impl Inner {
                 self.inspect_txs(c, flow, to_server, sdir, false);
             }
         }
+        if flow.app.stream_frame.is_some() {
+            self.inspect_stream_frames(c, flow, to_server, false);
+        }
         if let Some(s) = flow.tcp.as_deref_mut() {
             for side in &mut s.sides {
                 side.trim();
@@ -297,6 +300,17 @@ impl Inner {
                     flow.app.state = None;
                     flow.app.parse_error = true;
                 }
+                // One that stops the direction there ends its stream frame.
+                if let Some(p) = flow.app.stream_frame.as_deref_mut()
+                    && !p.cut[d]
+                    && flow
+                        .app
+                        .state
+                        .as_deref()
+                        .is_some_and(|s| s.stream_done(dir))
+                {
+                    p.gap_end[d] = true;
+                }
             } else if !flow.app.detection_done {
                 flow.app.early_gap[d] = true;
             }
@@ -319,6 +333,8 @@ impl Inner {
         } else if to > from {
             let ports = [flow.client.1, flow.server.1];
             let was_done = flow.app.detection_done;
+            // The other direction's held bytes, fed first when this one's detects.
+            let mut other_fed = None;
             let Flow { tcp, app, .. } = &mut *flow;
             if let Some(s) = tcp.as_deref_mut() {
                 self.feeding_midstream = s.midstream;
@@ -337,6 +353,7 @@ impl Inner {
                         s.sides[o].bytes(o_from, o_to),
                     );
                     s.sides[o].app_done = o_to;
+                    other_fed = Some(o_to);
                     self.feed_app(app, ports, dir, Transport::Tcp, s.sides[d].bytes(from, to));
                     got = true;
                 }
@@ -348,6 +365,7 @@ impl Inner {
                     got |= flow.app.state.is_some();
                 }
             }
+            self.stream_frame_fed(flow, dir, to, other_fed);
             let held = !flow.app.detection_done && flow.app.held[d];
             if held && self.claim_and_parse(flow, dir, from, to) {
                 // A connection another flow announced (an FTP data connection) whose
@@ -399,6 +417,51 @@ impl Inner {
             s.payload = tcp::PayloadInspection::Ending(d);
         }
         got
+    }
+
+    /// The parser of a TCP flow was given the bytes of `dir` up to `to` (and of the
+    /// other direction up to `other_to`): its stream frame, if the rules use the
+    /// protocol's, grows with them. Made with the first bytes its protocol parses;
+    /// not for a protocol the flow changed to (Suricata's frame of that one starts
+    /// where it took over, which is not followed here).
+    fn stream_frame_fed(&mut self, flow: &mut Flow, dir: Dir, to: u64, other_to: Option<u64>) {
+        let proto = flow.app.proto;
+        if flow.app.stream_frame.is_none() {
+            if !flow.app.detection_done
+                || flow.app.changes > 0
+                || proto.descriptor().is_none()
+                || !self.registry.uses_stream_frame(proto)
+            {
+                return;
+            }
+            flow.app.stream_frame = Some(Box::new(app::stream_frame::Progress::new(proto)));
+        }
+        let Some(p) = flow.app.stream_frame.as_deref_mut() else {
+            return;
+        };
+        if p.proto != proto {
+            // The flow changed protocol: the old one's frame ends, the new one's is not
+            // followed.
+            flow.app.stream_frame = None;
+            if let Some(s) = flow.tcp.as_deref_mut() {
+                super::app_layer::hold_for_frame(s, None, false);
+            }
+            return;
+        }
+        let state = flow.app.state.as_deref();
+        for (d, to) in [(dir, Some(to)), (dir.other(), other_to)] {
+            let i = d.index();
+            if let Some(to) = to
+                && !p.cut[i]
+                && !p.gap_end[i]
+            {
+                p.fed[i] = p.fed[i].max(to);
+                p.cut[i] = state.is_some_and(|s| s.stream_done(d));
+            }
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            super::app_layer::hold_for_frame(s, Some(p), self.cfg.inline);
+        }
     }
 
     /// A TCP flow's protocol was just decided on its bytes `from..to` of `dir`: its
@@ -494,6 +557,7 @@ impl Inner {
                 if progressed {
                     self.inspect_txs(c, &mut flow, to_server, dir, false);
                 }
+                self.inspect_stream_frames(c, &mut flow, to_server, true);
             } else if flow.app.state.is_some() {
                 let mut out = ParseOutput::default();
                 if let Some(state) = flow.app.state.as_deref_mut() {
