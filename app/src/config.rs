@@ -201,13 +201,13 @@ mod tests {
     #[test]
     fn suricata_only_keys_are_ignored_and_others_refused() {
         let (c, ignored) = check_text(
-            "app-layer:\n  protocols:\n    http:\n      libhtp:\n        default-config:\n          personality: IDS\n          response-body-limit: 1mb\n    dns:\n      tcp:\n        enabled: yes\n    smb:\n      stream-depth: 0\n",
+            "app-layer:\n  protocols:\n    http:\n      libhtp:\n        default-config:\n          personality: IDS\n          response-body-limit: 1mb\n    dns:\n      tcp:\n        enabled: yes\n    smb:\n      max-tx: 10\n",
         )
         .unwrap();
         for k in [
             "app-layer.protocols.http.libhtp.default-config.personality",
             "app-layer.protocols.dns.tcp",
-            "app-layer.protocols.smb.stream-depth",
+            "app-layer.protocols.smb.max-tx",
         ] {
             assert!(ignored.iter().any(|i| i == k), "{k} in {ignored:?}");
         }

@@ -8,6 +8,7 @@
 //! record, with the NTLMSSP or Kerberos (`krb5::gssapi`) credentials of session setups.
 //! SMB3 encrypted messages are skipped.
 
+pub mod config;
 pub mod dcerpc;
 pub mod detect;
 pub mod eve;
@@ -53,7 +54,10 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe: |_, _, data| probe(data),
     probe_on_port: None,
     is_reply,
-    build: Build::Plain(new_state),
+    build: Build::Configured {
+        keys: config::KEYS,
+        build: config::build,
+    },
     inner: &[AppProto::Dcerpc],
     family: None,
     buffers: detect::BUFFERS,
@@ -73,10 +77,6 @@ pub static PROTOCOL: Descriptor = Descriptor {
         run: fuzz,
     }],
 };
-
-fn new_state(_: Transport) -> Box<dyn AppState> {
-    Box::new(SmbState::new())
-}
 
 /// An NBSS message header followed by an SMB magic; keep-alives and session
 /// requests/responses (port 139) ask for more.
