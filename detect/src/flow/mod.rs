@@ -112,6 +112,10 @@ pub struct AppFlow {
     /// The reassembly depth of the flow's protocol, when it has its own (see
     /// [`crate::app::Parser::stream_depth`]); `None`: `stream.reassembly.depth`.
     pub stream_depth: Option<u64>,
+    /// The side whose data named the protocol, while [`AppFlow::stream_depth`] waits
+    /// for a packet of the other side: Suricata recognises a protocol when that data is
+    /// acknowledged and takes the acknowledging packet's segment at the old depth.
+    pub depth_pending: Option<u8>,
     /// Per direction: a gap came before the flow's protocol was known (and before its
     /// parser existed). The parser made later from the other direction's data is told
     /// of it (Suricata's parsers see that gap too).

@@ -347,6 +347,7 @@ impl Inner {
                 self.pkt_proto_done = true;
                 self.stats.app_flows[proto as usize % app::APP_PROTOS] += 1;
                 app.stream_depth = self.registry.stream_depth(proto);
+                app.depth_pending = Some(d as u8);
                 if let Some(mut state) = self.registry.new_state(proto, transport) {
                     let mut out = ParseOutput::default();
                     let other = dir.other();

@@ -65,9 +65,21 @@ impl Inner {
             if let Some(s) = flow.tcp.as_deref_mut() {
                 let gaps_before = s.sides[d].gap_bytes + s.sides[1 - d].gap_bytes;
                 // The protocol's own depth once it is known (Suricata's per-protocol
-                // `stream-depth`), else `stream.reassembly.depth`.
-                let depth = flow.app.stream_depth.unwrap_or(self.cfg.depth);
+                // `stream-depth`), else `stream.reassembly.depth`; from the packet after
+                // the other side's next one when the protocol was just recognised (see
+                // `AppFlow::depth_pending`).
+                let depth = match flow.app.depth_pending {
+                    Some(_) => self.cfg.depth,
+                    None => flow.app.stream_depth.unwrap_or(self.cfg.depth),
+                };
                 let up = s.packet(to_server, flags, seq, ack, pkt.payload, depth);
+                if flow
+                    .app
+                    .depth_pending
+                    .is_some_and(|side| usize::from(side) != d)
+                {
+                    flow.app.depth_pending = None;
+                }
                 stream_added = up.added;
                 stream_events = up.events;
                 closing = flags & (tcp::FIN | tcp::RST) != 0;
