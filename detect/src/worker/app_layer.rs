@@ -447,28 +447,7 @@ impl Inner {
         let Some(state) = flow.app.state.as_deref() else {
             return;
         };
-        let established = flow.established();
-        let stream_bytes = flow.stream_bytes();
-        let view = PacketView {
-            pkt: c.pkt,
-            ts_ns: c.meta.ts_ns,
-            to_server: Some(to_server),
-            established,
-            app_proto: proto,
-            app_proto_pending: false,
-            payload: None,
-            stream: None,
-            segment: None,
-            stream_bytes,
-            flow_id: flow.id,
-            first_in_direction: false,
-            pseudo: c.src.is_pseudo(),
-            pseudo_app_rules: false,
-            app_proto_dir: flow.app.dir_proto,
-            proto_detect_done: false,
-            app_events: 0,
-            stream_events: 0,
-        };
+        let view = app_view(c, flow, to_server);
         let mut hits = std::mem::take(&mut self.hits);
         // Reused between calls: records are large, and most calls log nothing.
         let mut to_log = std::mem::take(&mut self.to_log);
@@ -871,26 +850,7 @@ impl Inner {
         let Some((from, to)) = progress.next_chunk(dir, usable, eof, inline) else {
             return;
         };
-        let view = PacketView {
-            pkt: c.pkt,
-            ts_ns: c.meta.ts_ns,
-            to_server: Some(to_server),
-            established: flow.established(),
-            app_proto: flow.app.proto,
-            app_proto_pending: false,
-            payload: None,
-            stream: None,
-            segment: None,
-            stream_bytes: flow.stream_bytes(),
-            flow_id: flow.id,
-            first_in_direction: false,
-            pseudo: c.src.is_pseudo(),
-            pseudo_app_rules: false,
-            app_proto_dir: flow.app.dir_proto,
-            proto_detect_done: false,
-            app_events: 0,
-            stream_events: 0,
-        };
+        let view = app_view(c, flow, to_server);
         let Flow { tcp, vars, app, .. } = &mut *flow;
         let Some(s) = tcp.as_deref() else {
             return;
@@ -1083,5 +1043,30 @@ impl app::Transaction for WithEvents<'_> {
     }
     fn frame(&self, id: app::BufferId, index: usize) -> Option<app::FrameMeta> {
         self.tx.frame(id, index)
+    }
+}
+
+/// What a packet brings to the inspection of a flow's transactions and frames: its
+/// headers and the flow's state, no payload of its own.
+fn app_view<'a>(c: Ctx<'a>, flow: &Flow, to_server: bool) -> PacketView<'a> {
+    PacketView {
+        pkt: c.pkt,
+        ts_ns: c.meta.ts_ns,
+        to_server: Some(to_server),
+        established: flow.established(),
+        app_proto: flow.app.proto,
+        app_proto_pending: false,
+        payload: None,
+        stream: None,
+        segment: None,
+        stream_bytes: flow.stream_bytes(),
+        flow_id: flow.id,
+        first_in_direction: false,
+        pseudo: c.src.is_pseudo(),
+        pseudo_app_rules: false,
+        app_proto_dir: flow.app.dir_proto,
+        proto_detect_done: false,
+        app_events: 0,
+        stream_events: 0,
     }
 }
