@@ -250,7 +250,7 @@ pub fn message(data: &[u8]) -> Result<(Message, usize), Error> {
         return Err(Error::Invalid);
     }
     let used = data.len() - rest.len();
-    let (id, body) = ber::expect(outer.body, ber::INTEGER)?;
+    let (id, body) = expect(outer.body, ber::INTEGER)?;
     let id = u32::try_from(ber::int(id)?).map_err(|_| Error::Invalid)?;
     let (op_tlv, body) = read(body)?;
     let op = op(op_tlv)?;
@@ -278,12 +278,41 @@ fn declared_len(data: &[u8]) -> Option<usize> {
 }
 
 /// An element inside a message already whole: running short is malformed.
+/// An element inside a message. One whose header or contents run past its container
+/// is `Incomplete`, as in Suricata's parser, which then waits for more data even
+/// though the message's own length was whole (and so never parses that direction
+/// on). Its header is read as a general BER reader reads it: a high tag number and a
+/// long length form of any size need their bytes before they are found unsupported.
 fn read(data: &[u8]) -> Result<(Tlv<'_>, &[u8]), Error> {
-    ber::read(data).map_err(|_| Error::Invalid)
+    match ber::read(data) {
+        Err(Error::Invalid) if header_cut(data) => Err(Error::Incomplete),
+        r => r,
+    }
+}
+
+/// Whether the identifier and length octets at the start of `data` run past it.
+fn header_cut(data: &[u8]) -> bool {
+    let mut i = 1;
+    if data.first().is_some_and(|&t| t & 0x1f == 0x1f) {
+        // High tag number: more identifier bytes while their top bit is set.
+        while data.get(i).is_some_and(|&b| b & 0x80 != 0) {
+            i += 1;
+        }
+        i += 1;
+    }
+    match data.get(i) {
+        None => true,
+        Some(&l) if l & 0x80 != 0 => data.len() < i + 1 + usize::from(l & 0x7f),
+        Some(_) => false,
+    }
 }
 
 fn expect(data: &[u8], tag: u8) -> Result<(&[u8], &[u8]), Error> {
-    ber::expect(data, tag).map_err(|_| Error::Invalid)
+    let (t, rest) = read(data)?;
+    if t.tag != tag {
+        return Err(Error::Invalid);
+    }
+    Ok((t.body, rest))
 }
 
 fn uint(data: &[u8], tag: u8) -> Result<(u32, &[u8]), Error> {
@@ -592,9 +621,16 @@ pub(crate) mod tests {
         assert_eq!(message(b"GET / HTTP/1.1\r\n"), Err(Error::Invalid));
         // An unknown operation tag.
         assert_eq!(
-            message(b"\x30\x05\x02\x01\x01\x5f\x00"),
+            message(b"\x30\x05\x02\x01\x01\x5e\x00"),
             Err(Error::Invalid)
         );
+        // An element whose header runs past the whole message (a high tag number
+        // with no length; a length of 45 bytes): Suricata's parser waits for more.
+        assert_eq!(
+            message(b"\x30\x05\x02\x01\x01\x5f\x00"),
+            Err(Error::Incomplete)
+        );
+        assert_eq!(message(b"\x30\x03\xde\xad\xbe"), Err(Error::Incomplete));
         // A message declaring more than the bound.
         assert_eq!(message(b"\x30\x84\x7f\xff\xff\xff"), Err(Error::Invalid));
         assert_eq!(result_name(49), Some("invalid_credentials"));

@@ -61,6 +61,10 @@ pub struct LdapState {
     buf: [Vec<u8>; 2],
     /// Parsing stopped in this direction (not LDAP, or broken).
     stopped: [bool; 2],
+    /// A whole message of this direction holds an operation that runs past its end:
+    /// Suricata's parser waits for more data for ever, and parses nothing more of the
+    /// direction; its bytes are only kept (up to a bound) for the message's frame.
+    stuck: [bool; 2],
     next_id: u64,
     pub txs: VecDeque<LdapTx>,
     /// The frames, when a rule uses LDAP's ([`AppState::set_frames`]).
@@ -75,6 +79,7 @@ impl LdapState {
             max_responses,
             buf: Default::default(),
             stopped: [false; 2],
+            stuck: [false; 2],
             next_id: 0,
             txs: VecDeque::new(),
             frames: None,
@@ -190,6 +195,12 @@ impl AppState for LdapState {
             Some(f) if !self.udp => f.data(dir, data).saturating_sub(buf.len() as u64),
             _ => 0,
         };
+        if self.stuck[d] {
+            let room = (parser::MAX_MESSAGE_LEN + 8).saturating_sub(buf.len());
+            buf.extend_from_slice(&data[..data.len().min(room)]);
+            self.buf[d] = buf;
+            return;
+        }
         let owned = !self.udp && !buf.is_empty();
         if owned {
             buf.extend_from_slice(data);
@@ -210,7 +221,11 @@ impl AppState for LdapState {
                     out.trigger_raw(dir);
                     at += n;
                 }
-                Err(Error::Incomplete) if !self.udp => break,
+                Err(Error::Incomplete) if !self.udp => {
+                    // The message itself is whole: its operation is cut inside it.
+                    self.stuck[d] = crate::snmp::ber::read(&input[at..]).is_ok();
+                    break;
+                }
                 Err(_) => {
                     self.broken(dir, out);
                     return;
@@ -218,7 +233,8 @@ impl AppState for LdapState {
             }
         }
         if !self.udp && at < input.len() {
-            self.buf[d] = input[at..].to_vec();
+            let keep = (input.len() - at).min(parser::MAX_MESSAGE_LEN + 8);
+            self.buf[d] = input[at..at + keep].to_vec();
         }
     }
 
@@ -226,6 +242,7 @@ impl AppState for LdapState {
         // Message boundaries are lost with the bytes (Suricata accepts gaps and
         // resumes at the next message that reads).
         self.buf[dir.index()].clear();
+        self.stuck[dir.index()] = false;
         if let Some(f) = self.frames.as_deref_mut() {
             f.gap(dir, len);
         }
