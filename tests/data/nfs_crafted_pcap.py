@@ -12,28 +12,12 @@ for it with nfs-crafted.rules)."""
 import struct, sys
 from scapy.all import Ether, IP, TCP, UDP, Raw, wrpcap
 
-def u32(v): return struct.pack('>I', v)
-def u64(v): return struct.pack('>Q', v)
-def opaque(b): return u32(len(b)) + b + b'\0' * ((4 - len(b) % 4) % 4)
-def auth_unix(name, uid, gid):
-    return u32(1) + opaque(u32(0x5f000001) + opaque(name) + u32(uid) + u32(gid) + u32(1) + u32(gid))
-AUTH_NULL = u32(0) + u32(0)
-def call(xid, vers, proc, args, cred=None):
-    cred = cred if cred is not None else auth_unix(b'client1', 1000, 100)
-    return u32(xid) + u32(0) + u32(2) + u32(100003) + u32(vers) + u32(proc) + cred + AUTH_NULL + args
-def reply(xid, res):
-    return u32(xid) + u32(1) + u32(0) + AUTH_NULL + u32(0) + res
-def rm(b, last=True): return u32((0x80000000 if last else 0) | len(b)) + b
+import nfs_rpc
+from nfs_rpc import *
+nfs_rpc.CRED_NAME = b'client1'
 
-DIR = bytes.fromhex('01000601a1b2c3d4000000000000000000000002')
-FH = bytes.fromhex('01000601a1b2c3d4000000000000000000000010')
 FH2 = bytes.fromhex('01000601a1b2c3d4000000000000000000000011')
-def fattr3(size=12, ftype=1):
-    return u32(ftype) + u32(0o644) + u32(1) + u32(1000) + u32(100) + u64(size) + u64(4096) + u64(0) + u64(1) + u64(16) + u64(1700000000 << 32) * 3
-def post_op_attr(size=12, ftype=1): return u32(1) + fattr3(size, ftype)
 NO_ATTR = u32(0)
-def wcc(): return u32(1) + u64(0) + u64(1700000000 << 32) + u64(1700000000 << 32) + post_op_attr(0, 2)
-def dirop(fh, name): return opaque(fh) + opaque(name)
 SATTR = u32(0) * 6
 DATA = b'hello world\n'
 
