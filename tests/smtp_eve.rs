@@ -31,7 +31,7 @@ type Case = (
     bool,
 );
 const TESTS: &[Case] = &[
-    ("smtp-rset", "input.pcap", "test.rules", &[], false, true),
+    ("smtp-rset", "input.pcap", "test.rules", &[], true, true),
     (
         "mime/smtp-mime-encap-8649-combined",
         "input.pcap",

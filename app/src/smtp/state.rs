@@ -189,14 +189,16 @@ impl SmtpState {
         self.pending.push_back(p);
     }
 
-    /// The message of the current transaction ended.
-    fn end_message(&mut self, complete: bool) {
+    /// The message of the current transaction ended. A `DATA` message ends its
+    /// transaction; the last `BDAT` chunk does not (Suricata 8.0.6 ends that one with
+    /// the next `RSET`, or with the connection).
+    fn end_message(&mut self, complete: bool, ends_tx: bool) {
         let cfg = self.files;
         if let Some(t) = self.current() {
             if let Some(m) = t.mime.as_mut() {
                 m.end(complete, &cfg);
             }
-            t.done = true;
+            t.done |= ends_tx;
             t.bump();
         }
     }
@@ -205,7 +207,7 @@ impl SmtpState {
         if self.mode == Mode::Data {
             if line == b"." {
                 self.mode = Mode::Command;
-                self.end_message(true);
+                self.end_message(true, true);
                 self.push_pending(Pending::DataEnd);
                 return;
             }
@@ -237,9 +239,13 @@ impl SmtpState {
             self.events.push(EV_LONG_COMMAND);
         }
         let rset = verb_is(line, b"RSET");
+        // As Suricata 8.0.6's parser: `RSET` and `QUIT` join the last transaction even
+        // when it has ended, and open one only when there is none (none yet, or the last
+        // one was logged and freed).
+        let no_new = rset || verb_is(line, b"QUIT");
         let open_new = match self.txs.back() {
             None => true,
-            Some(t) => t.done && !rset,
+            Some(t) => t.done && !no_new,
         };
         if open_new {
             self.new_tx();
@@ -281,7 +287,7 @@ impl SmtpState {
             self.mode = Mode::Bdat { left: n, last };
             if n == 0 && last {
                 self.mode = Mode::Command;
-                self.end_message(true);
+                self.end_message(true, false);
             }
             self.push_pending(Pending::Other);
         } else if rset {
@@ -443,7 +449,7 @@ impl AppState for SmtpState {
                 if left == 0 {
                     self.mode = Mode::Command;
                     if last {
-                        self.end_message(true);
+                        self.end_message(true, false);
                     }
                 }
                 continue;
@@ -470,7 +476,7 @@ impl AppState for SmtpState {
         {
             self.mode = Mode::Command;
             if last {
-                self.end_message(true);
+                self.end_message(true, false);
             }
         }
         self.flush_events(out);
@@ -478,7 +484,7 @@ impl AppState for SmtpState {
 
     fn eof(&mut self, dir: Dir, out: &mut ParseOutput) {
         if dir == Dir::ToServer {
-            self.end_message(false);
+            self.end_message(false, true);
             let cfg = self.files;
             for t in self.txs.iter_mut().filter(|t| !t.done) {
                 if let Some(m) = t.mime.as_mut() {
@@ -535,7 +541,7 @@ pub(crate) mod tests {
         }
         s.parse(Dir::ToClient, &SERVER[14..], &mut out);
         s.eof(Dir::ToServer, &mut out);
-        assert_eq!(s.txs.len(), 3);
+        assert_eq!(s.txs.len(), 2);
         let t0 = &s.txs[0];
         assert_eq!(t0.helo.as_deref(), Some(&b"ehlo.fr"[..]));
         assert_eq!(t0.mail_from.as_deref(), Some(&b"<a@b.c>"[..]));
@@ -547,9 +553,49 @@ pub(crate) mod tests {
         let t1 = &s.txs[1];
         assert_eq!(t1.mail_from.as_deref(), Some(&b"<q@b.c>"[..]));
         assert!(t1.mime.is_none() && t1.done);
-        // QUIT after the BDAT's mail opens a transaction of its own.
-        assert!(s.txs[2].mail_from.is_none());
+        // QUIT after the BDAT's mail opens no transaction of its own.
+        assert_eq!(s.txs.len(), 2);
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    }
+
+    #[test]
+    fn transactions_end_and_open_as_the_reference_shows() {
+        // smtp-rset (reference: two transactions): the last BDAT chunk does not end
+        // its transaction, RSET does; QUIT joins the live one.
+        let mut s = SmtpState::new();
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"EHLO a\r\nMAIL FROM:<a>\r\nBDAT 3 LAST\r\n",
+            &mut out,
+        );
+        s.parse(Dir::ToServer, b"m\r\n", &mut out);
+        assert!(!s.txs[0].done);
+        s.parse(Dir::ToServer, b"RSET\r\n", &mut out);
+        assert!(s.txs[0].done);
+        s.free_below(1);
+        s.parse(Dir::ToServer, b"MAIL FROM:<b>\r\nBDAT 3 LAST\r\n", &mut out);
+        s.parse(Dir::ToServer, b"n\r\nQUIT\r\n", &mut out);
+        assert_eq!((s.txs.len(), s.next_id), (1, 2));
+        // smtp-mime-encap-8649-combined (reference: two): the `.` ends the message's
+        // transaction; once it is logged and freed, QUIT opens one of its own.
+        let mut s = SmtpState::new();
+        s.parse(
+            Dir::ToServer,
+            b"EHLO a\r\nMAIL FROM:<a>\r\nDATA\r\n",
+            &mut out,
+        );
+        s.parse(
+            Dir::ToClient,
+            b"220 mx\r\n250 hi\r\n250 ok\r\n354 go\r\n",
+            &mut out,
+        );
+        s.parse(Dir::ToServer, b"Subject: x\r\n\r\nbody\r\n.\r\n", &mut out);
+        assert!(s.txs[0].done);
+        s.free_below(1);
+        s.parse(Dir::ToServer, b"QUIT\r\n", &mut out);
+        assert_eq!((s.txs.len(), s.next_id), (1, 2));
     }
 
     #[test]
