@@ -82,20 +82,40 @@ fn corpus_smb_records_alerts_and_files_are_the_references() {
             "dcerpc.rules",
             &["-k", "none", "--set", "stream.midstream=true"][..],
         ),
+        (
+            "dcerpc/dcerpc-bind-no-frag-flag",
+            "input.pcap",
+            "test.rules",
+            &["-k", "none"][..],
+        ),
+        (
+            "smb-filename",
+            "input.pcap",
+            "test.rules",
+            &["-k", "none"][..],
+        ),
     ] {
         let dir = shared.join("corpus/suricata-verify").join(test);
         let ours = run_pcap(&dir, &dir.join(pcap), &dir.join(rules), extra);
         let reference = eve(&dir.join("suricata-8.0.6-eve.json"));
-        let (o, r) = (records(&ours), records(&reference));
-        assert!(!r.is_empty(), "{test}");
-        if test == "dcerpc/dcerpc-3109" {
-            // The reference stops at the RST; Meerkat also logs the LOGOFF after it.
-            for x in &r {
-                assert!(o.contains(x), "{test}: {x} not written");
+        let (mut o, mut r) = (records(&ours), records(&reference));
+        if test == "smb-filename" {
+            // Two mangled SMB1 session setup requests: Suricata reads a 13-word
+            // request with the 12-word layout and keeps the low byte of each UTF-16
+            // unit, so its `request` strings are its own; Meerkat's are the bytes'.
+            for v in [&mut o, &mut r] {
+                for x in v.iter_mut() {
+                    let mut j: serde_json::Value = serde_json::from_str(x).unwrap();
+                    if j["command"] == "SMB1_COMMAND_SESSION_SETUP_ANDX" {
+                        j.as_object_mut().unwrap().remove("request");
+                    }
+                    *x = j.to_string();
+                }
+                v.sort();
             }
-        } else {
-            assert_eq!(o, r, "{test}");
         }
+        assert!(!r.is_empty(), "{test}");
+        assert_eq!(o, r, "{test}");
         assert_eq!(alerts(&ours), alerts(&reference), "{test}");
         assert_eq!(files(&ours), files(&reference), "{test}");
     }

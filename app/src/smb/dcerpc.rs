@@ -41,9 +41,22 @@ impl Pipes {
     /// The PDUs of data written to a pipe.
     pub fn client(&mut self, data: &[u8], out: &mut Vec<Sent>) -> bool {
         let mut rest = data;
-        for _ in 0..MAX_PDUS {
+        for n in 0..MAX_PDUS {
             let Some(h) = p::header(rest) else { break };
             if !h.valid() {
+                if n == 0 && h.ptype > p::RTS {
+                    // Suricata reads any 16 bytes written to a pipe as a header and
+                    // logs a call of that type (by number), malformed.
+                    out.push(Sent::New(DcerpcTx {
+                        call_id: h.call_id,
+                        req_type: Some(h.ptype),
+                        frags: [0, 0],
+                        done: [true, false],
+                        minor: h.minor,
+                        little_endian: h.little_endian(),
+                        ..Default::default()
+                    }));
+                }
                 return false;
             }
             let len = usize::from(h.frag_len).min(rest.len());

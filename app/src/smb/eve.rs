@@ -56,6 +56,7 @@ pub fn record(tx: &SmbTx) -> Smb {
     };
     match &tx.kind {
         Kind::Plain => {}
+        Kind::Ioctl(code) => r.function = Some(super::parser::fsctl_name(*code)),
         Kind::Negotiate(n) => {
             r.client_dialects.clone_from(&n.client_dialects);
             r.client_guid.clone_from(&n.client_guid);
@@ -233,6 +234,7 @@ pub fn smb(o: &mut Obj<'_>, r: &Smb) {
                 opt(y, "response", &s.response);
             });
         }
+        opt(x, "function", &r.function);
         if let Some(d) = &r.dcerpc {
             x.obj("dcerpc", |y| {
                 y.str("request", &d.request).str("response", &d.response);

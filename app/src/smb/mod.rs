@@ -12,7 +12,9 @@ pub mod config;
 pub mod dcerpc;
 pub mod detect;
 pub mod eve;
+mod fsctl;
 pub mod ntlmssp;
+mod ntstatus;
 pub mod parser;
 pub mod state;
 

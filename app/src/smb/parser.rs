@@ -152,15 +152,21 @@ impl Smb1Header {
         }
         let class = (self.status & 0xff) as u8;
         let code = (self.status >> 16) as u16;
-        let name = match class {
-            // ERRDOS: Suricata writes the code's number.
-            1 => code.to_string(),
-            2 => "SRV_ERROR".to_string(),
-            3 => "HW_ERROR".to_string(),
-            _ if class == 0 && code == 0 && self.status == 0 => {
-                // A success without the NT status flag.
-                "UNKNOWN_00_0000".to_string()
-            }
+        // The DOS (ERRDOS) and server (ERRSRV) error classes name the codes of
+        // [MS-CIFS] 2.2.2.4 that Suricata names, and write the others as numbers.
+        let name = match (class, code) {
+            (1, 0) => "DOS_SUCCESS".to_string(),
+            (1, 1) => "DOS_BAD_FUNC".to_string(),
+            (1, 2) => "DOS_BAD_FILE".to_string(),
+            (1, 3) => "DOS_BAD_PATH".to_string(),
+            (1, 4) => "DOS_TOO_MANY_OPEN_FILES".to_string(),
+            (1, 5) => "DOS_ACCESS_DENIED".to_string(),
+            (2, 1) => "SRV_ERROR".to_string(),
+            (2, 2) => "SRV_BADPW".to_string(),
+            (2, 3) => "SRV_BADTYPE".to_string(),
+            (2, 4) => "SRV_ACCESS".to_string(),
+            (2, 91) => "SRV_BADUID".to_string(),
+            (1 | 2, _) => code.to_string(),
             _ => format!("UNKNOWN_{class:02x}_{code:04x}"),
         };
         (name, format!("0x{code:04x}"))
@@ -372,51 +378,22 @@ pub fn dialect_name(d: u16) -> String {
     }
 }
 
-/// EVE `status` and `status_code` of NT status `s`.
+/// EVE `status` and `status_code` of NT status `s`: its [MS-ERREF] name, or its
+/// number in decimal when it has none (as Suricata writes it).
 pub fn nt_status(s: u32) -> (String, String) {
-    let name = match s {
-        0x0000_0000 => "STATUS_SUCCESS",
-        0x0000_0103 => "STATUS_PENDING",
-        0x0000_010c => "STATUS_NOTIFY_ENUM_DIR",
-        0x8000_0005 => "STATUS_BUFFER_OVERFLOW",
-        0x8000_0006 => "STATUS_NO_MORE_FILES",
-        0xc000_0001 => "STATUS_UNSUCCESSFUL",
-        0xc000_0002 => "STATUS_NOT_IMPLEMENTED",
-        0xc000_0003 => "STATUS_INVALID_INFO_CLASS",
-        0xc000_0008 => "STATUS_INVALID_HANDLE",
-        0xc000_000d => "STATUS_INVALID_PARAMETER",
-        0xc000_000f => "STATUS_NO_SUCH_FILE",
-        0xc000_0010 => "STATUS_INVALID_DEVICE_REQUEST",
-        0xc000_0011 => "STATUS_END_OF_FILE",
-        0xc000_0016 => "STATUS_MORE_PROCESSING_REQUIRED",
-        0xc000_0022 => "STATUS_ACCESS_DENIED",
-        0xc000_0023 => "STATUS_BUFFER_TOO_SMALL",
-        0xc000_0033 => "STATUS_OBJECT_NAME_INVALID",
-        0xc000_0034 => "STATUS_OBJECT_NAME_NOT_FOUND",
-        0xc000_0035 => "STATUS_OBJECT_NAME_COLLISION",
-        0xc000_003a => "STATUS_OBJECT_PATH_NOT_FOUND",
-        0xc000_0043 => "STATUS_SHARING_VIOLATION",
-        0xc000_0054 => "STATUS_FILE_LOCK_CONFLICT",
-        0xc000_0055 => "STATUS_LOCK_NOT_GRANTED",
-        0xc000_0056 => "STATUS_DELETE_PENDING",
-        0xc000_0061 => "STATUS_PRIVILEGE_NOT_HELD",
-        0xc000_006d => "STATUS_LOGON_FAILURE",
-        0xc000_00b0 => "STATUS_PIPE_DISCONNECTED",
-        0xc000_00ba => "STATUS_FILE_IS_A_DIRECTORY",
-        0xc000_00bb => "STATUS_NOT_SUPPORTED",
-        0xc000_00c9 => "STATUS_NETWORK_NAME_DELETED",
-        0xc000_00cc => "STATUS_BAD_NETWORK_NAME",
-        0xc000_0101 => "STATUS_DIRECTORY_NOT_EMPTY",
-        0xc000_0103 => "STATUS_NOT_A_DIRECTORY",
-        0xc000_0120 => "STATUS_CANCELLED",
-        0xc000_014b => "STATUS_PIPE_BROKEN",
-        0xc000_0184 => "STATUS_INVALID_DEVICE_STATE",
-        0xc000_019c => "STATUS_FS_DRIVER_REQUIRED",
-        0xc000_0203 => "STATUS_USER_SESSION_DELETED",
-        0xc000_0225 => "STATUS_NOT_FOUND",
-        _ => return (format!("{s}"), format!("0x{s:x}")),
+    let name = match super::ntstatus::NT_STATUS.binary_search_by_key(&s, |&(v, _)| v) {
+        Ok(i) => super::ntstatus::NT_STATUS[i].1.to_owned(),
+        Err(_) => format!("{s}"),
     };
-    (name.into(), format!("0x{s:x}"))
+    (name, format!("0x{s:x}"))
+}
+
+/// EVE `function` of an IOCTL: its FSCTL name, or its number in decimal.
+pub fn fsctl_name(code: u32) -> String {
+    match super::fsctl::FSCTL.binary_search_by_key(&code, |&(v, _)| v) {
+        Ok(i) => super::fsctl::FSCTL[i].1.to_owned(),
+        Err(_) => format!("{code}"),
+    }
 }
 
 /// A GUID (or an SMB2 file id) as Suricata writes it: the first three fields
@@ -513,6 +490,21 @@ pub(crate) mod tests {
         assert_eq!(smb1_command_name(0xa2), "SMB1_COMMAND_NT_CREATE_ANDX");
         assert_eq!(nt_status(0xc000_0016).1, "0xc0000016");
         assert_eq!(nt_status(0).1, "0x0");
+        // dcerpc-bind-no-frag-flag: the reference names 0xc0000072.
+        assert_eq!(nt_status(0xc000_0072).0, "STATUS_ACCOUNT_DISABLED");
+        assert_eq!(
+            nt_status(0xc022_0018).0,
+            "STATUS_FWP_TOO_MANY_BOOTTIME_FILTERS"
+        );
+        // A value with no name is written as its number.
+        assert_eq!(nt_status(0xc000_010f).0, "3221225743");
+        assert_eq!(fsctl_name(0x0006_0194), "FSCTL_DFS_GET_REFERRALS");
+        assert_eq!(fsctl_name(0x0009_004f), "FSCTL_MARK_AS_SYSTEM_HIVE");
+        assert_eq!(fsctl_name(0x0009_00a4), "589988");
+        let f = super::super::fsctl::FSCTL;
+        assert!(f.windows(2).all(|w| w[0].0 < w[1].0), "sorted, no repeat");
+        let t = super::super::ntstatus::NT_STATUS;
+        assert!(t.windows(2).all(|w| w[0].0 < w[1].0), "sorted, no repeat");
         // An SMB2 file id: persistent 0x4d, volatile 0xffffffff00000009.
         let mut fid = [0u8; 16];
         fid[0] = 0x4d;

@@ -116,6 +116,8 @@ pub enum Kind {
         fuid: String,
     },
     Dcerpc(Box<DcerpcTx>),
+    /// An SMB2 IOCTL that is not a DCE/RPC call: its control code.
+    Ioctl(u32),
 }
 
 /// One transaction.
@@ -670,6 +672,8 @@ impl SmbState {
                     && let Some(data) = p::slice(m, ioff, ilen)
                 {
                     self.pipe_write(i, data, out);
+                } else {
+                    self.txs[i].kind = Kind::Ioctl(code);
                 }
             }
             smb2::CLOSE => {
@@ -1076,13 +1080,10 @@ impl SmbState {
                 if h.command == smb1::WRITE_ANDX {
                     self.write_answered(1, key, h.status);
                 }
-                if matches!(h.command, smb1::WRITE_ANDX | smb1::TRANS | smb1::TRANS2) {
-                    return;
-                }
-                let i = self.new_tx(1, cmd, key, out);
-                self.txs[i].session_id = u64::from(h.uid);
-                self.txs[i].tree_id = u64::from(h.tid);
-                i
+                // As Suricata's: an SMB1 response opens no transaction. One whose
+                // request was not seen, or a further part of a response already
+                // matched (a long NT_TRANS answer), is not logged on its own.
+                return;
             }
         };
         let uni = h.unicode();
@@ -1102,9 +1103,15 @@ impl SmbState {
             }
             smb1::SESSION_SETUP_ANDX => {
                 self.txs[i].session_id = u64::from(h.uid);
-                if words.len() == 8 {
-                    let bl = usize::from(u16::from_le_bytes([words[6], words[7]]));
-                    let n = native(m, bytes_at + bl, uni);
+                // Extended security (a blob before the strings), or not (the strings
+                // first).
+                let at = match words.len() {
+                    8 => Some(bytes_at + usize::from(u16::from_le_bytes([words[6], words[7]]))),
+                    6 => Some(bytes_at),
+                    _ => None,
+                };
+                if let Some(at) = at {
+                    let n = native(m, at, uni);
                     if let Kind::Setup(s) = &mut self.txs[i].kind {
                         s.resp_native = n;
                     }
@@ -1136,7 +1143,9 @@ impl SmbState {
                         for v in t.iter_mut().take(4) {
                             *v = p::filetime(w.u64()?);
                         }
-                        w.skip(4 + 8)?;
+                        // Attributes, then the allocation size: Suricata logs that as
+                        // an SMB1 file's `size` (4096 for a pipe whose end of file is 0).
+                        w.skip(4)?;
                         t[4] = w.u64()?;
                         Some((fid, t))
                     })()
