@@ -148,6 +148,9 @@ impl Inner {
         };
         let raw_rules = self.engine.inspects_raw_stream();
         let chunk_range = flow.tcp.as_deref_mut().and_then(|s| {
+            if payload_ending {
+                s.payload = tcp::PayloadInspection::Off;
+            }
             if !raw_rules {
                 // No rule would see the chunk: its bytes need not wait for it.
                 let side = &mut s.sides[d];
@@ -156,9 +159,6 @@ impl Inner {
             }
             if payload_off {
                 return None;
-            }
-            if payload_ending {
-                s.payload = tcp::PayloadInspection::Off;
             }
             let side = &mut s.sides[d];
             let flush = self.cfg.inline || closing || side.fin;

@@ -779,6 +779,18 @@ fn tls_application_data_ends_payload_inspection() {
     assert_eq!(alerts(&config, rules, &session(23)), want(&[]));
     let handshake = alerts(&config, rules, &session(22));
     assert!(!handshake.is_empty(), "{handshake:?}");
+    // A packet-only rule (no rule reads the raw stream): the packet of the first
+    // application data is inspected (Suricata parses it once the server acknowledges
+    // it), the client's next one is not. On tls-subject, tls-cert-issuer and
+    // tls-fingerprint-alert, such rules now alert as often as the reference's.
+    let rules =
+        "alert tcp any any -> any any (flow:to_server; dsize:>5; content:\"secret\"; sid:2;)";
+    assert_eq!(
+        alerts(&config, rules, &session(23)),
+        want(&[(2, None, "tls")])
+    );
+    let handshake = alerts(&config, rules, &session(22));
+    assert!(!handshake.is_empty(), "{handshake:?}");
 }
 
 /// `stream.reassembly.depth` reached: `stream.reassembly_depth_reached` once per
