@@ -34,6 +34,10 @@ fn http2_records(events: &[serde_json::Value]) -> Vec<String> {
             // keep; the objects' key order is not compared (serde_json sorts keys).
             if let Some(o) = h.as_object_mut() {
                 o.retain(|_, v| !v.is_null());
+                // The record's `tx_id` (Suricata's HTTP/2 records have none).
+                if let Some(t) = e.get("tx_id") {
+                    o.insert("record_tx_id".into(), t.clone());
+                }
             }
             serde_json::to_string(&h).unwrap()
         })

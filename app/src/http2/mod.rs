@@ -52,7 +52,7 @@ pub static PROTOCOL: Descriptor = Descriptor {
     record: Some(RecordDef {
         event_type: "http",
         render: eve::render,
-        tx_id: true,
+        tx_id: false,
         packet_dir: false,
     }),
     fuzz: &[FuzzTarget {
