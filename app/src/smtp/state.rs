@@ -31,7 +31,6 @@ pub const MAX_TX: usize = 256;
 pub const MAX_BDAT_CHUNK: u64 = 1 << 30;
 
 pub const EV_INVALID_REPLY: &str = "smtp.invalid_reply";
-pub const EV_UNMATCHED_REPLY: &str = "smtp.unable_to_match_reply_with_request";
 pub const EV_LONG_COMMAND: &str = "smtp.max_command_line_len_exceeded";
 pub const EV_LONG_REPLY: &str = "smtp.max_reply_line_len_exceeded";
 pub const EV_BDAT_LEN: &str = "smtp.bdat_chunk_len_exceeded";
@@ -204,6 +203,10 @@ impl SmtpState {
     }
 
     fn command(&mut self, line: &[u8]) {
+        // Every line the client sends (a message's too) while no greeting was seen.
+        if !self.first_reply_seen {
+            self.events.push(EV_NO_WELCOME);
+        }
         if self.mode == Mode::Data {
             if line == b"." {
                 self.mode = Mode::Command;
@@ -316,24 +319,21 @@ impl SmtpState {
             return;
         }
         let code = &line[..3];
-        // The greeting answers no command, even when the engine parsed the client's
-        // first command before it (the two directions are fed by their own streams).
-        if !self.first_reply_seen && code == b"220" {
-            self.first_reply_seen = true;
-            return;
-        }
+        // As Suricata's parser: a reply with no command waiting is the greeting when
+        // none was seen yet (a first reply that is not `220` is an invalid one). A
+        // reply that answers a command is never the greeting, even the first: then
+        // every command after it is one without a greeting.
         let Some(p) = self.pending.pop_front() else {
             if !self.first_reply_seen {
                 self.first_reply_seen = true;
                 if code != b"220" {
-                    self.events.push(EV_NO_WELCOME);
+                    self.events.push(EV_INVALID_REPLY);
                 }
-            } else {
-                self.events.push(EV_UNMATCHED_REPLY);
             }
+            // Suricata names `unable_to_match_reply_with_request` but does not raise
+            // it: a reply with nothing to answer passes silently.
             return;
         };
-        self.first_reply_seen = true;
         match p {
             Pending::Data if code != b"354" => {
                 self.events.push(EV_DATA_REJECTED);
