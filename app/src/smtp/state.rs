@@ -599,6 +599,33 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn lines_before_a_greeting_raise_no_server_welcome_message() {
+        // detect-email-received: the greeting has no line end, so its line ends with
+        // the EHLO's answer; it answers the EHLO and no greeting is ever seen.
+        let mut s = SmtpState::new();
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, b"220 mx ESMTP", &mut out);
+        s.parse(Dir::ToServer, b"EHLO a\r\n", &mut out);
+        s.parse(Dir::ToClient, b"250-mx\r\n", &mut out);
+        s.parse(Dir::ToServer, b"MAIL FROM:<a>\r\nDATA\r\n", &mut out);
+        s.parse(Dir::ToClient, b"250 ok\r\n354 go\r\n", &mut out);
+        s.parse(Dir::ToServer, b"Subject: x\r\n\r\n.\r\n", &mut out);
+        let n = out
+            .anomalies
+            .iter()
+            .filter(|a| **a == EV_NO_WELCOME)
+            .count();
+        assert_eq!(n, 6, "{:?}", out.anomalies);
+        assert!(s.txs[0].mime.is_some(), "the 354 still opened the message");
+        // With the greeting first, none.
+        let mut s = SmtpState::new();
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
+        s.parse(Dir::ToServer, b"EHLO a\r\n", &mut out);
+        assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    }
+
+    #[test]
     fn starttls_stops_parsing_and_long_lines_are_cut() {
         let mut s = SmtpState::new();
         let mut out = ParseOutput::default();
