@@ -166,6 +166,10 @@ pub struct ParseOutput {
     /// raw stream is inspected once more, then neither it nor its packets' payloads
     /// are; its transactions still are.
     pub no_payload_inspection: bool,
+    /// As [`ParseOutput::no_payload_inspection`], but both raw streams are inspected
+    /// once more at once, after this packet (Suricata's SSH once both sides sent
+    /// NEWKEYS: its detect/log flush of both directions), and no payload after that.
+    pub no_payload_inspection_flush: bool,
 }
 
 /// A connection a control channel announced, between the same two hosts as its flow

@@ -114,6 +114,10 @@ pub struct SshState {
     tx: SshTx,
     dirs: [DirParser; 2],
     freed: bool,
+    /// Each side sent its NEWKEYS.
+    newkeys: [bool; 2],
+    /// Both did, and the end of payload inspection was asked for.
+    encrypted: bool,
 }
 
 impl Default for SshState {
@@ -140,6 +144,8 @@ impl SshState {
             tx: SshTx::default(),
             dirs: [d(), d()],
             freed: false,
+            newkeys: [false; 2],
+            encrypted: false,
         }
     }
 
@@ -258,6 +264,7 @@ impl SshState {
     /// The end of a packet: the next one's header, or the end after a NEWKEYS.
     fn packet_done(&mut self, d: usize) {
         if self.dirs[d].last {
+            self.newkeys[d] = true;
             self.finish(d);
         } else {
             self.dirs[d].st = St::Header;
@@ -304,6 +311,12 @@ impl SshState {
         {
             let dir = if d == 0 { Dir::ToServer } else { Dir::ToClient };
             out.trigger_raw(dir);
+        }
+        // Both sides past their NEWKEYS: the rest is encrypted. Suricata (its default
+        // `encryption-handling`) inspects both raw streams once more, then no payload.
+        if self.newkeys == [true; 2] && !self.encrypted {
+            self.encrypted = true;
+            out.no_payload_inspection_flush = true;
         }
     }
 }

@@ -492,6 +492,10 @@ pub enum PayloadInspection {
     /// side acknowledges it: that side's next packet inspects its raw stream once more,
     /// short of a chunk or not, then the flow's payload is inspected no more.
     Ending(usize),
+    /// The parser asked for both raw streams to be inspected once more, together,
+    /// after the packet being processed (Suricata's detect/log flush: SSH once both
+    /// sides sent NEWKEYS); then `Off`.
+    Flush,
     /// Neither raw stream nor packet payload is inspected.
     Off,
 }

@@ -15,6 +15,7 @@ impl Inner {
         self.pkt_expect |= out.expect;
         self.pkt_raw_trigger |= out.raw_trigger;
         self.pkt_no_payload |= out.no_payload_inspection;
+        self.pkt_no_payload_flush |= out.no_payload_inspection_flush;
         if out.error {
             app.parse_error = true;
         }

@@ -356,6 +356,9 @@ struct Inner {
     /// A parser in the current feed ended the flow's payload inspection
     /// (`ParseOutput::no_payload_inspection`).
     pkt_no_payload: bool,
+    /// The parser asked for the flush of both raw streams, then no payload inspection
+    /// (`ParseOutput::no_payload_inspection_flush`).
+    pkt_no_payload_flush: bool,
     /// Announced connections: the table shared with the other workers.
     expect: expect::Expectations,
 }
@@ -825,6 +828,7 @@ impl Worker {
                 pkt_expect: false,
                 pkt_raw_trigger: 0,
                 pkt_no_payload: false,
+                pkt_no_payload_flush: false,
                 expect: expect::Expectations::Local(Vec::new()),
             },
         }

@@ -142,7 +142,7 @@ impl Inner {
             Some(s) => match s.payload {
                 tcp::PayloadInspection::Off => (true, false),
                 tcp::PayloadInspection::Ending(side) => (false, side != d),
-                tcp::PayloadInspection::On => (false, false),
+                tcp::PayloadInspection::On | tcp::PayloadInspection::Flush => (false, false),
             },
             None => (false, false),
         };
@@ -283,10 +283,61 @@ impl Inner {
         if flow.app.stream_frame.is_some() {
             self.inspect_stream_frames(c, flow, to_server, false);
         }
+        if flow
+            .tcp
+            .as_deref()
+            .is_some_and(|s| s.payload == tcp::PayloadInspection::Flush)
+        {
+            self.flush_raw_streams(c, flow, to_server);
+        }
         if let Some(s) = flow.tcp.as_deref_mut() {
             for side in &mut s.sides {
                 side.trim();
             }
+        }
+    }
+
+    /// Suricata's detect/log flush that ends payload inspection: a pseudo packet per
+    /// direction inspects what its raw stream still holds, the direction opposite to
+    /// this packet's first (Suricata makes the flush on the packet that acknowledged the
+    /// data, which came the other way); then no payload of the flow is inspected.
+    fn flush_raw_streams(&mut self, c: Ctx<'_>, flow: &mut Flow, to_server: bool) {
+        for ts in [!to_server, to_server] {
+            let d = if ts { Dir::ToServer } else { Dir::ToClient }.index();
+            let range = flow.tcp.as_deref_mut().and_then(|s| {
+                let side = &mut s.sides[d];
+                (side.next() > side.raw_done).then(|| {
+                    let r = (side.raw_done, side.next());
+                    side.raw_done = side.next();
+                    r
+                })
+            });
+            let Some((a, b)) = range else { continue };
+            let chunk = flow
+                .tcp
+                .as_deref()
+                .map(|s| s.sides[d].bytes(a, b).to_vec())
+                .unwrap_or_default();
+            let (src, dst) = if ts {
+                (flow.client, flow.server)
+            } else {
+                (flow.server, flow.client)
+            };
+            let pkt = pseudo_packet(flow.proto, src, dst, flow);
+            let meta = PacketMeta {
+                ts_ns: c.meta.ts_ns,
+                link_type: self.link_type,
+                ..Default::default()
+            };
+            let pc = Ctx {
+                pkt: &pkt,
+                meta: &meta,
+                src: events::PacketSrc::DetectLog,
+            };
+            self.inspect_packet(pc, Some((flow, ts)), Some(&chunk), None, false);
+        }
+        if let Some(s) = flow.tcp.as_deref_mut() {
+            s.payload = tcp::PayloadInspection::Off;
         }
     }
 
@@ -296,6 +347,7 @@ impl Inner {
         let d = dir.index();
         self.pkt_raw_trigger = 0;
         self.pkt_no_payload = false;
+        self.pkt_no_payload_flush = false;
         let Some(s) = flow.tcp.as_deref_mut() else {
             return false;
         };
@@ -427,6 +479,15 @@ impl Inner {
             && s.payload == tcp::PayloadInspection::On
         {
             s.payload = tcp::PayloadInspection::Ending(d);
+        }
+        if std::mem::take(&mut self.pkt_no_payload_flush)
+            && let Some(s) = flow.tcp.as_deref_mut()
+            && matches!(
+                s.payload,
+                tcp::PayloadInspection::On | tcp::PayloadInspection::Ending(_)
+            )
+        {
+            s.payload = tcp::PayloadInspection::Flush;
         }
         got
     }
