@@ -23,11 +23,14 @@ done
 ns=pbseed
 dir=$(mktemp -d)
 pids=()
+made_user=no
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     # smbd starts samba-dcerpcd for the named pipes; it reads our config file.
     for p in $(pgrep -f -- "--configfile=$dir/smb.conf" || true); do kill "$p" 2>/dev/null || true; done
     ip netns del $ns 2>/dev/null || true
+    [ "$made_user" = no ] || userdel pbseed 2>/dev/null || true
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -68,7 +71,10 @@ cat > "$dir/smb.conf" <<EOF
   read only = yes
 EOF
 chmod 777 "$dir/share"
-id pbseed >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin pbseed
+if ! id pbseed >/dev/null 2>&1; then
+    useradd -M -s /usr/sbin/nologin pbseed
+    made_user=yes
+fi
 printf 'seedpw1\nseedpw1\n' | smbpasswd -c "$dir/smb.conf" -s -a pbseed >/dev/null
 
 # --- MIT Kerberos: realm PBENCH.TEST, two users (pre-authentication required), a service.
@@ -116,9 +122,13 @@ for name, size in [("memo.txt", 1024), ("notes.txt", 6000), ("report.csv", 20000
 PY
 cp "$dir/report.csv" "$dir/share/report.csv"
 
-run smbd --foreground --no-process-group -s "$dir/smb.conf" >"$dir/smbd.out" 2>&1 &
+# `ip netns exec` execs the command, so $! is the daemon's own pid (a shell function
+# run in the background would give a subshell's). smbd makes its own process group
+# (no --no-process-group): on SIGTERM it signals its group, which must not be ours.
+ip netns exec $ns smbd --foreground -s "$dir/smb.conf" >"$dir/smbd.out" 2>&1 &
 pids+=($!)
-run env KRB5_CONFIG="$dir/krb5.conf" KRB5_KDC_PROFILE="$dir/kdc.conf" krb5kdc -n >"$dir/kdc.out" 2>&1 &
+ip netns exec $ns env KRB5_CONFIG="$dir/krb5.conf" KRB5_KDC_PROFILE="$dir/kdc.conf" \
+    krb5kdc -n >"$dir/kdc.out" 2>&1 &
 pids+=($!)
 # Wait (with a deadline) for both servers to listen.
 for _ in $(seq 100); do
@@ -127,8 +137,9 @@ for _ in $(seq 100); do
 done
 run ss -ltn | grep -q ':445 ' || { cat "$dir/smbd.out" >&2; exit 1; }
 
-run tcpdump -i lo -s 0 -U -w "$dir/seed.pcap" 'tcp port 445 or port 88' 2>"$dir/tcpdump.err" &
-pids+=($!)
+ip netns exec $ns tcpdump -i lo -s 0 -U -w "$dir/seed.pcap" 'tcp port 445 or port 88' \
+    2>"$dir/tcpdump.err" &
+tcpdump_pid=$!
 for _ in $(seq 100); do grep -q listening "$dir/tcpdump.err" && break; sleep 0.1; done
 
 smb() { run smbclient -s "$dir/smb.conf" "//127.0.0.1/$1" -U "pbseed%seedpw1" -c "$2" >/dev/null 2>&1 || true; }
@@ -150,6 +161,6 @@ run env KRB5_CONFIG="$dir/krb5-tcp.conf" kinit bob <<<"bobpw1" >/dev/null 2>&1 |
 run env KRB5_CONFIG="$dir/krb5-tcp.conf" kvno host/pbsrv.pbench.test >/dev/null 2>&1 || true
 run env KRB5_CONFIG="$dir/krb5.conf" kinit alice <<<"badpass" >/dev/null 2>&1 || true
 sleep 1  # let tcpdump write the last packets (-U flushes per packet)
-kill "${pids[2]}"; wait "${pids[2]}" 2>/dev/null || true
+kill "$tcpdump_pid"; wait "$tcpdump_pid" 2>/dev/null || true
 cp "$dir/seed.pcap" "$out"
 tcpdump -r "$out" -nn 2>/dev/null | wc -l | xargs echo "packets in $out:"
