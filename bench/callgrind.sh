@@ -4,7 +4,9 @@
 # callgrind with instrumentation off until the engine is built, then on for the whole
 # capture, and prints the total instructions (Ir).
 #
-#   bench/callgrind.sh [--bin INPROC] PCAP [RULES...] [-- INPROC-ARGS...]
+#   bench/callgrind.sh [--bin INPROC] [--out FILE] PCAP [RULES...] [-- INPROC-ARGS...]
+#
+# --out FILE keeps the profile (for callgrind_annotate FILE).
 #
 # INPROC defaults to target/release/examples/inproc (`cargo build --release -p
 # meerkat-detect --example inproc`). Compare two builds by running this once on each,
@@ -13,8 +15,15 @@
 # RULES = an ET Open concatenation (or none: the no-rules packet path).
 set -euo pipefail
 bin=target/release/examples/inproc
-if [ "${1:-}" = "--bin" ]; then bin=$2; shift 2; fi
-[ $# -ge 1 ] || { echo "usage: $0 [--bin INPROC] PCAP [RULES...] [-- ARGS...]" >&2; exit 2; }
+keep=
+while :; do
+    case "${1:-}" in
+        --bin) bin=$2; shift 2 ;;
+        --out) keep=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
+[ $# -ge 1 ] || { echo "usage: $0 [--bin INPROC] [--out FILE] PCAP [RULES...] [-- ARGS...]" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
 [ -x "$bin" ] || { echo "$bin: not built (cargo build --release -p meerkat-detect --example inproc)" >&2; exit 2; }
 args=()
@@ -41,4 +50,5 @@ touch "$gate"
 wait $pid
 cat "$work/stdout"
 ir=$(grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}')
+[ -z "$keep" ] || cp "$out" "$keep"
 echo "Ir $ir"

@@ -4,12 +4,13 @@
 # were: packet-path CPU (every role's CPU minus rule loading), medians of several runs.
 #
 # usage: bench/pipeline.sh [--size MB] [--runs N] [--workers "1 2"] [--rules FILE|none]
-#        [--binary PATH] [--config FILE] [--set KEY=VAL]...
+#        [--binary PATH] [--config FILE] [--set KEY=VAL]... [--pcap FILE]
 # The pcap is made once with ../shared/tools/trafficgen.py --seed 1 --size MB
-# --attack-rate 0.02 and cached in $MEERKAT_BENCH_DATA (default target/bench-data).
+# --attack-rate 0.02 and cached in $MEERKAT_BENCH_DATA (default target/bench-data);
+# `--pcap FILE` measures FILE instead (e.g. bench/gen-smb-mix.py's; --size is then unused).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=300 runs=3 workers="1 2" rules=none bin=target/release/meerkat
+size=300 runs=3 workers="1 2" rules=none bin=target/release/meerkat pcap=
 sets=()
 config=()
 while [ $# -gt 0 ]; do
@@ -21,13 +22,18 @@ while [ $# -gt 0 ]; do
         --binary) bin=$2; shift 2 ;;
         --set) sets+=(--set "$2"); shift 2 ;;
         --config) config=(-c "$2"); shift 2 ;;
+        --pcap) pcap=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
 gen=../shared/tools/trafficgen.py
 data=${MEERKAT_BENCH_DATA:-target/bench-data}
 mkdir -p "$data"
-pcap=$data/mix-$size.pcap
+if [ -n "$pcap" ]; then
+    [ -f "$pcap" ] || { echo "$pcap: no such file" >&2; exit 1; }
+else
+    pcap=$data/mix-$size.pcap
+fi
 if [ ! -f "$pcap" ]; then
     [ -f "$gen" ] || { echo "need $gen to make the pcap (or put one at $pcap)" >&2; exit 1; }
     echo "making $pcap ..." >&2
