@@ -301,7 +301,7 @@ fn record_fields() {
     feed(
         &mut s,
         Dir::ToClient,
-        b"HTTP/1.1 301 Moved\r\nLocation: /n\r\nContent-Type: text/html\r\nContent-Length: 3\r\n\r\nabc",
+        b"HTTP/1.1 301 Moved\r\nLocation: /n\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\nabc",
         100,
     );
     let Some(AppRecord::Http(r)) = tx(&s, 0).record() else {
