@@ -176,6 +176,52 @@ fn crafted_websocket_is_as_the_reference() {
     }
 }
 
+/// A real permessage-deflate implementation (Python's `websockets`, captured on
+/// loopback by `tests/data/websocket_deflate_capture.py`): the library's defaults
+/// (context takeover, window bits 12: the second of two equal messages is references
+/// into the first), no context takeover with small windows, and the extension refused.
+/// Text, binary, fragmented and multi-segment messages, ping/pong, close; rules on
+/// `websocket.payload` match the inflated text only. Records, alerts (without where
+/// they were written, as above), `http` records and flows as Suricata 8.0.6's
+/// (`tests/data/websocket-deflate.websocket.json`), the upgrade's `101` response
+/// offering `http.server` but not `http.header`, `http.header_names` or `http.start`.
+#[test]
+fn real_deflate_websocket_is_as_the_reference() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let want: BTreeMap<String, Value> = serde_json::from_str(
+        &std::fs::read_to_string(data.join("websocket-deflate.websocket.json")).unwrap(),
+    )
+    .unwrap();
+    let ours = run_pcap(
+        &data,
+        &data.join("websocket-deflate.pcap"),
+        &data.join("websocket-deflate.rules"),
+        &["-k", "none"],
+    );
+    common::assert_schema_valid(&ours);
+    let got = summary(&ours);
+    assert_eq!(got.len(), 3, "{got:?}");
+    let un = |v: &Value| {
+        let mut r: Vec<Value> = v.as_array().unwrap().iter().map(unplaced).collect();
+        r.sort_by_key(|v| v.to_string());
+        r.dedup();
+        r
+    };
+    for (port, w) in &want {
+        let g = &got[port];
+        assert_eq!(g["websocket"], w["websocket"], "port {port}");
+        assert_eq!(g["http"], w["http"], "port {port}");
+        assert_eq!(g["flow"], w["flow"], "port {port}");
+        assert_eq!(un(&g["alerts"]), un(&w["alerts"]), "port {port}");
+        // Each alert once: the compared rows above are deduplicated.
+        assert_eq!(
+            g["alerts"].as_array().unwrap().len(),
+            w["alerts"].as_array().unwrap().len(),
+            "port {port}"
+        );
+    }
+}
+
 #[test]
 fn corpus_websocket_is_as_the_reference() {
     let Some(shared) = shared() else {

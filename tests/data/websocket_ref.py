@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """websocket_ref.py EVE OUT.json: what tests/websocket_eve.rs compares of a run on
-websocket-crafted.pcap (Suricata 8.0.6's, from ../shared/tools/suricata-ref -k none
--S websocket-crafted.rules): per client port, the `websocket` objects (sorted), the
+websocket-crafted.pcap or websocket-deflate.pcap (Suricata 8.0.6's, from
+../shared/tools/suricata-ref -k none -S websocket-crafted.rules, or
+websocket-deflate.rules): per client port, the `websocket` objects (sorted), the
 alerts as [sid, tx_id, direction, app_proto, app_proto_orig, app_proto_expected,
 flushed] (sorted), the `http` records as [url, status, flushed], and the flow's
 [app_proto, app_proto_orig, app_proto_expected, tx_cnt]. `flushed`: written on the

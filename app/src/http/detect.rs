@@ -785,6 +785,9 @@ pub fn buffer(tx: &HttpTx, id: BufferId, index: usize) -> Buf<'_> {
         STAT_MSG => after_line(resp, &tx.status_msg),
         RESPONSE_LINE => after_line(resp, &resp.line),
         PROTOCOL_RESP => after_line(resp, &resp.protocol),
+        HEADER_RESP | HEADER_RAW_RESP | HEADER_NAMES_RESP | START_RESP if tx.switched => {
+            Buf::Absent
+        }
         HEADER_RESP => headers_ready(resp, || ready(resp.buffers.normalized())),
         HEADER_RAW_RESP => headers_ready(resp, || ready(&resp.headers_raw)),
         HEADER_NAMES_RESP => headers_ready(resp, || ready(resp.buffers.names())),

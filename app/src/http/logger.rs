@@ -21,9 +21,11 @@ pub fn record(tx: &HttpTx) -> Option<Http> {
             tx.uri_raw.clone()
         },
         http_user_agent: h(b"user-agent"),
+        // Suricata writes the media type only: the value up to its first `;`
+        // (`text/html; charset=utf-8` is `text/html`).
         http_content_type: resp
             .header(b"content-type")
-            .map(<[u8]>::to_vec)
+            .map(|v| v.split(|&b| b == b';').next().unwrap_or(v).to_vec())
             .unwrap_or_default(),
         http_refer: h(b"referer"),
         http_method: tx.method.clone(),

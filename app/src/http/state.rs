@@ -164,6 +164,11 @@ pub struct HttpTx {
     pub port: Option<u16>,
     /// Seen a response with no request to pair it with.
     pub request_missing: bool,
+    /// The response is a `101 Switching Protocols` that ended HTTP on the connection
+    /// (no body framing): libhtp leaves such a response at its headers' progress, so
+    /// Suricata's buffers that need the headers done (`http.header`, `.raw`,
+    /// `http.header_names`, `http.start`) never exist for it in the response.
+    pub switched: bool,
     interim: usize,
 }
 
@@ -1116,6 +1121,7 @@ impl HttpState {
                 let tunnel = connect_ok || (status == Some(101) && te.is_none() && cl.is_none());
                 if tunnel {
                     tx.response.progress = Progress::Complete;
+                    tx.switched = !connect_ok;
                     let to = if connect_ok {
                         Some(None)
                     } else {

@@ -258,6 +258,52 @@ fn head_response_has_no_body_and_connect_stops() {
     assert_eq!(s.tx_count(), 1);
 }
 
+/// A `101 Switching Protocols` ends HTTP with the response at its headers' progress
+/// (libhtp's): Suricata 8 gives rules its line and single headers but not the
+/// buffers that need the headers done (checked against the reference on
+/// tests/data/websocket-deflate.pcap); the request keeps all of its own.
+#[test]
+fn switching_protocols_response_has_no_header_block_buffers() {
+    let mut s = state();
+    feed(
+        &mut s,
+        Dir::ToServer,
+        b"GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        100,
+    );
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nServer: x\r\n\r\n",
+        100,
+    );
+    let t = tx(&s, 0);
+    for id in [
+        detect::HEADER_RESP,
+        detect::HEADER_RAW_RESP,
+        detect::HEADER_NAMES_RESP,
+        detect::START_RESP,
+    ] {
+        assert_eq!(t.buffer(id, 0), Buf::Absent, "{id:?}");
+    }
+    assert_eq!(ready(t.buffer(detect::STAT_CODE, 0)), b"101");
+    assert_eq!(ready(t.buffer(detect::SERVER, 0)), b"x");
+    assert!(ready(t.buffer(detect::HEADER_REQ, 0)).starts_with(b"Host: h"));
+    // Any other response keeps them.
+    let mut s = state();
+    feed(&mut s, Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n", 100);
+    feed(
+        &mut s,
+        Dir::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        100,
+    );
+    assert_eq!(
+        ready(tx(&s, 0).buffer(detect::HEADER_RESP, 0)),
+        b"Content-Length: 0\r\n"
+    );
+}
+
 #[test]
 fn oversized_header_is_an_anomaly_not_a_crash() {
     let mut s = state();
@@ -301,7 +347,7 @@ fn record_fields() {
     feed(
         &mut s,
         Dir::ToClient,
-        b"HTTP/1.1 301 Moved\r\nLocation: /n\r\nContent-Type: text/html\r\nContent-Length: 3\r\n\r\nabc",
+        b"HTTP/1.1 301 Moved\r\nLocation: /n\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\nabc",
         100,
     );
     let Some(AppRecord::Http(r)) = tx(&s, 0).record() else {

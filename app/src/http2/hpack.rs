@@ -155,11 +155,13 @@ pub fn integer(b: &[u8], pos: &mut usize, n: u8) -> Result<u64, Error> {
 }
 
 /// The canonical Huffman code grouped by length: for each length, the first code and
-/// where its symbols start in `syms` (sorted by code).
+/// where its symbols start in `syms` (sorted by code), and `limit`: one past the last
+/// code of that length or shorter, left-aligned in 32 bits (a canonical code's codes
+/// of length `L` are exactly the left-aligned windows in `limit[L-1]..limit[L]`).
 struct Canonical {
     first: [u32; 31],
-    count: [u16; 31],
     start: [u16; 31],
+    limit: [u64; 31],
     syms: Vec<u8>,
 }
 
@@ -168,48 +170,76 @@ static CANONICAL: LazyLock<Canonical> = LazyLock::new(|| {
     by.sort_unstable();
     let mut c = Canonical {
         first: [u32::MAX; 31],
-        count: [0; 31],
         start: [0; 31],
+        limit: [0; 31],
         syms: Vec::with_capacity(256),
     };
+    let mut count = [0u64; 31];
     for (i, &(l, code, s)) in by.iter().enumerate() {
         let l = usize::from(l);
-        if c.count[l] == 0 {
+        if count[l] == 0 {
             c.first[l] = code;
             c.start[l] = i as u16;
         }
-        c.count[l] += 1;
+        count[l] += 1;
         c.syms.push(s);
+    }
+    let mut limit = 0;
+    for (l, &n) in count.iter().enumerate().skip(1) {
+        if n > 0 {
+            limit = (u64::from(c.first[l]) + n) << (32 - l);
+        }
+        c.limit[l] = limit;
     }
     c
 });
 
+/// Shortest code (RFC 7541 Appendix B).
+const MIN_CODE_LEN: usize = 5;
+
 /// Decodes a Huffman-coded string into `out` (at most [`MAX_STRING`] bytes).
+///
+/// A code at a time: a 64-bit window of the input, left-aligned, whose top 32 bits
+/// are compared against each length's limit (shortest first; the common symbols are
+/// 5 to 8 bits long) instead of walking the bits one by one.
 pub fn huffman(b: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
     let c = &*CANONICAL;
-    let mut code: u32 = 0;
-    let mut len: usize = 0;
-    for &byte in b {
-        for k in (0..8).rev() {
-            code = (code << 1) | u32::from((byte >> k) & 1);
-            len += 1;
-            if len > 30 {
-                return Err(Error::Invalid);
-            }
-            let n = u32::from(c.count[len]);
-            if n > 0 && code >= c.first[len] && code - c.first[len] < n {
-                let s = c.syms[usize::from(c.start[len]) + (code - c.first[len]) as usize];
-                if out.len() >= MAX_STRING {
-                    return Err(Error::TooLarge);
-                }
-                out.push(s);
-                code = 0;
-                len = 0;
-            }
+    let mut acc: u64 = 0;
+    let mut bits: usize = 0;
+    let mut input = b.iter();
+    loop {
+        // Refill: at least 57 bits in the window while input remains.
+        while bits <= 56 {
+            let Some(&byte) = input.next() else { break };
+            acc |= u64::from(byte) << (56 - bits);
+            bits += 8;
         }
+        if bits == 0 {
+            return Ok(());
+        }
+        let w = acc >> 32;
+        let mut len = MIN_CODE_LEN;
+        while len < 31 && w >= c.limit[len] {
+            len += 1;
+        }
+        if len > bits {
+            break;
+        }
+        if len == 31 {
+            // Thirty ones and more: EOS, which a string must not hold.
+            return Err(Error::Invalid);
+        }
+        let code = (w >> (32 - len)) as u32;
+        let i = usize::from(c.start[len]) + (code - c.first[len]) as usize;
+        if out.len() >= MAX_STRING {
+            return Err(Error::TooLarge);
+        }
+        out.push(*c.syms.get(i).ok_or(Error::Invalid)?);
+        acc <<= len;
+        bits -= len;
     }
-    // Padding: fewer than 8 bits, all ones (a prefix of EOS).
-    if len >= 8 || code != (1u32 << len) - 1 {
+    // Padding: fewer than 8 bits (1 to 7 here), all ones (a prefix of EOS).
+    if bits >= 8 || acc >> (64 - bits) != (1u64 << bits) - 1 {
         return Err(Error::Invalid);
     }
     Ok(())
@@ -496,6 +526,91 @@ mod tests {
             )
         );
         assert_eq!(d.size(), 215);
+    }
+
+    /// The bit-by-bit decoder the table-driven one replaced, as a reference.
+    fn huffman_bitwise(b: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        let mut code: u32 = 0;
+        let mut len: usize = 0;
+        for &byte in b {
+            for k in (0..8).rev() {
+                code = (code << 1) | u32::from((byte >> k) & 1);
+                len += 1;
+                if len > 30 {
+                    return Err(Error::Invalid);
+                }
+                if let Some(s) =
+                    (0..256).find(|&s| usize::from(LENGTHS[s]) == len && CODES[s] == code)
+                {
+                    if out.len() >= MAX_STRING {
+                        return Err(Error::TooLarge);
+                    }
+                    out.push(s as u8);
+                    code = 0;
+                    len = 0;
+                }
+            }
+        }
+        if len >= 8 || code != (1u32 << len) - 1 {
+            return Err(Error::Invalid);
+        }
+        Ok(())
+    }
+
+    fn huffman_encode(s: &[u8]) -> Vec<u8> {
+        let (mut acc, mut n, mut out) = (0u64, 0u32, Vec::new());
+        for &b in s {
+            acc = (acc << LENGTHS[usize::from(b)]) | u64::from(CODES[usize::from(b)]);
+            n += u32::from(LENGTHS[usize::from(b)]);
+            while n >= 8 {
+                n -= 8;
+                out.push((acc >> n) as u8);
+            }
+            acc &= (1 << n) - 1;
+        }
+        if n > 0 {
+            out.push(((acc << (8 - n)) | ((1 << (8 - n)) - 1)) as u8);
+        }
+        out
+    }
+
+    /// Every byte value, strings of every length up to 40 from a fixed generator, and
+    /// arbitrary bytes (mostly invalid codes, EOS, bad padding): both decoders agree.
+    #[test]
+    fn huffman_matches_the_bitwise_decoder() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut inputs: Vec<Vec<u8>> = vec![huffman_encode(&(0..=255).collect::<Vec<u8>>())];
+        for len in 0..40 {
+            for _ in 0..20 {
+                let s: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                inputs.push(huffman_encode(&s));
+                let t: Vec<u8> = (0..len)
+                    .map(|_| b"abcdefgh/.-0123"[(next() % 15) as usize])
+                    .collect();
+                inputs.push(huffman_encode(&t));
+                inputs.push(s);
+            }
+        }
+        inputs.push(vec![0xff; 4]);
+        inputs.push(vec![0xff, 0xff, 0xff, 0xfc]);
+        for i in &inputs {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (ra, rb) = (huffman(i, &mut a), huffman_bitwise(i, &mut b));
+            assert_eq!(ra, rb, "{i:02x?}");
+            if ra.is_ok() {
+                assert_eq!(a, b, "{i:02x?}");
+            }
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        let mut out = Vec::new();
+        huffman(&huffman_encode(&all), &mut out).unwrap();
+        assert_eq!(out, all);
     }
 
     #[test]

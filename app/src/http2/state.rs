@@ -527,6 +527,14 @@ impl Http2State {
                 let name = path.unwrap_or_default();
                 side.files.open(&name, &files_cfg);
             }
+            // The body's room at once (what `content-length` announces, within
+            // MAX_BODY), so that a large body is not copied again each time the
+            // buffer doubles.
+            let announced = side
+                .header(b"content-length")
+                .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            side.body.reserve(announced.min(MAX_BODY));
         }
         let decoded: &[u8] = match side.decoder.as_mut() {
             Some(dec) => {
