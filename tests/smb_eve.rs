@@ -120,3 +120,25 @@ fn corpus_smb_records_alerts_and_files_are_the_references() {
         assert_eq!(files(&ours), files(&reference), "{test}");
     }
 }
+
+/// A real Samba 4.17 session (`bench/smb-seed/seed.pcap`, made by
+/// `bench/smb-seed/capture.sh`): writes, reads, a rename, directories made and removed
+/// (SET_INFO delete-on-close), a refused tree connect, DCE/RPC over the pipes. Every
+/// `smb` object is the one `suricata-ref` wrote for it
+/// (`tests/data/smb-seed.suricata-8.0.6-smb.json`), as often. Needs no `../shared`.
+#[test]
+fn samba_session_smb_records_are_the_references() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pcap = root.join("bench/smb-seed/seed.pcap");
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = tmp.path().join("empty.rules");
+    std::fs::write(&rules, "").unwrap();
+    let ours = run_pcap(tmp.path(), &pcap, &rules, &["-k", "none"]);
+    let want: Vec<serde_json::Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tests/data/smb-seed.suricata-8.0.6-smb.json")).unwrap(),
+    )
+    .unwrap();
+    let mut want: Vec<String> = want.iter().map(|v| v.to_string()).collect();
+    want.sort();
+    assert_eq!(records(&ours), want);
+}

@@ -348,6 +348,16 @@ fn prune(node: &mut Value, path: &mut Vec<String>, report: &mut KeyReport) {
         }
         Value::Sequence(seq) => {
             for item in seq.iter_mut() {
+                // `- smb:` with only comments under it (Suricata's stock eve-log types)
+                // is the entry `- smb`, not a section to drop.
+                if let Value::Mapping(m) = item
+                    && m.len() == 1
+                    && let Some((k, v)) = m.iter().next()
+                    && v.is_null()
+                    && k.is_string()
+                {
+                    *item = k.clone();
+                }
                 prune(item, path, report);
             }
             // A list entry whose keys were all Suricata-only (`- fast: {...}`) goes away.
@@ -381,6 +391,18 @@ mod tests {
         )));
         assert!(!is_suricata_key(&p("stream.midstreem")));
         assert!(!is_meerkat_key(&p("stream.midstreem")));
+    }
+
+    #[test]
+    fn a_list_entry_with_nothing_under_it_is_its_name() {
+        let mut v: Value = serde_yaml::from_str(
+            "outputs:\n  - eve-log:\n      types:\n        - alert\n        - smb:\n            # comments only\n",
+        )
+        .unwrap();
+        let mut report = KeyReport::default();
+        prune(&mut v, &mut Vec::new(), &mut report);
+        let types = &v["outputs"][0]["eve-log"]["types"];
+        assert_eq!(types[1], Value::String("smb".into()), "{v:?}");
     }
 
     #[test]

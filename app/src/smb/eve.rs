@@ -5,8 +5,8 @@
 
 use meerkat_eve::Obj;
 use meerkat_proto::events::{
-    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbKerberos, SmbNative, SmbNtlmssp, SmbService,
-    SmbTimes,
+    DcerpcRes, Smb, SmbDcerpc, SmbDcerpcInterface, SmbKerberos, SmbNative, SmbNtlmssp, SmbRename,
+    SmbService, SmbSetInfo, SmbTimes,
 };
 
 use super::parser::{smb1_command_name, smb2_command_name};
@@ -57,6 +57,33 @@ pub fn record(tx: &SmbTx) -> Smb {
     match &tx.kind {
         Kind::Plain => {}
         Kind::Ioctl(code) => r.function = Some(super::parser::fsctl_name(*code)),
+        Kind::Rename(x) => {
+            r.set_info = Some(SmbSetInfo {
+                class: "FILE_INFO".into(),
+                info_level: "SMB2_FILE_RENAME_INFO".into(),
+            });
+            r.rename = Some(SmbRename {
+                from: x.from.clone(),
+                to: x.to.clone(),
+            });
+            r.fuid = Some(x.fuid.clone());
+        }
+        Kind::SetInfo(x) => {
+            r.filename = Some(if x.filename.is_empty() {
+                "<share_root>".into()
+            } else {
+                x.filename.clone()
+            });
+            r.access = Some(
+                if x.delete_on_close {
+                    "delete on close"
+                } else {
+                    "normal"
+                }
+                .into(),
+            );
+            r.fuid = Some(x.fuid.clone());
+        }
         Kind::Negotiate(n) => {
             r.client_dialects.clone_from(&n.client_dialects);
             r.client_guid.clone_from(&n.client_guid);
@@ -94,7 +121,12 @@ pub fn record(tx: &SmbTx) -> Smb {
             }
         }
         Kind::Create(c) => {
-            r.filename = Some(c.filename.clone());
+            // A directory's name is `directory` (the share root's is `filename`).
+            if c.directory && c.filename != "<share_root>" {
+                r.directory = Some(c.filename.clone());
+            } else {
+                r.filename = Some(c.filename.clone());
+            }
             r.disposition = Some(disposition(c.disposition));
             r.access = Some(if c.delete_on_close {
                 "delete on close".into()
@@ -215,6 +247,7 @@ pub fn smb(o: &mut Obj<'_>, r: &Smb) {
             }
         }
         opt(x, "filename", &r.filename);
+        opt(x, "directory", &r.directory);
         opt(x, "disposition", &r.disposition);
         opt(x, "access", &r.access);
         if let Some(t) = &r.times {
@@ -235,6 +268,16 @@ pub fn smb(o: &mut Obj<'_>, r: &Smb) {
             });
         }
         opt(x, "function", &r.function);
+        if let Some(si) = &r.set_info {
+            x.obj("set_info", |y| {
+                y.str("class", &si.class).str("info_level", &si.info_level);
+            });
+        }
+        if let Some(rn) = &r.rename {
+            x.obj("rename", |y| {
+                y.str("from", &rn.from).str("to", &rn.to);
+            });
+        }
         if let Some(d) = &r.dcerpc {
             x.obj("dcerpc", |y| {
                 y.str("request", &d.request).str("response", &d.response);

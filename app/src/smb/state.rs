@@ -41,6 +41,8 @@ pub const MAX_RESYNC_SCAN: usize = 1 << 20;
 
 /// FSCTL_PIPE_TRANSCEIVE (MS-FSCC §2.3.49): a DCE/RPC call through IOCTL.
 const FSCTL_PIPE_TRANSCEIVE: u32 = 0x0011_c017;
+/// CREATE option FILE_DIRECTORY_FILE ([MS-SMB2] 2.2.13).
+const FILE_DIRECTORY_FILE: u32 = 0x0000_0001;
 const STATUS_PENDING: u32 = 0x0000_0103;
 const FILE_DELETE_ON_CLOSE: u32 = 0x0000_1000;
 
@@ -70,6 +72,8 @@ pub struct Create {
     pub filename: String,
     pub disposition: u32,
     pub delete_on_close: bool,
+    /// FILE_DIRECTORY_FILE: the name is logged as `directory`.
+    pub directory: bool,
     /// From the response: created, accessed, modified, changed (Unix seconds), size.
     pub times: [u64; 5],
     pub fuid: String,
@@ -118,6 +122,26 @@ pub enum Kind {
     Dcerpc(Box<DcerpcTx>),
     /// An SMB2 IOCTL that is not a DCE/RPC call: its control code.
     Ioctl(u32),
+    /// An SMB2 SET_INFO renaming a file.
+    Rename(Box<Rename>),
+    /// An SMB2 SET_INFO setting (or clearing) a file's delete-on-close.
+    SetInfo(Box<SetInfo>),
+}
+
+/// A rename: the handle's name (`<unknown>` when its CREATE was not seen), the new one.
+#[derive(Debug, Clone, Default)]
+pub struct Rename {
+    pub from: String,
+    pub to: String,
+    pub fuid: String,
+}
+
+/// A delete-on-close change (FileDispositionInformation).
+#[derive(Debug, Clone, Default)]
+pub struct SetInfo {
+    pub filename: String,
+    pub delete_on_close: bool,
+    pub fuid: String,
 }
 
 /// One transaction.
@@ -309,8 +333,8 @@ impl SmbState {
         let t = &mut self.txs[i];
         t.kind = Kind::File {
             filename: h.name.clone(),
-            // Suricata names the share of SMB1 files only.
-            share: if version == 1 {
+            // Suricata names the share of SMB1 files and of SMB2 files read.
+            share: if version == 1 || dir == Dir::ToClient {
                 h.share.clone()
             } else {
                 String::new()
@@ -459,6 +483,13 @@ impl SmbState {
         answered
     }
 
+    /// The name a handle was opened with, as Suricata logs it for a SET_INFO.
+    fn handle_name(&self, fid: &[u8]) -> String {
+        self.handles
+            .get(fid)
+            .map_or_else(|| "<unknown>".to_string(), |h| h.name.clone())
+    }
+
     /// Whether data through handle `fid` of tree `tree` goes to a named pipe: as the
     /// handle's CREATE or the tree connect said, or (both unseen: picked up midstream)
     /// when the data looks like DCE/RPC, as Suricata guesses.
@@ -602,6 +633,7 @@ impl SmbState {
                         filename: name,
                         disposition,
                         delete_on_close: options & FILE_DELETE_ON_CLOSE != 0,
+                        directory: options & FILE_DIRECTORY_FILE != 0,
                         ..Create::default()
                     })
                 })();
@@ -686,8 +718,57 @@ impl SmbState {
                     self.close_handle(2, fid);
                 }
             }
-            // Suricata makes no transaction of an information query or change.
-            smb2::GET_INFO | smb2::SET_INFO => {}
+            // Suricata makes a transaction of a file rename or delete-on-close only.
+            smb2::SET_INFO => {
+                let Some((info_type, class, buf, fid)) = (|| {
+                    r.skip(2)?;
+                    let info_type = r.u8()?;
+                    let class = r.u8()?;
+                    let blen = r.u32()? as usize;
+                    let boff = usize::from(r.u16()?);
+                    r.skip(2 + 4)?;
+                    let fid = r.take(16)?;
+                    Some((info_type, class, p::slice(m, boff, blen)?, fid))
+                })() else {
+                    out.anomaly("smb.malformed_data");
+                    return;
+                };
+                // SMB2_0_INFO_FILE: FileRenameInformation (10), FileDispositionInformation (13).
+                let kind = match (info_type, class) {
+                    (1, 10) => {
+                        let Some(name) = (|| {
+                            let nlen = u32::from_le_bytes(buf.get(16..20)?.try_into().ok()?);
+                            buf.get(20..20usize.checked_add(nlen as usize)?)
+                        })() else {
+                            out.anomaly("smb.malformed_data");
+                            return;
+                        };
+                        // As Suricata: the UTF-16 name's zero bytes are dropped.
+                        let to: Vec<u8> = name
+                            .iter()
+                            .copied()
+                            .filter(|&b| b != 0)
+                            .take(MAX_NAME)
+                            .collect();
+                        Kind::Rename(Box::new(Rename {
+                            from: self.handle_name(fid),
+                            to: String::from_utf8_lossy(&to).into_owned(),
+                            fuid: p::guid_string(fid),
+                        }))
+                    }
+                    (1, 13) => Kind::SetInfo(Box::new(SetInfo {
+                        filename: self.handle_name(fid),
+                        delete_on_close: buf.first().is_some_and(|&b| b != 0),
+                        fuid: p::guid_string(fid),
+                    })),
+                    _ => return,
+                };
+                let i = self.new_tx(2, h.command, h.message_id, out);
+                self.touch_req(i, h);
+                self.txs[i].kind = kind;
+            }
+            // Suricata makes no transaction of an information query.
+            smb2::GET_INFO => {}
             _ => {
                 let i = self.new_tx(2, h.command, h.message_id, out);
                 self.touch_req(i, h);
@@ -737,6 +818,8 @@ impl SmbState {
                 let t = &mut self.txs[i];
                 t.session_id = h.session_id;
                 t.tree_id = u64::from(h.tree_id);
+                // Suricata's READ file transaction carries the READ response's status.
+                t.status = Some(p::nt_status(h.status));
             }
             return;
         }
@@ -797,6 +880,9 @@ impl SmbState {
                     if ok {
                         t.pipe = pipe;
                         t.share_type = name;
+                    } else {
+                        // An error response has no share type.
+                        t.share_type = Some("UNKNOWN");
                     }
                     if ok && self.trees.len() < MAX_HANDLES {
                         self.trees
@@ -1030,6 +1116,7 @@ impl SmbState {
                             filename: name.chars().take(MAX_NAME).collect(),
                             disposition,
                             delete_on_close: options & FILE_DELETE_ON_CLOSE != 0,
+                            directory: options & FILE_DIRECTORY_FILE != 0,
                             ..Create::default()
                         })
                     })();
