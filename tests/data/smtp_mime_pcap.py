@@ -538,6 +538,85 @@ def cut_session():
     c.close()
 
 
+EDGE2 = msg(
+    "Received: from x.example.net",
+    "From: edge2@example.org",
+    "To: bob@example.test",
+    "Subject : a name with a blank before its colon",
+    "Subject: the real subject ",
+    DATE,
+    "MIME-Version: 1.0",
+    'Content-Type: multipart/mixed; boundary="' + "B" * 260 + '"',
+    "",
+    "--" + "B" * 260,
+    "Content-Type: text/plain ",
+    "",
+    "trailing blank in the type http://trailing-type.example.com/t",
+    "--" + "B" * 260,
+    'Content-Type: application/octet-stream; name="' + "n" * 300 + '.bin"',
+    "Content-Transfer-Encoding: quoted-printable",
+    "",
+    "lower =c3=a9 upper =C3=A9 end=",
+    "=4",
+    "tail =",
+    "",
+    "--" + "B" * 260,
+    "Content-Type: application/octet-stream",
+    "Content-Transfer-Encoding: base64",
+    'Content-Disposition: attachment; filename="esc\\"aped.bin"; x=1',
+    "",
+    "QUJDRA=FRkdI",
+    "SUpL",
+    "--" + "B" * 260,
+    "Content-Disposition: attachment; filename*0*=UTF-8''enc; filename*1=\"oded.bin\"",
+    "Content-Type: message/rfc822",
+    "",
+    "Subject: inner",
+    "Content-Type: message/rfc822",
+    "",
+    "Subject: inner inner",
+    "Content-Type: text/html",
+    "",
+    "<a href=http://deep.example.com/d>d</a>",
+    "--" + "B" * 260 + "--",
+)
+
+HEADERS_ONLY = msg(
+    "From: headers-only@example.org",
+    "Subject: no blank line, no body",
+)
+
+NO_HEADERS = msg(
+    "",
+    "From: not-a-header@example.org",
+    "",
+    "body after http://no-headers.example.com/n",
+)
+
+
+def edge2_session():
+    """Raw DATA: a bare-LF message, header-only and header-less ones, a repeated
+    MAIL FROM and HELO."""
+    c = Raw()
+    c.send(b"EHLO edge2.example.test\r\n", 1)
+    c.send(b"HELO again.example.test\r\n", 1)
+    c.send(b"MAIL FROM:<edge2@example.org>\r\n", 1)
+    c.send(b"RCPT TO:<bob@example.test>\r\n", 1)
+    c.send(b"DATA\r\n", 1)
+    c.send(stuffed(EDGE2).replace(b"\r\n", b"\n") + b".\r\n", 1)
+    c.send(b"MAIL FROM:<headers-only@example.org>\r\n", 1)
+    c.send(b"MAIL FROM:<second-mail-from@example.org>\r\n", 1)
+    c.send(b"RCPT TO:<bob@example.test>\r\n", 1)
+    c.send(b"DATA\r\n", 1)
+    c.send(stuffed(HEADERS_ONLY) + b".\r\n", 1)
+    c.send(b"MAIL FROM:<no-headers@example.org>\r\n", 1)
+    c.send(b"RCPT TO:<bob@example.test>\r\n", 1)
+    c.send(b"DATA\r\n", 1)
+    c.send(stuffed(NO_HEADERS) + b".\r\n", 1)
+    c.send(b"QUIT\r\n", 1)
+    c.close()
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "smtp-mime.pcap"
     dump = subprocess.Popen(
@@ -578,6 +657,7 @@ def main():
         )
         pipelining_session()
         bdat_session()
+        edge2_session()
         cut_session()
     finally:
         time.sleep(1.0)

@@ -37,6 +37,7 @@ pub const EV_BDAT_LEN: &str = "smtp.bdat_chunk_len_exceeded";
 pub const EV_NO_WELCOME: &str = "smtp.no_server_welcome_message";
 pub const EV_TLS_REJECTED: &str = "smtp.tls_rejected";
 pub const EV_DATA_REJECTED: &str = "smtp.data_command_rejected";
+pub const EV_DUPLICATE_FIELDS: &str = "smtp.duplicate_fields";
 
 /// A command awaiting its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,18 +258,31 @@ impl SmtpState {
             self.new_tx();
         }
         if verb_is(line, b"HELO") || verb_is(line, b"EHLO") {
-            let h = first_word(line[4..].trim_ascii()).to_vec();
-            self.helo = Some(h.clone());
-            if let Some(t) = self.current() {
-                t.helo = Some(h);
-                t.bump();
+            // The connection's first HELO/EHLO stands, as in Suricata.
+            if self.helo.is_some() {
+                self.events.push(EV_DUPLICATE_FIELDS);
+            } else {
+                let h = first_word(line[4..].trim_ascii()).to_vec();
+                self.helo = Some(h.clone());
+                if let Some(t) = self.current() {
+                    t.helo = Some(h);
+                    t.bump();
+                }
             }
             self.push_pending(Pending::Other);
         } else if let Some(from) = after(line, b"MAIL FROM:") {
+            // So does a transaction's first MAIL FROM.
             let from = first_word(from).to_vec();
+            let mut duplicate = false;
             if let Some(t) = self.current() {
-                t.mail_from = Some(from);
-                t.bump();
+                duplicate = t.mail_from.is_some();
+                if !duplicate {
+                    t.mail_from = Some(from);
+                    t.bump();
+                }
+            }
+            if duplicate {
+                self.events.push(EV_DUPLICATE_FIELDS);
             }
             self.push_pending(Pending::Other);
         } else if let Some(to) = after(line, b"RCPT TO:") {
@@ -633,6 +647,21 @@ pub(crate) mod tests {
         s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
         s.parse(Dir::ToServer, b"EHLO a\r\n", &mut out);
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    }
+
+    #[test]
+    fn first_helo_and_mail_from_stand() {
+        let mut s = SmtpState::new();
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, b"220 mx ESMTP\r\n", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"EHLO a\r\nHELO b\r\nMAIL FROM:<x@y>\r\nMAIL FROM:<z@y>\r\n",
+            &mut out,
+        );
+        assert_eq!(s.txs[0].helo.as_deref(), Some(&b"a"[..]));
+        assert_eq!(s.txs[0].mail_from.as_deref(), Some(&b"<x@y>"[..]));
+        assert_eq!(out.anomalies, [EV_DUPLICATE_FIELDS, EV_DUPLICATE_FIELDS]);
     }
 
     #[test]
