@@ -6,7 +6,10 @@ smtplib, and a raw socket client for pipelining, BDAT/CHUNKING and RSET), captur
 with tcpdump. The messages are fixed (dates, boundaries, message ids, bodies); the
 capture's timestamps, ports and sequence numbers are not, so a new run gives an
 equivalent capture, not the same bytes. The reference's EVE for the committed pcap is
-`smtp-mime.suricata-8.0.6-eve.json` (made by `../shared/tools/suricata-ref`).
+`smtp-mime.suricata-8.0.6-eve.json`, its stats record left out:
+
+    ../shared/tools/suricata-ref -r smtp-mime.pcap -S smtp-mime.rules -l OUT -k none
+    grep -v '"event_type":"stats"' OUT/eve.json > smtp-mime.suricata-8.0.6-eve.json
 
 Postfix as it was configured (Debian's package, then):
 
