@@ -1,6 +1,6 @@
 //! The EVE `smtp` and `email` objects, in Suricata 8's field order: `smtp` {`helo`,
 //! `mail_from`, `rcpt_to`}, then, for a transaction with a message, `email` {`from`,
-//! `to`, `cc`, `status`, `url`, `attachment`} (the fields Suricata logs without
+//! `to`, `cc`, `status`, `attachment`, `url`} (the fields Suricata logs without
 //! `extended`).
 
 use meerkat_eve::Obj;
@@ -50,8 +50,8 @@ pub fn smtp(o: &mut Obj<'_>, s: &Smtp) {
             strings(x, "to", &e.to);
             strings(x, "cc", &e.cc);
             x.str("status", &e.status);
-            strings(x, "url", &e.url);
             strings(x, "attachment", &e.attachment);
+            strings(x, "url", &e.url);
         });
     }
 }
@@ -68,13 +68,10 @@ pub fn record(tx: &SmtpTx) -> Smtp {
                 from: e.from.clone(),
                 to: e.to.clone(),
                 cc: e.cc.clone(),
-                status: if e.complete || !e.done {
-                    "PARSE_DONE"
-                } else {
-                    "PARSE_ERROR"
-                }
-                .to_string(),
-                url: e.urls.clone(),
+                // Suricata 8 has no other status, even for a message cut short.
+                status: "PARSE_DONE".to_string(),
+                // Suricata logs the URLs last found first.
+                url: e.urls.iter().rev().cloned().collect(),
                 attachment: e.attachment_names.clone(),
             }
         }),

@@ -37,6 +37,7 @@ pub const EV_BDAT_LEN: &str = "smtp.bdat_chunk_len_exceeded";
 pub const EV_NO_WELCOME: &str = "smtp.no_server_welcome_message";
 pub const EV_TLS_REJECTED: &str = "smtp.tls_rejected";
 pub const EV_DATA_REJECTED: &str = "smtp.data_command_rejected";
+pub const EV_DUPLICATE_FIELDS: &str = "smtp.duplicate_fields";
 
 /// A command awaiting its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +131,12 @@ fn after<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
     }
 }
 
+/// A command's parameter as Suricata keeps it: its first word (`MAIL FROM:<a> SIZE=9`
+/// is `<a>`).
+fn first_word(rest: &[u8]) -> &[u8] {
+    rest.split(|&c| c == b' ').next().unwrap_or_default()
+}
+
 /// `BDAT <size> [LAST]`.
 pub fn bdat(line: &[u8]) -> Option<(u64, bool)> {
     let rest = after(line, b"BDAT ")?;
@@ -202,7 +209,7 @@ impl SmtpState {
         }
     }
 
-    fn command(&mut self, line: &[u8]) {
+    fn command(&mut self, line: &[u8], eol: &[u8]) {
         // Every line the client sends (a message's too) while no greeting was seen.
         if !self.first_reply_seen {
             self.events.push(EV_NO_WELCOME);
@@ -214,18 +221,15 @@ impl SmtpState {
                 self.push_pending(Pending::DataEnd);
                 return;
             }
-            let line = if line.first() == Some(&b'.') {
-                &line[1..]
-            } else {
-                line
-            };
+            // The MIME parser gets the line as sent, its leading dot kept, as
+            // Suricata's does.
             let cfg = self.files;
             let mut ev = std::mem::take(&mut self.events);
             if let Some(t) = self.current()
                 && let Some(m) = t.mime.as_mut()
             {
                 let before = m.email.headers_done as usize + m.email.attachments.len();
-                m.line(line, &cfg, &mut ev);
+                m.line(line, eol, &cfg, &mut ev);
                 let after = m.email.headers_done as usize + m.email.attachments.len();
                 if before != after {
                     t.bump();
@@ -254,22 +258,35 @@ impl SmtpState {
             self.new_tx();
         }
         if verb_is(line, b"HELO") || verb_is(line, b"EHLO") {
-            let h = line[4..].trim_ascii().to_vec();
-            self.helo = Some(h.clone());
-            if let Some(t) = self.current() {
-                t.helo = Some(h);
-                t.bump();
+            // The connection's first HELO/EHLO stands, as in Suricata.
+            if self.helo.is_some() {
+                self.events.push(EV_DUPLICATE_FIELDS);
+            } else {
+                let h = first_word(line[4..].trim_ascii()).to_vec();
+                self.helo = Some(h.clone());
+                if let Some(t) = self.current() {
+                    t.helo = Some(h);
+                    t.bump();
+                }
             }
             self.push_pending(Pending::Other);
         } else if let Some(from) = after(line, b"MAIL FROM:") {
-            let from = from.to_vec();
+            // So does a transaction's first MAIL FROM.
+            let from = first_word(from).to_vec();
+            let mut duplicate = false;
             if let Some(t) = self.current() {
-                t.mail_from = Some(from);
-                t.bump();
+                duplicate = t.mail_from.is_some();
+                if !duplicate {
+                    t.mail_from = Some(from);
+                    t.bump();
+                }
+            }
+            if duplicate {
+                self.events.push(EV_DUPLICATE_FIELDS);
             }
             self.push_pending(Pending::Other);
         } else if let Some(to) = after(line, b"RCPT TO:") {
-            let to = to.to_vec();
+            let to = first_word(to).to_vec();
             if let Some(t) = self.current()
                 && t.rcpt_to.len() < MAX_RCPT
             {
@@ -357,8 +374,13 @@ impl SmtpState {
         }
     }
 
-    fn line(&mut self, dir: Dir, line: &[u8]) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    /// A line of `dir`, without its `\n`, if it had one (`ended`).
+    fn line(&mut self, dir: Dir, line: &[u8], ended: bool) {
+        let (line, eol): (&[u8], &[u8]) = match line.strip_suffix(b"\r") {
+            Some(l) if ended => (l, b"\r\n"),
+            _ if ended => (line, b"\n"),
+            _ => (line, b""),
+        };
         // Suricata's parser asks for raw inspection at each command line (not a line of
         // a message's data) and each reply line of three bytes or more.
         let trigger = match dir {
@@ -369,7 +391,7 @@ impl SmtpState {
             self.raw_trigger |= 1 << dir.index();
         }
         match dir {
-            Dir::ToServer => self.command(line),
+            Dir::ToServer => self.command(line, eol),
             Dir::ToClient => self.reply(line),
         }
     }
@@ -400,7 +422,7 @@ impl SmtpState {
                 continue;
             }
             if nl.is_some() && l.buf.is_empty() {
-                self.line(dir, body);
+                self.line(dir, body, true);
                 continue;
             }
             let room = MAX_LINE_LEN - l.buf.len();
@@ -415,7 +437,7 @@ impl SmtpState {
                     });
                 }
                 let buf = std::mem::take(&mut self.lines[d].buf);
-                self.line(dir, &buf);
+                self.line(dir, &buf, nl.is_some());
                 let l = &mut self.lines[d];
                 l.buf = buf;
                 l.buf.clear();
@@ -526,7 +548,7 @@ impl AppState for SmtpState {
 pub(crate) mod tests {
     use super::*;
 
-    pub const CLIENT: &[u8] = b"EHLO ehlo.fr\r\nMAIL FROM:<a@b.c>\r\nRCPT TO:<x@y.z>\r\nRCPT TO:<w@y.z>\r\nDATA\r\nFrom: a@b.c\r\nTo: x@y.z\r\nSubject: hi\r\n\r\nsee http://www.example.com/a\r\n..dot\r\n.\r\nRSET\r\nMAIL FROM:<q@b.c>\r\nBDAT 9 LAST\r\nMessage 1QUIT\r\n";
+    pub const CLIENT: &[u8] = b"EHLO ehlo.fr\r\nMAIL FROM:<a@b.c>\r\nRCPT TO:<x@y.z>\r\nRCPT TO:<w@y.z>\r\nDATA\r\nFrom: a@b.c\r\nTo: x@y.z\r\nSubject: hi\r\n\r\nsee http://www.example.com/a\r\n..dot\r\n.\r\nRSET\r\nMAIL FROM:<q@b.c> SIZE=9\r\nBDAT 9 LAST\r\nMessage 1QUIT\r\n";
     pub const SERVER: &[u8] = b"220 mx ESMTP\r\n250-mx\r\n250 PIPELINING\r\n250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n250 queued\r\n250 ok\r\n250 ok\r\n250 ok\r\n221 bye\r\n";
 
     #[test]
@@ -548,9 +570,11 @@ pub(crate) mod tests {
         assert_eq!(t0.rcpt_to.len(), 2);
         let m = t0.mime.as_ref().unwrap();
         assert_eq!(m.email.subject.as_deref(), Some(&b"hi"[..]));
-        assert_eq!(m.email.urls, vec![b"www.example.com/a".to_vec()]);
+        // A URL that ends its line keeps the line end, as Suricata's does.
+        assert_eq!(m.email.urls, vec![b"www.example.com/a\r\n".to_vec()]);
         assert!(m.email.complete);
         let t1 = &s.txs[1];
+        // The first word of the parameter, as Suricata keeps it.
         assert_eq!(t1.mail_from.as_deref(), Some(&b"<q@b.c>"[..]));
         assert!(t1.mime.is_none() && t1.done);
         // QUIT after the BDAT's mail opens no transaction of its own.
@@ -623,6 +647,21 @@ pub(crate) mod tests {
         s.parse(Dir::ToClient, b"220 mx\r\n", &mut out);
         s.parse(Dir::ToServer, b"EHLO a\r\n", &mut out);
         assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    }
+
+    #[test]
+    fn first_helo_and_mail_from_stand() {
+        let mut s = SmtpState::new();
+        let mut out = ParseOutput::default();
+        s.parse(Dir::ToClient, b"220 mx ESMTP\r\n", &mut out);
+        s.parse(
+            Dir::ToServer,
+            b"EHLO a\r\nHELO b\r\nMAIL FROM:<x@y>\r\nMAIL FROM:<z@y>\r\n",
+            &mut out,
+        );
+        assert_eq!(s.txs[0].helo.as_deref(), Some(&b"a"[..]));
+        assert_eq!(s.txs[0].mail_from.as_deref(), Some(&b"<x@y>"[..]));
+        assert_eq!(out.anomalies, [EV_DUPLICATE_FIELDS, EV_DUPLICATE_FIELDS]);
     }
 
     #[test]
