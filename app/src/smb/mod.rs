@@ -181,7 +181,7 @@ impl Transaction for SmbTx {
     }
 
     fn record(&self) -> Option<AppRecord> {
-        Some(AppRecord::Smb(eve::record(self)))
+        Some(AppRecord::Smb(Box::new(eve::record(self))))
     }
 
     fn files(&self, dir: Dir) -> &[crate::files::File] {
