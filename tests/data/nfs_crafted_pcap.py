@@ -45,37 +45,6 @@ def v3_extra(base):
     ex.append((call(x + 4, 3, 17, opaque(DIR) + u64(0) + u64(0) + u32(4096) + u32(8192)), reply(x + 4, u32(0) + post_op_attr(0, 2) + u64(0) + entries)))
     return ex
 
-C, S = '10.0.0.1', '10.0.0.2'
-pkts = []
-t = [1700000000.0]
-def emit(p):
-    p.time = t[0]; t[0] += 0.001; pkts.append(p)
-
-class Tcp:
-    def __init__(self, sport):
-        self.sport = sport; self.cs = 1000; self.ss = 5000
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=sport, dport=2049, flags='S', seq=self.cs - 1))
-        emit(Ether() / IP(src=S, dst=C) / TCP(sport=2049, dport=sport, flags='SA', seq=self.ss - 1, ack=self.cs))
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=sport, dport=2049, flags='A', seq=self.cs, ack=self.ss))
-    def c(self, data):
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=self.sport, dport=2049, flags='PA', seq=self.cs, ack=self.ss) / Raw(data))
-        self.cs += len(data)
-        emit(Ether() / IP(src=S, dst=C) / TCP(sport=2049, dport=self.sport, flags='A', seq=self.ss, ack=self.cs))
-    def s(self, data):
-        emit(Ether() / IP(src=S, dst=C) / TCP(sport=2049, dport=self.sport, flags='PA', seq=self.ss, ack=self.cs) / Raw(data))
-        self.ss += len(data)
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=self.sport, dport=2049, flags='A', seq=self.cs, ack=self.ss))
-    def close(self):
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=self.sport, dport=2049, flags='FA', seq=self.cs, ack=self.ss))
-        emit(Ether() / IP(src=S, dst=C) / TCP(sport=2049, dport=self.sport, flags='FA', seq=self.ss, ack=self.cs + 1))
-        emit(Ether() / IP(src=C, dst=S) / TCP(sport=self.sport, dport=2049, flags='A', seq=self.cs + 1, ack=self.ss + 1))
-
-def udp(sport, data, to_server=True):
-    if to_server:
-        emit(Ether() / IP(src=C, dst=S) / UDP(sport=sport, dport=2049) / Raw(data))
-    else:
-        emit(Ether() / IP(src=S, dst=C) / UDP(sport=2049, dport=sport) / Raw(data))
-
 # NFSv3 over TCP.
 f = Tcp(800)
 for q, r in v3_exchanges(0x100) + v3_extra(0x200):
