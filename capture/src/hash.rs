@@ -19,6 +19,10 @@
 //! hashed apart, as before.) Portless protocols (ICMP) so keep their fragments and their
 //! whole packets in one worker.
 //!
+//! An ICMPv4 destination-unreachable message is hashed on the TCP or UDP packet it
+//! reports on (as [`meerkat_wire::icmp::unreachable_flow`] reads it), so that it meets
+//! that packet's flow, which it belongs to, in one worker.
+//!
 //! Packets that are not IP (ARP, ...), and packets whose link or IP layer the decoder
 //! rejects (which a worker counts as a decoder event and puts in no flow), hash to 0.
 //!
@@ -30,7 +34,7 @@
 //! carries: each worker sees the outer packets of its inner flows.)
 
 use meerkat_wire::tunnel::{self, MAX_TUNNEL_DEPTH, TunnelPorts};
-use meerkat_wire::{PROTO_TCP, PROTO_UDP, ethernet, ipv4, ipv6, link, tcp, udp};
+use meerkat_wire::{PROTO_ICMP, PROTO_TCP, PROTO_UDP, ethernet, icmp, ipv4, ipv6, link, tcp, udp};
 
 /// The FNV-1a offset basis the hash starts from.
 const SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -144,6 +148,18 @@ fn ipv4_hash<'a>(b: &'a [u8], tunnels: Option<&TunnelPorts>) -> Layer<'a> {
         let l4 = b.get(v.header_len()..v.total_len()).unwrap_or(&[]);
         if let Some((lt, inner)) = tunnelled(tunnels, 4, proto, l4) {
             return Layer::Inner(lt, inner);
+        }
+        // A destination-unreachable message goes to the worker of the flow it reports
+        // on, which it belongs to.
+        if proto == PROTO_ICMP
+            && let Some(&[icmp::DEST_UNREACH, code, ..]) = l4.get(..icmp::HEADER_LEN)
+            && let Some((eproto, src, sp, dst, dp)) =
+                icmp::unreachable_flow(code, &l4[icmp::HEADER_LEN..])
+        {
+            let a = (u64::from(u32::from_be_bytes(src)) << 16) | u64::from(sp);
+            let b = (u64::from(u32::from_be_bytes(dst)) << 16) | u64::from(dp);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            return Layer::Hash(finish(mix(mix(mix(SEED, lo), hi), u64::from(eproto))));
         }
         ports(proto, v.payload())
     };

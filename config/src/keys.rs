@@ -100,6 +100,8 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.threaded",
     "outputs.eve-log.buffer-size",
     "outputs.eve-log.pcap-file",
+    "outputs.eve-log.community-id",
+    "outputs.eve-log.community-id-seed",
     "outputs.eve-log.append",
     "outputs.eve-log.filemode",
     "outputs.eve-log.rotate-interval",

@@ -250,6 +250,13 @@ pub struct EveLog {
     /// Add `pcap_filename` to records from pcap files.
     #[serde(default, deserialize_with = "de::flex_bool")]
     pub pcap_file: bool,
+    /// Add the flow's Community ID (`community_id`, version 1) to every record that has
+    /// a flow.
+    #[serde(default, deserialize_with = "de::flex_bool")]
+    pub community_id: bool,
+    /// The Community ID seed (0 to 65535; Suricata's default 0).
+    #[serde(default)]
+    pub community_id_seed: u16,
     /// The redis server, for `filetype: redis`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis: Option<Redis>,
@@ -284,6 +291,8 @@ impl Default for EveLog {
             filemode: None,
             rotate_interval: None,
             pcap_file: false,
+            community_id: false,
+            community_id_seed: 0,
             redis: None,
             nats: None,
             spool: None,

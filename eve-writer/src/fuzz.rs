@@ -22,6 +22,7 @@ pub fn event_batch(data: &[u8]) {
         alert_packet: true,
         max_stream_payload: 4096,
         pcap_filename: true,
+        community_id: Some(0),
         stats_totals: true,
         stats_threads: true,
     };

@@ -145,6 +145,7 @@ fn render_options(eve: &EveLog) -> RenderOptions {
         alert_packet: alert.packet,
         max_stream_payload: alert.max_stream_payload,
         pcap_filename: eve.pcap_file,
+        community_id: eve.community_id.then_some(eve.community_id_seed),
         stats_totals: opt("stats").and_then(|o| o.totals).unwrap_or(true),
         stats_threads: opt("stats").and_then(|o| o.threads).unwrap_or(false),
     }

@@ -54,9 +54,105 @@ impl<T: AsRef<[u8]>> Message<T> {
     }
 }
 
+/// ICMPv4 destination unreachable.
+pub const DEST_UNREACH: u8 = 3;
+/// The highest destination-unreachable code (RFC 1812: 15, precedence cutoff).
+const MAX_UNREACH_CODE: u8 = 15;
+
+/// Whether an ICMPv4 type is an error message (destination unreachable, source quench,
+/// redirect, time exceeded, parameter problem): a report about another packet, which
+/// starts no flow of its own.
+pub fn is_v4_error(icmp_type: u8) -> bool {
+    matches!(icmp_type, 3 | 4 | 5 | 11 | 12)
+}
+
+/// The type that answers `icmp_type` (echo request and reply, ...), or the type it
+/// answers; `None` for types without a pair. An ICMP flow is the messages of one such
+/// pair between two hosts.
+pub fn counterpart(icmp_type: u8, v6: bool) -> Option<u8> {
+    const V4: [(u8, u8); 5] = [(8, 0), (13, 14), (15, 16), (10, 9), (17, 18)];
+    const V6: [(u8, u8); 10] = [
+        (128, 129),
+        (135, 136),
+        (133, 134),
+        (130, 131),
+        (139, 140),
+        (144, 145),
+        (146, 147),
+        (148, 149),
+        (151, 152),
+        (157, 158),
+    ];
+    let pairs: &[(u8, u8)] = if v6 { &V6 } else { &V4 };
+    pairs.iter().find_map(|&(a, b)| {
+        if a == icmp_type {
+            Some(b)
+        } else if b == icmp_type {
+            Some(a)
+        } else {
+            None
+        }
+    })
+}
+
+/// The TCP or UDP packet an ICMPv4 destination-unreachable message (`payload`: what
+/// follows its 8-byte header) reports on: (protocol, source, source port, destination,
+/// destination port). As Suricata reads it: an IPv4 header taken as 20 bytes, then at
+/// least the ports of a TCP header, or a whole UDP header; `None` otherwise (and for
+/// codes above 15).
+pub fn unreachable_flow(code: u8, payload: &[u8]) -> Option<(u8, [u8; 4], u16, [u8; 4], u16)> {
+    if code > MAX_UNREACH_CODE || payload.len() < 20 || payload[0] >> 4 != 4 {
+        return None;
+    }
+    let proto = payload[9];
+    let need = match proto {
+        crate::PROTO_TCP => 24,
+        crate::PROTO_UDP => 28,
+        _ => return None,
+    };
+    if payload.len() < need {
+        return None;
+    }
+    let addr = |o: usize| [payload[o], payload[o + 1], payload[o + 2], payload[o + 3]];
+    let port = |o: usize| u16::from_be_bytes([payload[o], payload[o + 1]]);
+    Some((proto, addr(12), port(20), addr(16), port(22)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreachable_reports_name_the_udp_or_tcp_packet() {
+        let mut ip = vec![0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0];
+        ip.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        ip.extend_from_slice(&[0x12, 0x34, 0, 53, 0, 8, 0, 0]);
+        assert_eq!(
+            unreachable_flow(3, &ip),
+            Some((17, [10, 0, 0, 1], 0x1234, [10, 0, 0, 2], 53))
+        );
+        assert_eq!(unreachable_flow(16, &ip), None);
+        // A UDP header cut short, an IPv6 header.
+        assert_eq!(unreachable_flow(3, &ip[..27]), None);
+        ip[0] = 0x60;
+        assert_eq!(unreachable_flow(3, &ip), None);
+        // TCP needs only its ports.
+        ip[0] = 0x45;
+        ip[9] = 6;
+        assert_eq!(
+            unreachable_flow(3, &ip[..24]),
+            Some((6, [10, 0, 0, 1], 0x1234, [10, 0, 0, 2], 53))
+        );
+    }
+
+    #[test]
+    fn request_and_reply_types_pair() {
+        assert_eq!(counterpart(8, false), Some(0));
+        assert_eq!(counterpart(0, false), Some(8));
+        assert_eq!(counterpart(3, false), None);
+        assert_eq!(counterpart(129, true), Some(128));
+        assert_eq!(counterpart(8, true), None);
+    }
 
     #[test]
     fn echo_fields() {

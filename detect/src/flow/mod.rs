@@ -1,6 +1,8 @@
 //! Flows: the packets of one conversation, keyed symmetrically.
 //!
-//! A flow is keyed by (protocol, the two endpoints in canonical order, VLAN ids). The
+//! A flow is keyed by (protocol, the two endpoints in canonical order, VLAN ids); ICMP
+//! flows by the pair of message types too, and an ICMPv4 destination-unreachable message
+//! joins the flow of the packet it reports on (see [`FlowKey::of`]). The
 //! endpoint that sent the first packet is the client ("to_server" is client -> server),
 //! except that a TCP flow whose first packet is a SYN/ACK is oriented the other way (the
 //! sender of a SYN/ACK is the server), as Suricata does. A flow is "established" once
@@ -20,6 +22,7 @@ use std::net::IpAddr;
 use crate::app::{AppProto, AppState, Dir};
 use crate::engine::{FlowVars, TxDetect};
 use meerkat_wire::decode::{L4, MAX_VLAN_LAYERS, Packet};
+use meerkat_wire::icmp;
 
 /// Flows held at most per worker.
 pub const MAX_FLOWS: usize = 1 << 20;
@@ -45,16 +48,61 @@ pub struct FlowKey {
     depth: u8,
 }
 
+/// How a packet finds its flow ([`FlowKey::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowLookup {
+    /// Its own flow, made by its first packet; and whether the packet goes from `lo`
+    /// to `hi`.
+    Own(FlowKey, bool),
+    /// An ICMPv4 destination-unreachable message: the flow of the packet it reports on,
+    /// if that flow exists (it makes none).
+    Reported(FlowKey),
+}
+
 impl FlowKey {
-    /// The key of `p` and whether `p` goes from `lo` to `hi`.
-    pub fn of(p: &Packet<'_>) -> Option<(FlowKey, bool)> {
+    /// How `p` finds its flow; `None` when it has none (not IP, or an ICMPv4 error
+    /// message that names no TCP or UDP packet).
+    ///
+    /// As Suricata keys them: TCP, UDP and other protocols by their endpoints; ICMP and
+    /// ICMPv6 messages by their endpoints and the pair of types they belong to (an echo
+    /// request and its reply are one flow, a timestamp request between the same hosts
+    /// another), the type standing in for the port; an ICMPv4 error message belongs to
+    /// the flow of the packet it reports on (destination unreachable) or to none.
+    pub fn of(p: &Packet<'_>) -> Option<FlowLookup> {
         let ip = p.ip?;
-        let (sp, dp) = p.ports();
+        let (sp, dp) = match p.l4 {
+            L4::Icmp {
+                icmp_type,
+                code,
+                v6,
+                ..
+            } => {
+                if !v6 && icmp::is_v4_error(icmp_type) {
+                    if icmp_type != icmp::DEST_UNREACH {
+                        return None;
+                    }
+                    let (proto, src, sp, dst, dp) = icmp::unreachable_flow(code, p.payload)?;
+                    let a = (IpAddr::from(src), sp);
+                    let b = (IpAddr::from(dst), dp);
+                    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                    return Some(FlowLookup::Reported(FlowKey {
+                        proto,
+                        lo,
+                        hi,
+                        vlan: p.vlan,
+                        depth: p.depth,
+                    }));
+                }
+                let other = icmp::counterpart(icmp_type, v6).unwrap_or(0);
+                (u16::from(icmp_type), u16::from(other))
+            }
+            _ => p.ports(),
+        };
         let a = (ip.src, sp);
         let b = (ip.dst, dp);
         let lo_first = a <= b;
         let (lo, hi) = if lo_first { (a, b) } else { (b, a) };
-        Some((
+        Some(FlowLookup::Own(
             FlowKey {
                 proto: ip.proto,
                 lo,
@@ -187,6 +235,10 @@ pub struct Flow {
     pub last_ns: u64,
     pub pkts_toserver: u64,
     pub pkts_toclient: u64,
+    /// Of those, ICMP error reports (to_server, to_client): counted in the flow but, as
+    /// in Suricata, not "seen" packets of a direction (they make no direction's first
+    /// packet and do not establish the flow).
+    pub reports: [u32; 2],
     pub bytes_toserver: u64,
     pub bytes_toclient: u64,
     pub tcp_flags_ts: u8,
@@ -242,17 +294,61 @@ impl Exception {
 }
 
 impl Flow {
+    /// Counts packet `p` (at packet time `ts_ns`) in its direction.
+    fn count(&mut self, p: &Packet<'_>, ts_ns: u64, to_server: bool) {
+        let len = p.frame.len() as u64;
+        let flags = p.tcp_flags().unwrap_or(0);
+        if to_server {
+            self.pkts_toserver += 1;
+            self.bytes_toserver += len;
+            self.tcp_flags_ts |= flags;
+        } else {
+            self.pkts_toclient += 1;
+            self.bytes_toclient += len;
+            self.tcp_flags_tc |= flags;
+        }
+        if let L4::Icmp {
+            icmp_type, code, ..
+        } = p.l4
+        {
+            if self.proto != p.proto() {
+                // An error report counted in the TCP or UDP flow it reports on.
+                self.reports[usize::from(!to_server)] += 1;
+            } else if !to_server {
+                self.icmp_tc = Some((icmp_type, code));
+            } else if self.icmp_ts.is_none() {
+                self.icmp_ts = Some((icmp_type, code));
+            }
+        }
+        self.last_ns = self.last_ns.max(ts_ns);
+    }
+
+    /// Packets seen to the server and to the client: the packets of each direction
+    /// less the ICMP error reports among them.
+    pub fn seen(&self) -> (u64, u64) {
+        (
+            self.pkts_toserver - u64::from(self.reports[0]),
+            self.pkts_toclient - u64::from(self.reports[1]),
+        )
+    }
+
+    /// Whether packets were seen both ways.
+    fn both_ways(&self) -> bool {
+        let (ts, tc) = self.seen();
+        ts > 0 && tc > 0
+    }
+
     /// Whether the flow counts as established for `flow:established`.
     pub fn established(&self) -> bool {
         match &self.tcp {
             Some(s) => s.established(),
             None if self.proto == 6 => false,
-            None => self.pkts_toserver > 0 && self.pkts_toclient > 0,
+            None => self.both_ways(),
         }
     }
 
     fn timeout_ns(&self) -> u64 {
-        let both_ways = self.pkts_toclient > 0 && self.pkts_toserver > 0;
+        let both_ways = self.both_ways();
         match self.proto {
             6 => match &self.tcp {
                 Some(s) if s.state == tcp::State::Closed => TIMEOUT_TCP_CLOSED_NS,
@@ -271,7 +367,7 @@ impl Flow {
             Some(s) if s.state == tcp::State::Closed => "closed",
             Some(s) if s.established() => "established",
             Some(_) => "new",
-            None if self.pkts_toclient > 0 && self.pkts_toserver > 0 => "established",
+            None if self.both_ways() => "established",
             None => "new",
         }
     }
@@ -283,6 +379,7 @@ impl Flow {
         std::mem::swap(&mut self.client, &mut self.server);
         self.client_is_lo = !self.client_is_lo;
         std::mem::swap(&mut self.pkts_toserver, &mut self.pkts_toclient);
+        self.reports.swap(0, 1);
         std::mem::swap(&mut self.bytes_toserver, &mut self.bytes_toclient);
         std::mem::swap(&mut self.tcp_flags_ts, &mut self.tcp_flags_tc);
         std::mem::swap(&mut self.icmp_ts, &mut self.icmp_tc);
@@ -470,8 +567,19 @@ impl FlowTable {
         ts_ns: u64,
         mut evicted: impl FnMut(Flow, EndReason),
     ) -> Option<(&mut Flow, bool)> {
-        let (key, lo_first) = FlowKey::of(p)?;
         let ip = p.ip?;
+        let (key, lo_first) = match FlowKey::of(p)? {
+            FlowLookup::Own(key, lo_first) => (key, lo_first),
+            FlowLookup::Reported(key) => {
+                // Part of the reported packet's flow, sent by one of its hosts or by a
+                // router on the way (Suricata's direction: from the client's address
+                // is toward the server).
+                let flow = self.flows.get_mut(&key)?;
+                let to_server = flow.client.0 == ip.src;
+                flow.count(p, ts_ns, to_server);
+                return Some((flow, to_server));
+            }
+        };
         if self.flows.len() >= MAX_FLOWS && !self.flows.contains_key(&key) {
             // Emergency: end the 1/16 of flows idle the longest (amortised O(1) per flow).
             let mut ages: Vec<(u64, FlowKey)> =
@@ -512,6 +620,7 @@ impl FlowTable {
                 last_ns: ts_ns,
                 pkts_toserver: 0,
                 pkts_toclient: 0,
+                reports: [0; 2],
                 bytes_toserver: 0,
                 bytes_toclient: 0,
                 tcp_flags_ts: 0,
@@ -529,28 +638,7 @@ impl FlowTable {
             }
         });
         let to_server = lo_first == flow.client_is_lo;
-        let len = p.frame.len() as u64;
-        let flags = p.tcp_flags().unwrap_or(0);
-        if to_server {
-            flow.pkts_toserver += 1;
-            flow.bytes_toserver += len;
-            flow.tcp_flags_ts |= flags;
-        } else {
-            flow.pkts_toclient += 1;
-            flow.bytes_toclient += len;
-            flow.tcp_flags_tc |= flags;
-        }
-        if let L4::Icmp {
-            icmp_type, code, ..
-        } = p.l4
-        {
-            if !to_server {
-                flow.icmp_tc = Some((icmp_type, code));
-            } else if flow.icmp_ts.is_none() {
-                flow.icmp_ts = Some((icmp_type, code));
-            }
-        }
-        flow.last_ns = flow.last_ns.max(ts_ns);
+        flow.count(p, ts_ns, to_server);
         Some((flow, to_server))
     }
 

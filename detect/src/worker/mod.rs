@@ -543,6 +543,11 @@ impl Worker {
         {
             self.x
                 .flow_packet(Ctx { pkt, meta, src }, flow, to_server, valid);
+        } else if pkt.ip.is_some() {
+            // An IP packet of no flow: an ICMPv4 error report that names no live TCP
+            // or UDP flow (Suricata makes no flow for it either).
+            self.x
+                .inspect_packet(Ctx { pkt, meta, src }, None, None, Some(pkt.payload), false);
         }
         for (f, r) in evicted {
             self.x.end_flow(f, r);

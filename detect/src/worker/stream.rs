@@ -204,11 +204,11 @@ impl Inner {
             None => false,
         };
         let flow_id = flow.id;
-        let first = if to_server {
-            flow.pkts_toserver == 1
-        } else {
-            flow.pkts_toclient == 1
-        };
+        // An ICMP error report in the TCP or UDP flow it reports on is no direction's
+        // first packet (Suricata sets no "seen" flag for it).
+        let report = matches!(pkt.l4, L4::Icmp { .. }) && flow.proto != pkt.proto();
+        let seen = flow.seen();
+        let first = !report && if to_server { seen.0 == 1 } else { seen.1 == 1 };
         {
             let stream = match (chunk_range, flow.tcp.as_deref()) {
                 (Some((a, b)), Some(s)) => Some(s.sides[d].bytes(a, b)),

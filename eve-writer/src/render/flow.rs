@@ -42,7 +42,8 @@ pub fn app_protos(o: &mut Obj<'_>, ev: &Event) {
     }
 }
 
-pub fn body(o: &mut Obj<'_>, ev: &Event) {
+/// The body of a flow record; `community` is its `community_id`, when configured.
+pub fn body(o: &mut Obj<'_>, ev: &Event, community: Option<&str>) {
     app_protos(o, ev);
     let Some(f) = &ev.flow else { return };
     o.obj("flow", |fo| {
@@ -65,6 +66,9 @@ pub fn body(o: &mut Obj<'_>, ev: &Event) {
             fo.u64("tx_cnt", f.tx_cnt);
         }
     });
+    if let Some(c) = community {
+        o.str("community_id", c);
+    }
     if let Some(t) = &f.tcp {
         o.obj("tcp", |to| {
             to.raw("tcp_flags", |b| flags_hex(b, t.tcp_flags))

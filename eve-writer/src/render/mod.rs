@@ -16,6 +16,7 @@
 pub mod alert;
 pub mod anomaly;
 mod app_tests;
+pub mod community;
 pub mod flow;
 pub mod stats;
 
@@ -264,6 +265,8 @@ pub struct RenderOptions {
     pub max_stream_payload: usize,
     /// Add `pcap_filename`.
     pub pcap_filename: bool,
+    /// Add `community_id` with this seed (`community-id`, `community-id-seed`).
+    pub community_id: Option<u16>,
     /// `stats`: the totals over all processes (`totals: yes`, the default).
     pub stats_totals: bool,
     /// `stats`: each process's own counters under `threads` (`threads: yes`).
@@ -352,6 +355,17 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
             });
         });
     }
+    // Suricata writes it with the record's header, except in flow records (after the
+    // `flow` object).
+    let community = opts.community_id.and_then(|seed| community::of(ev, seed));
+    let community = community
+        .as_ref()
+        .map(|c| std::str::from_utf8(c).expect("community id is base64"));
+    if kind != EventType::Flow
+        && let Some(c) = community
+    {
+        o.str("community_id", c);
+    }
     let top_tx_id = kind != EventType::App
         || ev
             .app
@@ -363,7 +377,7 @@ pub fn render(buf: &mut Vec<u8>, ev: &Event, opts: &RenderOptions) {
     }
     match kind {
         EventType::Alert => alert::body(&mut o, ev, opts),
-        EventType::Flow => flow::body(&mut o, ev),
+        EventType::Flow => flow::body(&mut o, ev, community),
         EventType::Anomaly => anomaly::body(&mut o, ev),
         EventType::Stats => stats::body(&mut o, ev, opts),
         EventType::App => {
