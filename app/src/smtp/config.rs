@@ -299,9 +299,48 @@ impl Parser for SmtpParser {
     }
 }
 
+/// The yes/no keys, checked before the section is typed so that a bad value's error
+/// names its key.
+const BOOL_KEYS: &[&str] = &[
+    "raw-extraction",
+    "mime.decode-mime",
+    "mime.decode-base64",
+    "mime.decode-quoted-printable",
+    "mime.extract-urls",
+    "mime.log-url-scheme",
+    "mime.body-md5",
+];
+
+/// The typed section, a bad yes/no value named with its key.
+pub fn typed(s: &Section<'_>) -> Result<SmtpSection, String> {
+    if let Some(settings) = s.settings {
+        for key in BOOL_KEYS {
+            let (head, leaf) = match key.split_once('.') {
+                Some((h, l)) => (h, Some(l)),
+                None => (*key, None),
+            };
+            let v = match (settings.get(head), leaf) {
+                (Some(v), None) => Some(v),
+                (Some(serde_yaml::Value::Mapping(m)), Some(l)) => m.get(l),
+                _ => None,
+            };
+            let ok = match v {
+                None | Some(serde_yaml::Value::Bool(_)) => true,
+                Some(serde_yaml::Value::String(t)) => de::parse_bool(t).is_some(),
+                Some(serde_yaml::Value::Number(n)) => matches!(n.as_u64(), Some(0 | 1)),
+                Some(_) => false,
+            };
+            if !ok {
+                return Err(format!("{key}: {v:?} is not yes or no"));
+            }
+        }
+    }
+    s.typed()
+}
+
 /// [`crate::descriptor::Build::Configured`]'s `build`.
 pub fn build(s: &Section<'_>) -> Result<Box<dyn Parser>, String> {
-    let section: SmtpSection = s.typed()?;
+    let section = typed(s)?;
     if section.raw_extraction && section.mime.decode_mime {
         tracing::warn!(
             "app-layer.protocols.smtp: \"decode-mime\" and \"raw-extraction\" can't be on \
@@ -328,7 +367,7 @@ mod tests {
             r.ignored_suricata_keys
         );
         let s = Section::of("smtp", r.config.app_layer.protocols.get("smtp"));
-        SmtpConfig::from_section(&s.typed::<SmtpSection>()?)
+        SmtpConfig::from_section(&typed(&s)?)
     }
 
     #[test]
