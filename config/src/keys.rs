@@ -178,6 +178,8 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.eve-log.types.mqtt.passwords",
     "outputs.eve-log.types.mqtt.string-log-limit",
     "outputs.eve-log.types.pgsql.passwords",
+    "outputs.eve-log.types.smtp.custom",
+    "outputs.eve-log.types.smtp.md5",
     "outputs.file-store.version",
     "outputs.file-store.enabled",
     "outputs.file-store.dir",

@@ -130,6 +130,25 @@ pub struct EveTypeOptions {
     /// limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub string_log_limit: Option<ByteSize>,
+    /// `smtp`: the email headers logged beyond the default fields (Suricata's email
+    /// logger's names: `reply_to` or `reply-to`, `bcc`, `message_id`, `subject`,
+    /// `x_mailer`, `user_agent`, `received`, `x_originating_ip`, `in_reply_to`,
+    /// `references`, `importance`, `priority`, `sensitivity`, `organization`,
+    /// `content_md5`, `date`; other names are left out, as Suricata leaves them).
+    #[serde(
+        default,
+        deserialize_with = "de::flex_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub custom: Vec<String>,
+    /// `smtp`: the MD5s logged: `body` (with `app-layer.protocols.smtp.mime.body-md5`),
+    /// `subject`.
+    #[serde(
+        default,
+        deserialize_with = "de::flex_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub md5: Vec<String>,
     /// Sub-types (e.g. `anomaly: {types: {decode: yes, stream: yes}}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, Value>,
@@ -389,6 +408,17 @@ impl EveLog {
     pub fn dhcp_extended(&self) -> Option<bool> {
         let t = self.type_entry("dhcp")?;
         Some(t.options().and_then(|o| o.extended).unwrap_or(false))
+    }
+
+    /// The `custom` and `md5` lists of this output's `smtp` entry (`None` when it logs
+    /// no `smtp` records).
+    pub fn smtp_log(&self) -> Option<(Vec<String>, Vec<String>)> {
+        let o = self
+            .type_entry("smtp")?
+            .options()
+            .cloned()
+            .unwrap_or_default();
+        Some((o.custom, o.md5))
     }
 
     /// Whether this output's `pgsql` records carry passwords (`None` when it logs

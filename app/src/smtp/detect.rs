@@ -4,7 +4,7 @@
 //! attachments' `file.data` and `file.name` (one item per attachment). All are to
 //! the server. A buffer that may still come is `NotYet` until the transaction ends.
 
-use super::mime::Email;
+use super::mime::Mime;
 use super::state::SmtpTx;
 use crate::buffers::{BufferDef, def};
 use crate::{AppProto, Buf, BufferId};
@@ -81,12 +81,20 @@ pub fn buffer(tx: &SmtpTx, id: BufferId, index: usize) -> Buf<'_> {
             let Some(m) = tx.mime.as_ref() else {
                 return if tx.done { Buf::Absent } else { Buf::NotYet };
             };
-            email_buffer(&m.email, id, index, tx.done)
+            if m.raw && !matches!(id, FILE_DATA | FILE_NAME) {
+                // `raw-extraction`: the message is a file, no header is read.
+                return Buf::Absent;
+            }
+            email_buffer(m, id, index, tx.done)
         }
     }
 }
 
-fn email_buffer(e: &Email, id: BufferId, index: usize, tx_done: bool) -> Buf<'_> {
+/// A buffer of the message. An attachment still arriving is inspected once it holds
+/// `content-inspect-min-size` bytes, or `content-limit` ([`Mime::inspectable`]), as
+/// Suricata's `file.data` of SMTP.
+fn email_buffer(m: &Mime, id: BufferId, index: usize, tx_done: bool) -> Buf<'_> {
+    let e = &m.email;
     let headers = e.headers_done || tx_done;
     let done = e.done || tx_done;
     if !headers {
@@ -111,7 +119,8 @@ fn email_buffer(e: &Email, id: BufferId, index: usize, tx_done: bool) -> Buf<'_>
         }
         FILE_DATA => match e.attachments.get(index) {
             Some(a) if a.closed || done => Buf::Ready(&a.data),
-            Some(a) => Buf::Partial(&a.data),
+            Some(a) if m.inspectable(a.size) => Buf::Partial(&a.data),
+            Some(_) => Buf::NotYet,
             None if done => Buf::Absent,
             None => Buf::NotYet,
         },

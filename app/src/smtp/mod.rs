@@ -5,6 +5,7 @@
 //! files (`file.data`, `file.name`, EVE `fileinfo`), app-layer events and the EVE
 //! `smtp` record with its `email` object.
 
+pub mod config;
 pub mod detect;
 pub mod eve;
 pub mod mime;
@@ -28,7 +29,10 @@ pub static PROTOCOL: Descriptor = Descriptor {
     probe,
     probe_on_port: Some(probe_on_port),
     is_reply,
-    build: Build::Plain(new_state),
+    build: Build::Configured {
+        keys: config::KEYS,
+        build: config::build,
+    },
     inner: &[],
     buffers: detect::BUFFERS,
     keywords: &[],
@@ -47,10 +51,6 @@ pub static PROTOCOL: Descriptor = Descriptor {
         run: fuzz,
     }],
 };
-
-fn new_state(_t: Transport) -> Box<dyn AppState> {
-    Box::new(SmtpState::new())
-}
 
 /// The anomalies the parser raises (Suricata 8's names, `smtp-events.rules`).
 pub const EVENTS: &[&str] = &[

@@ -7,7 +7,9 @@
 //! its TLS parser: it is not parsed further.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
+use super::config::SmtpConfig;
 use super::mime::Mime;
 use crate::files::{FileConfig, Files};
 use crate::{AppState, Dir, ParseOutput, Transaction};
@@ -105,6 +107,8 @@ pub struct SmtpState {
     first_reply_seen: bool,
     files: FileConfig,
     events: Vec<&'static str>,
+    /// The settings (`app-layer.protocols.smtp`).
+    cfg: Arc<SmtpConfig>,
 }
 
 impl Default for SmtpState {
@@ -150,6 +154,11 @@ pub fn bdat(line: &[u8]) -> Option<(u64, bool)> {
 
 impl SmtpState {
     pub fn new() -> SmtpState {
+        SmtpState::with_config(Arc::default())
+    }
+
+    /// A connection parsed with settings `cfg`.
+    pub fn with_config(cfg: Arc<SmtpConfig>) -> SmtpState {
         SmtpState {
             lines: [Lines::default(), Lines::default()],
             raw_trigger: 0,
@@ -161,6 +170,7 @@ impl SmtpState {
             first_reply_seen: false,
             files: FileConfig::default(),
             events: Vec::new(),
+            cfg,
         }
     }
 
@@ -228,9 +238,9 @@ impl SmtpState {
             if let Some(t) = self.current()
                 && let Some(m) = t.mime.as_mut()
             {
-                let before = m.email.headers_done as usize + m.email.attachments.len();
+                let before = m.progress();
                 m.line(line, eol, &cfg, &mut ev);
-                let after = m.email.headers_done as usize + m.email.attachments.len();
+                let after = m.progress();
                 if before != after {
                     t.bump();
                 }
@@ -296,8 +306,21 @@ impl SmtpState {
             self.push_pending(Pending::Other);
         } else if verb_is(line, b"DATA") {
             self.mode = Mode::Data;
+            // As Suricata: the whole message as a file (`raw-extraction`), or MIME
+            // (`decode-mime`), or neither.
+            let mime = if self.cfg.raw_extraction {
+                Some(Box::new(Mime::raw(self.cfg.clone(), &self.files)))
+            } else if self.cfg.decode_mime {
+                Some(Box::new(Mime::with_config(self.cfg.clone())))
+            } else {
+                None
+            };
             if let Some(t) = self.current() {
-                t.mime = Some(Box::default());
+                // The raw message's file is open: `file.name` can match.
+                if mime.as_ref().is_some_and(|m| m.raw) {
+                    t.bump();
+                }
+                t.mime = mime;
             }
             self.push_pending(Pending::Data);
         } else if let Some((n, last)) = bdat(line) {

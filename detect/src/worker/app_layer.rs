@@ -617,7 +617,7 @@ impl Inner {
         }
         self.file_log = file_log;
         for (id, mut r) in to_log.drain(..) {
-            self.shape_record(&mut r);
+            self.shape_tx_record(&mut r);
             // Without `extended`, Suricata logs DHCP ACKs only.
             if let AppRecord::Dhcp(d) = &r
                 && !app::dhcp::wanted(d)
@@ -665,7 +665,11 @@ impl Inner {
                         // The flow ends with the file unfinished.
                         fi.state = app::files::FileState::Truncated.name().to_string();
                     }
-                    self.file_log.push((d == Dir::ToServer, tx.record(), fi));
+                    let mut r = tx.record();
+                    if let Some(r) = r.as_mut() {
+                        self.shape_record(r);
+                    }
+                    self.file_log.push((d == Dir::ToServer, r, fi));
                     n += 1;
                 }
                 // Bounded by MAX_FILES_PER_TX.

@@ -87,8 +87,28 @@ impl Inner {
     /// Leaves out of a record what its parser computed and the config keeps out of EVE:
     /// JA3 and JA3S unless `ja3-fingerprints` is on (or, by default, a rule uses them);
     /// MQTT passwords unless `passwords`, and MQTT strings past `string-log-limit`;
-    /// PostgreSQL passwords unless `passwords`.
+    /// PostgreSQL passwords unless `passwords`; the email headers and MD5s of the
+    /// `smtp` entry's `custom` and `md5` (the `smtp` record only: see
+    /// [`Self::shape_tx_record`]).
     pub(super) fn shape_record(&self, r: &mut AppRecord) {
+        self.shape(r, false);
+    }
+
+    /// [`Self::shape_record`] of a transaction's own record (EVE `smtp`, `http`, ...),
+    /// which alone carries the email logger's extra fields, as in Suricata.
+    pub(super) fn shape_tx_record(&self, r: &mut AppRecord) {
+        self.shape(r, true);
+    }
+
+    fn shape(&self, r: &mut AppRecord, tx_log: bool) {
+        if let AppRecord::Smtp(s) = r {
+            let log = if tx_log {
+                self.cfg.email_log
+            } else {
+                app::smtp::eve::EmailLog::default()
+            };
+            app::smtp::eve::shape(s, log);
+        }
         if !self.cfg.ja3
             && let AppRecord::Tls(t) = r
         {

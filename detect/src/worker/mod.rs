@@ -209,6 +209,9 @@ struct Settings {
     pgsql_passwords: bool,
     /// `dhcp` records in Suricata's `extended` form (any output that logs them asks).
     dhcp_extended: bool,
+    /// What `smtp` records carry beyond the default `email` fields (`custom`, `md5`
+    /// of the outputs that log them, joined).
+    email_log: app::smtp::eve::EmailLog,
     mqtt_string_log_limit: usize,
     /// What the config asks of the file layer (the rules' needs are added to it).
     files: app::files::FileConfig,
@@ -706,6 +709,14 @@ impl Settings {
             ja3: false,
             mqtt_passwords: mqtt.first().is_none_or(|m| m.passwords),
             dhcp_extended: config.eve_logs().any(|e| e.dhcp_extended() == Some(true)),
+            email_log: config
+                .eve_logs()
+                .filter_map(|e| e.smtp_log())
+                .map(|(custom, md5)| app::smtp::eve::EmailLog::from_lists(&custom, &md5))
+                .fold(
+                    app::smtp::eve::EmailLog::default(),
+                    app::smtp::eve::EmailLog::union,
+                ),
             pgsql_passwords: config.eve_logs().any(|e| e.pgsql_passwords() == Some(true)),
             mqtt_string_log_limit: mqtt
                 .iter()
