@@ -35,8 +35,8 @@
 //!
 //! Limits: a set holds at most 3/4 of its slots (live values plus tombstones) and its
 //! arena's bytes of long strings; past them `add` is refused and counted
-//! ([`SharedSet::refused`]). The size comes from the set's memcap (half slots, half
-//! arena; see [`Sizing`]).
+//! ([`SharedSet::refused`]). The size comes from the set's memcap (for strings half
+//! slots, half arena; see [`Sizing`]).
 
 use std::collections::hash_map::RandomState;
 use std::fs::OpenOptions;
@@ -172,6 +172,19 @@ impl Sizing {
         Sizing {
             slots,
             arena: half.min(1 << 32),
+        }
+    }
+
+    /// [`Sizing::from_memcap`] for a set of `kind`: only strings have values longer
+    /// than a slot holds, so the other types have all of `memcap` in slots.
+    pub fn for_kind(kind: Kind, memcap: u64) -> Sizing {
+        if kind == Kind::String {
+            Sizing::from_memcap(memcap)
+        } else {
+            Sizing {
+                arena: 0,
+                ..Sizing::from_memcap(memcap.saturating_mul(2))
+            }
         }
     }
 
