@@ -141,7 +141,11 @@ fn a_bad_dataset_file_refuses_its_rule_only() {
         &["-k", "none"],
     );
     let sids = alert_sids(&events);
-    assert_eq!(sids, vec![2; 8], "sid 2 once per distinct name, sid 1 refused");
+    assert_eq!(
+        sids,
+        vec![2; 8],
+        "sid 2 once per distinct name, sid 1 refused"
+    );
 }
 
 /// Suricata's unix-socket protocol, as documented: the version handshake, then one
@@ -178,7 +182,10 @@ impl Sc {
             json!({"command": name, "arguments": args})
         };
         let r = self.send(&v);
-        (r["return"].as_str().unwrap().to_string(), r["message"].clone())
+        (
+            r["return"].as_str().unwrap().to_string(),
+            r["message"].clone(),
+        )
     }
 }
 
@@ -228,7 +235,8 @@ fn socket_dataset_commands_reach_the_workers_sets() {
         UnixStream::connect(&sock).is_ok()
     });
     let mut sc = Sc::connect(&sock);
-    let arg = |set: &str, kind: &str, v: &str| json!({"setname": set, "settype": kind, "datavalue": v});
+    let arg =
+        |set: &str, kind: &str, v: &str| json!({"setname": set, "settype": kind, "datavalue": v});
     let alpha = b64("alpha.example");
     let ok = |m: &str| ("OK".to_string(), json!(m));
     let nok = |m: &str| ("NOK".to_string(), json!(m));
@@ -249,7 +257,10 @@ fn socket_dataset_commands_reach_the_workers_sets() {
         nok("failed to add data")
     );
     assert_eq!(
-        sc.cmd("dataset-lookup", arg("dns-seen", "string", &b64("beta.example"))),
+        sc.cmd(
+            "dataset-lookup",
+            arg("dns-seen", "string", &b64("beta.example"))
+        ),
         nok("item not found in set")
     );
     let out = d.join("o1");
@@ -272,23 +283,48 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     assert_eq!(got["1"].len(), 7, "{got:?}");
     assert!(!got["1"].contains(&"alpha.example".to_string()));
     assert_eq!(
-        sc.cmd("dataset-lookup", arg("dns-seen", "string", &b64("beta.example"))),
+        sc.cmd(
+            "dataset-lookup",
+            arg("dns-seen", "string", &b64("beta.example"))
+        ),
         ok("item found in set")
     );
     assert_eq!(
-        sc.cmd("dataset-remove", arg("dns-seen", "string", &b64("beta.example"))),
+        sc.cmd(
+            "dataset-remove",
+            arg("dns-seen", "string", &b64("beta.example"))
+        ),
         ok("data removed")
     );
     assert_eq!(
-        sc.cmd("dataset-remove", arg("dns-seen", "string", &b64("beta.example"))),
+        sc.cmd(
+            "dataset-remove",
+            arg("dns-seen", "string", &b64("beta.example"))
+        ),
         nok("failed to remove data")
     );
-    assert_eq!(sc.cmd("dataset-dump", Value::Null), ok("datasets dump done"));
+    // The same through the gRPC control API (`meerkat ctl dataset ...`).
+    let gamma = b64("gamma.example");
+    let o = r.ctl(&["dataset", "lookup", "dns-seen", "string", &gamma]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "item found in set");
+    let v = r.ctl_json(&["dataset", "add", "dns-seen", "string", &gamma]);
+    assert_eq!(v, json!({"return": "OK", "message": "data already in set"}));
+    let o = r.ctl(&["dataset", "lookup", "dns-seen", "md5", &gamma]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o).trim(), "set not found or wrong type");
+    assert_eq!(
+        sc.cmd("dataset-dump", Value::Null),
+        ok("datasets dump done")
+    );
     let saved = sorted_lines(&datadir.join("seen.lst"));
     assert_eq!(saved.len(), 7, "{saved:?}");
     assert!(saved.contains(&alpha) && !saved.contains(&b64("beta.example")));
     assert_eq!(
-        sc.cmd("dataset-clear", json!({"setname": "dns-seen", "settype": "string"})),
+        sc.cmd(
+            "dataset-clear",
+            json!({"setname": "dns-seen", "settype": "string"})
+        ),
         ok("dataset cleared")
     );
     assert_eq!(
@@ -300,4 +336,24 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     assert!(o.status.success(), "{}", stderr(&o));
     // Saved again at shutdown: empty now.
     assert!(sorted_lines(&datadir.join("seen.lst")).is_empty());
+}
+
+/// `datarep` with its comparisons on a set loaded with reputations (`value,rep`
+/// lines), and `dataset:isset` on the same set: the reference's alerts.
+#[test]
+fn datarep_compares_reputations_as_the_reference() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(data().join("dns-datarep.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let want: BTreeMap<String, Vec<String>> =
+        serde_json::from_value(expected["alerts"].clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let events = run_pcap(
+        dir.path(),
+        &data().join("dns-datasets.pcap"),
+        &data().join("dns-datarep.rules"),
+        &["-k", "none", "--workers", "2"],
+    );
+    assert_eq!(alerts_by_sid(&events), want);
 }

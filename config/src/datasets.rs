@@ -75,6 +75,13 @@ impl Default for Datasets {
     }
 }
 
+impl Datasets {
+    /// Whether nothing is configured (the section is left out of a resolved config).
+    pub fn is_default(&self) -> bool {
+        *self == Datasets::default()
+    }
+}
+
 fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
@@ -186,54 +193,73 @@ impl TryFrom<BTreeMap<String, Value>> for Datasets {
     }
 }
 
+fn num(n: u64) -> Value {
+    Value::Number(serde_yaml::Number::from(n))
+}
+
 impl From<Datasets> for BTreeMap<String, Value> {
+    /// What differs from the defaults (so that a resolved config names no key its
+    /// source did not).
     fn from(d: Datasets) -> Self {
-        fn map(pairs: Vec<(&str, Option<Value>)>) -> Value {
-            Value::Mapping(
-                pairs
-                    .into_iter()
-                    .filter_map(|(k, v)| v.map(|v| (Value::String(k.to_string()), v)))
-                    .collect(),
-            )
+        fn map(pairs: Vec<(&str, Option<Value>)>) -> Option<Value> {
+            let m: serde_yaml::Mapping = pairs
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (Value::String(k.to_string()), v)))
+                .collect();
+            (!m.is_empty()).then_some(Value::Mapping(m))
         }
+        let base = Datasets::default();
         let s = |x: String| Some(Value::String(x));
         let mut out = BTreeMap::new();
-        out.insert(
-            "defaults".to_string(),
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                out.insert(k.to_string(), v);
+            }
+        };
+        put(
+            "defaults",
             map(vec![
-                ("memcap", d.memcap.map(|m| Value::from(m.bytes()))),
-                ("hashsize", d.hashsize.map(Value::from)),
+                ("memcap", d.memcap.map(|m| num(m.bytes()))),
+                ("hashsize", d.hashsize.map(|h| num(u64::from(h)))),
             ]),
         );
-        out.insert(
-            "limits".to_string(),
+        put(
+            "limits",
             map(vec![
-                ("single-hashsize", Some(Value::from(d.single_hashsize))),
-                ("total-hashsizes", Some(Value::from(d.total_hashsizes))),
+                (
+                    "single-hashsize",
+                    (d.single_hashsize != 0).then(|| num(u64::from(d.single_hashsize))),
+                ),
+                (
+                    "total-hashsizes",
+                    (d.total_hashsizes != 0).then(|| num(u64::from(d.total_hashsizes))),
+                ),
             ]),
         );
-        out.insert(
-            "rules".to_string(),
+        put(
+            "rules",
             map(vec![
-                ("allow-write", Some(Value::Bool(d.allow_write))),
+                (
+                    "allow-write",
+                    (d.allow_write != base.allow_write).then_some(Value::Bool(d.allow_write)),
+                ),
                 (
                     "allow-absolute-filenames",
-                    Some(Value::Bool(d.allow_absolute_filenames)),
+                    (d.allow_absolute_filenames != base.allow_absolute_filenames)
+                        .then_some(Value::Bool(d.allow_absolute_filenames)),
                 ),
             ]),
         );
         for (name, def) in d.sets {
             let p = |p: Option<PathBuf>| p.and_then(|p| s(p.display().to_string()));
-            out.insert(
-                name,
-                map(vec![
-                    ("type", s(def.kind)),
-                    ("load", p(def.load)),
-                    ("state", p(def.state)),
-                    ("memcap", def.memcap.map(|m| Value::from(m.bytes()))),
-                    ("hashsize", def.hashsize.map(Value::from)),
-                ]),
-            );
+            let v = map(vec![
+                ("type", s(def.kind)),
+                ("load", p(def.load)),
+                ("state", p(def.state)),
+                ("memcap", def.memcap.map(|m| num(m.bytes()))),
+                ("hashsize", def.hashsize.map(|h| num(u64::from(h)))),
+            ]);
+            put(&name, v);
         }
         out
     }

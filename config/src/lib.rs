@@ -54,8 +54,8 @@ use serde::{Deserialize, Serialize};
 pub use app_layer::{AppEnabled, AppLayer, AppProtocol, DetectionPorts};
 pub use capture::{Capture, RxPriority};
 pub use control::{Control, Supervisor, UnixCommand, UnixCommandEnabled};
-pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use datasets::{DatasetDef, Datasets};
+pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use decoder::{Decoder, TunnelPortList, UdpTunnel, UdpTunnelKind};
 pub use detect::Detect;
 pub use heartbeat::Heartbeat;
@@ -150,7 +150,7 @@ pub struct Config {
     pub default_data_dir: PathBuf,
     /// The sets of the `dataset`/`datarep` keywords the config declares, and every
     /// set's defaults and limits.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Datasets::is_default")]
     pub datasets: Datasets,
     #[serde(default)]
     pub detect: Detect,

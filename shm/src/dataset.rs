@@ -346,12 +346,11 @@ impl SharedSet {
         init: impl FnOnce(&SharedSet) -> Result<(), DatasetError>,
     ) -> Result<(SharedSet, bool), DatasetError> {
         if !path.exists() {
-            let Staged { tmp, mut map } = stage(path, spec.sizing.file_len()).map_err(|e| {
-                DatasetError::Io {
+            let Staged { tmp, mut map } =
+                stage(path, spec.sizing.file_len()).map_err(|e| DatasetError::Io {
                     path: path.to_path_buf(),
                     source: std::io::Error::other(e.to_string()),
-                }
-            })?;
+                })?;
             let made = write_header(&mut map, spec).and_then(|()| {
                 magic(&map).store(MAGIC, Ordering::Release);
                 let set = SharedSet::from_map(map, Some(path.to_path_buf()))?;
@@ -505,9 +504,7 @@ impl SharedSet {
     fn slot_ptr(&self, i: usize) -> *mut u8 {
         // SAFETY: i & (slots - 1) < slots, and the slots lie within the mapping (checked
         // when it was mapped).
-        unsafe {
-            (self.map.as_ptr() as *mut u8).add(HEADER + (i & (self.slots - 1)) * SLOT)
-        }
+        unsafe { (self.map.as_ptr() as *mut u8).add(HEADER + (i & (self.slots - 1)) * SLOT) }
     }
 
     fn state(&self, i: usize) -> &AtomicU32 {

@@ -276,7 +276,11 @@ impl Registry {
                     load.display()
                 );
             }
-            tracing::debug!("dataset {}: {n} values loaded from {}", req.name, load.display());
+            tracing::debug!(
+                "dataset {}: {n} values loaded from {}",
+                req.name,
+                load.display()
+            );
             Ok(())
         };
         let set = match &self.runtime {
@@ -396,6 +400,9 @@ mod tests {
             })
             .unwrap();
         assert_eq!(conf.kind(), Kind::Md5);
-        assert_eq!(conf.save_path(), Some(dir.path().join("conf.lst").as_path()));
+        assert_eq!(
+            conf.save_path(),
+            Some(dir.path().join("conf.lst").as_path())
+        );
     }
 }

@@ -236,12 +236,7 @@ impl Commands {
             }
             "dataset-dump" => {
                 let rt = lock(&self.shared).runtime_dir.clone();
-                for (set, path, r) in meerkat_detect::rules::datasets::save_all(&rt) {
-                    if let Err(e) = r {
-                        tracing::warn!("dataset {set}: cannot save to {}: {e}", path.display());
-                    }
-                }
-                Reply::ok("datasets dump done")
+                Reply::ok(dataset_command(&rt, name, "", "", "").1)
             }
             "add-hostbit" | "remove-hostbit" | "list-hostbit" => self.hostbit(name, args).await,
             "get-flow-stats-by-id" => self.flow_stats(args).await,
@@ -493,10 +488,8 @@ impl Commands {
 }
 
 /// `dataset-add`, `-remove`, `-lookup`, `-clear` on the runtime directory `rt`'s
-/// sets, with Suricata's checks and replies. Values are in Suricata's serialised form
-/// (strings base64, digests hex, addresses text).
+/// sets, with Suricata's checks and replies.
 fn dataset(rt: &std::path::Path, command: &str, args: &Args) -> Reply {
-    use meerkat_shm::dataset::{Added, Kind, parse_value};
     let Some(setname) = str_arg(args, "setname") else {
         return Reply::nok("setname is not a string");
     };
@@ -507,35 +500,61 @@ fn dataset(rt: &std::path::Path, command: &str, args: &Args) -> Reply {
     if command != "dataset-clear" && value.is_none() {
         return Reply::nok("datavalue is not string");
     }
+    match dataset_command(rt, command, setname, settype, value.unwrap_or_default()) {
+        (true, m) => Reply::ok(m),
+        (false, m) => Reply::nok(m),
+    }
+}
+
+/// One `dataset-*` command once its arguments are there: (OK, Suricata's message).
+/// Values are in Suricata's serialised form (strings base64, digests hex, addresses
+/// text). Shared by the unix socket and the gRPC `Dataset` call.
+pub(super) fn dataset_command(
+    rt: &std::path::Path,
+    command: &str,
+    setname: &str,
+    settype: &str,
+    value: &str,
+) -> (bool, &'static str) {
+    use meerkat_shm::dataset::{Added, Kind, parse_value};
+    if command == "dataset-dump" {
+        for (set, path, r) in meerkat_detect::rules::datasets::save_all(rt) {
+            if let Err(e) = r {
+                tracing::warn!("dataset {set}: cannot save to {}: {e}", path.display());
+            }
+        }
+        return (true, "datasets dump done");
+    }
     let Some(kind) = SET_TYPES
         .contains(&settype)
         .then(|| Kind::parse(settype))
         .flatten()
     else {
-        return Reply::nok("unknown settype");
+        return (false, "unknown settype");
     };
     let Some(set) = meerkat_detect::rules::datasets::find(rt, setname, kind) else {
-        return Reply::nok("set not found or wrong type");
+        return (false, "set not found or wrong type");
     };
     if command == "dataset-clear" {
         set.clear();
-        return Reply::ok("dataset cleared");
+        return (true, "dataset cleared");
     }
-    let data = parse_value(kind, value.unwrap_or_default()).ok();
+    let data = parse_value(kind, value).ok();
     match command {
         "dataset-add" => match data.map(|d| set.add(&d, None)) {
-            Some(Added::New) => Reply::ok("data added"),
-            Some(Added::Present) => Reply::ok("data already in set"),
-            _ => Reply::nok("failed to add data"),
+            Some(Added::New) => (true, "data added"),
+            Some(Added::Present) => (true, "data already in set"),
+            _ => (false, "failed to add data"),
         },
         "dataset-remove" => match data.map(|d| set.remove(&d)) {
-            Some(true) => Reply::ok("data removed"),
-            _ => Reply::nok("failed to remove data"),
+            Some(true) => (true, "data removed"),
+            _ => (false, "failed to remove data"),
         },
-        _ => match data.map(|d| set.contains(&d)) {
-            Some(true) => Reply::ok("item found in set"),
-            _ => Reply::nok("item not found in set"),
+        "dataset-lookup" => match data.map(|d| set.contains(&d)) {
+            Some(true) => (true, "item found in set"),
+            _ => (false, "item not found in set"),
         },
+        _ => (false, "Unknown command"),
     }
 }
 
@@ -660,8 +679,14 @@ mod tests {
         let (set, _) = meerkat_shm::SharedSet::open_or_create(&path, &spec, |_| Ok(())).unwrap();
         assert_eq!(d("dataset-add", add.clone()), Reply::ok("data added"));
         assert!(set.contains(b"a"));
-        assert_eq!(d("dataset-add", add.clone()), Reply::ok("data already in set"));
-        assert_eq!(d("dataset-lookup", add.clone()), Reply::ok("item found in set"));
+        assert_eq!(
+            d("dataset-add", add.clone()),
+            Reply::ok("data already in set")
+        );
+        assert_eq!(
+            d("dataset-lookup", add.clone()),
+            Reply::ok("item found in set")
+        );
         let md5 = json!({"setname": "x", "settype": "md5", "datavalue": "YQ=="});
         assert_eq!(
             d("dataset-lookup", md5),
@@ -680,7 +705,10 @@ mod tests {
         );
         set.add(b"b", None);
         assert_eq!(
-            d("dataset-clear", json!({"setname": "x", "settype": "string"})),
+            d(
+                "dataset-clear",
+                json!({"setname": "x", "settype": "string"})
+            ),
             Reply::ok("dataset cleared")
         );
         assert!(set.is_empty());

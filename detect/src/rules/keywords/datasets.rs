@@ -140,7 +140,11 @@ impl<'a> Builder<'a> {
                 let value: u16 = value
                     .parse()
                     .map_err(|_| fail(kw, format!("`{value}` is not a value of 0 to 65535")))?;
-                (name, DatasetOp::Rep(rop, value), options(kw, &it[3..], false)?)
+                (
+                    name,
+                    DatasetOp::Rep(rop, value),
+                    options(kw, &it[3..], false)?,
+                )
             }
             _ => return Ok(false),
         };
