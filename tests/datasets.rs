@@ -73,7 +73,9 @@ fn corpus_datasets_03_set_alerts_once() {
 /// dns-datasets.rules over dns-datasets.pcap: `set` (with a state file), `isset` and
 /// `isnotset` on a set loaded beside the rules, `isset` on a set loaded from its state
 /// file; the alerts and the saved files are the reference's (tests/data/
-/// dns-datasets.expected.json), with one worker and with two.
+/// dns-datasets.expected.json), with one worker and with two. With two, the flows of
+/// alpha.example (3) and beta.example (2) land on both workers (capture's flow hash:
+/// 2 + 1 and 1 + 1), so sets kept per worker would alert on them twice.
 #[test]
 fn dns_sets_alert_and_save_as_the_reference_with_any_number_of_workers() {
     let expected: Value = serde_json::from_str(
