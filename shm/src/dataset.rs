@@ -864,9 +864,12 @@ pub fn parse_value(kind: Kind, s: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+/// A value of a dataset file, as stored, and its reputation if the line gives one.
+pub type Line = (Vec<u8>, Option<u16>);
+
 /// One line of a dataset file: `value` or `value,reputation` (a reputation is a 16-bit
 /// number). `Ok(None)` for a line Suricata skips: empty, or with more than two fields.
-pub fn parse_line(kind: Kind, line: &str) -> Result<Option<(Vec<u8>, Option<u16>)>, String> {
+pub fn parse_line(kind: Kind, line: &str) -> Result<Option<Line>, String> {
     let line = line.trim_end_matches('\r');
     if line.trim().is_empty() {
         return Ok(None);
