@@ -151,6 +151,22 @@ pub enum CtlCommand {
     AddPcap { path: PathBuf },
     /// Restart one detect worker; it resumes its ring.
     RestartWorker { worker: u32 },
+    /// A dataset of the `dataset`/`datarep` keywords, as Suricata's socket commands
+    /// (`dataset add dns-seen string ZXhhbXBsZS5jb20=`; strings base64, digests hex,
+    /// addresses as text): exit 1 when the reply is not OK.
+    Dataset {
+        /// add, remove, lookup, clear, dump.
+        command: String,
+        /// The set's name (not needed by dump).
+        #[arg(default_value = "")]
+        name: String,
+        /// string, md5, sha256, ipv4, ip (not needed by dump).
+        #[arg(default_value = "")]
+        kind: String,
+        /// The value (not needed by clear and dump).
+        #[arg(default_value = "")]
+        value: String,
+    },
     /// Packet sources.
     ListInterfaces,
     /// Counters of one packet source (default: the current one).
@@ -412,6 +428,17 @@ impl CtlArgs {
             CtlCommand::Shutdown => C::Shutdown,
             CtlCommand::AddPcap { path } => C::AddPcap { path },
             CtlCommand::RestartWorker { worker } => C::RestartWorker { worker },
+            CtlCommand::Dataset {
+                command,
+                name,
+                kind,
+                value,
+            } => C::Dataset {
+                command,
+                name,
+                kind,
+                value,
+            },
             CtlCommand::ListInterfaces => C::ListInterfaces,
             CtlCommand::InterfaceStats { name } => C::InterfaceStats { name },
         };

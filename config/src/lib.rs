@@ -25,6 +25,7 @@ pub mod bus;
 pub mod capture;
 pub mod client_tls;
 pub mod control;
+pub mod datasets;
 pub mod de;
 pub mod decoder;
 pub mod detect;
@@ -53,6 +54,7 @@ use serde::{Deserialize, Serialize};
 pub use app_layer::{AppEnabled, AppLayer, AppProtocol, DetectionPorts};
 pub use capture::{Capture, RxPriority};
 pub use control::{Control, Supervisor, UnixCommand, UnixCommandEnabled};
+pub use datasets::{DatasetDef, Datasets};
 pub use de::{ByteSize, FileMode, RotateInterval, Seconds};
 pub use decoder::{Decoder, TunnelPortList, UdpTunnel, UdpTunnelKind};
 pub use detect::Detect;
@@ -100,6 +102,9 @@ pub struct Resolved {
 fn default_log_dir() -> PathBuf {
     PathBuf::from("/var/log/meerkat")
 }
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("/var/lib/meerkat/data")
+}
 fn default_rule_path() -> PathBuf {
     PathBuf::from("/etc/meerkat/rules")
 }
@@ -139,6 +144,14 @@ pub struct Config {
     /// alone needs it set (all roles of one sensor share it).
     #[serde(default)]
     pub runtime_dir: Option<PathBuf>,
+    /// Where datasets' `save`/`state` files go when their path is relative (Suricata's
+    /// `default-data-dir`).
+    #[serde(default = "default_data_dir")]
+    pub default_data_dir: PathBuf,
+    /// The sets of the `dataset`/`datarep` keywords the config declares, and every
+    /// set's defaults and limits.
+    #[serde(default, skip_serializing_if = "Datasets::is_default")]
+    pub datasets: Datasets,
     #[serde(default)]
     pub detect: Detect,
     #[serde(default)]
@@ -204,6 +217,8 @@ impl Default for Config {
             reference_config_file: None,
             threshold_file: None,
             runtime_dir: None,
+            default_data_dir: default_data_dir(),
+            datasets: Datasets::default(),
             detect: Detect::default(),
             capture: Capture::default(),
             stream: Stream::default(),

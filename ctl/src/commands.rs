@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use meerkat_proto::control::{
-    AddPcapRequest, FlushEveRequest, InterfaceStatsRequest, ListInterfacesRequest,
+    AddPcapRequest, DatasetRequest, FlushEveRequest, InterfaceStatsRequest, ListInterfacesRequest,
     ReloadRulesRequest, RestartWorkerRequest, ShutdownRequest, StatsRequest, StatusRequest,
 };
 use serde_json::{Value, json};
@@ -190,6 +190,34 @@ pub(crate) async fn run(c: &mut Client, cmd: &Command, json: bool) -> Result<Exi
                 println!("{}", json!({"worker": worker, "pid": r.pid}));
             } else {
                 println!("detect worker {worker} restarted (pid {})", r.pid);
+            }
+        }
+        Command::Dataset {
+            command,
+            name,
+            kind,
+            value,
+        } => {
+            let r = c
+                .dataset(DatasetRequest {
+                    command: command.clone(),
+                    name: name.clone(),
+                    kind: kind.clone(),
+                    value: value.clone(),
+                })
+                .await
+                .map_err(fail)?
+                .into_inner();
+            if json {
+                println!(
+                    "{}",
+                    json!({"return": if r.ok { "OK" } else { "NOK" }, "message": r.message})
+                );
+            } else {
+                println!("{}", r.message);
+            }
+            if !r.ok {
+                return Ok(ExitCode::FAILURE);
             }
         }
         Command::ListInterfaces => {

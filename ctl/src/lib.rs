@@ -99,6 +99,14 @@ pub enum Command {
     RestartWorker {
         worker: u32,
     },
+    /// A dataset command (`add`, `remove`, `lookup`, `clear`, `dump`), as Suricata's
+    /// `dataset-*` socket commands.
+    Dataset {
+        command: String,
+        name: String,
+        kind: String,
+        value: String,
+    },
     ListInterfaces,
     InterfaceStats {
         name: Option<String>,

@@ -14,6 +14,7 @@
 //! | `host-state` | the first detect worker (shared host table) | every detect worker |
 //! | `order` | capture and every detect worker (how far packets are handed out and processed) | detect workers |
 //! | `expectations` | the first detect worker (announced connections: FTP data) | every detect worker |
+//! | `dataset-NAME` | the first detect worker that loads a rule naming set NAME (or the `datasets` config section) | every detect worker, the supervisor (save at shutdown, `dataset-*` commands) |
 //! | `config.yaml` | the supervisor (the resolved config) | every role it starts |
 //! | `supervisor.lock` | the supervisor (held with `flock` while it runs) | a second supervisor, refused |
 //! | `pcap-files` | capture (the capture files read, when `pcap_filename` is logged) | detect workers |
@@ -42,6 +43,9 @@ pub const HOST_TABLE: &str = "host-state";
 pub const ORDER: &str = "order";
 /// The detect workers' expectation table (`meerkat-shm`'s `expect`).
 pub const EXPECTATIONS: &str = "expectations";
+/// File name prefix of a dataset (`meerkat-shm`'s `dataset`; the rest of the name is
+/// `meerkat_shm::dataset::file_name`'s).
+pub const DATASET_PREFIX: &str = "dataset-";
 /// The resolved config the supervisor hands to the roles.
 pub const CONFIG: &str = "config.yaml";
 /// The supervisor's lock (an exclusive `flock` for as long as it runs): one stack per
@@ -70,6 +74,7 @@ pub fn is_run_file(file_name: &str) -> bool {
         || file_name.starts_with(COUNTERS_PREFIX)
         || file_name.ends_with(WORKER_SOCKET_SUFFIX)
         || file_name.contains(STAGING_MARK)
+        || file_name.starts_with(DATASET_PREFIX)
         || [
             EVE_STATE,
             HOST_TABLE,
@@ -150,6 +155,23 @@ pub fn expectations_path(dir: &Path) -> PathBuf {
     dir.join(EXPECTATIONS)
 }
 
+/// The datasets of the runtime directory: their files, in name order.
+pub fn dataset_paths(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with(DATASET_PREFIX) && !n.contains(STAGING_MARK)
+        })
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The resolved config of the stack.
 pub fn config_path(dir: &Path) -> PathBuf {
     dir.join(CONFIG)
@@ -195,6 +217,7 @@ mod tests {
             "expectations",
             "config.yaml",
             "pcap-files",
+            "dataset-dns-seen",
             "ring-1.tmp.42",
         ] {
             assert!(is_run_file(f), "{f}");

@@ -22,7 +22,8 @@ pub mod layout;
 mod role;
 
 pub use layout::{
-    config_path, control_socket_path, counters_path, eve_socket_path, eve_state_path,
-    expectations_path, host_table_path, order_path, pcap_files_path, ring_path, worker_socket_path,
+    config_path, control_socket_path, counters_path, dataset_paths, eve_socket_path,
+    eve_state_path, expectations_path, host_table_path, order_path, pcap_files_path, ring_path,
+    worker_socket_path,
 };
 pub use role::{Role, RoleError};

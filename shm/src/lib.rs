@@ -15,6 +15,8 @@
 //!   them, so that a worker can read what others write as of its own packet.
 //! - [`expect`]: connections a control channel announced (FTP data connections),
 //!   added by one worker and claimed by another.
+//! - [`dataset`]: the sets of the `dataset`/`datarep` keywords, one file each, that
+//!   every detect worker adds to and looks up (lock-free lookups).
 //! - [`files`]: the run's table of capture files, whose index a ring record carries
 //!   (an append-only file, not shared memory, read once per new file).
 //! - [`state`]: the eve-writer's delivery-state page (what it has written, per producer),
@@ -27,6 +29,7 @@
 mod futex;
 
 pub mod counters;
+pub mod dataset;
 pub mod expect;
 pub mod files;
 pub mod order;
@@ -35,6 +38,7 @@ pub mod state;
 pub mod table;
 
 pub use counters::{CounterPage, CounterReader, CounterRef};
+pub use dataset::SharedSet;
 pub use expect::{ExpectTable, Expected};
 pub use files::{FileNames, FileTable, FilesError};
 pub use order::{OrderPage, Waited};

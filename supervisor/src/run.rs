@@ -140,6 +140,7 @@ pub fn run(
     let outcome = sup.run();
     sup.progress.clear();
     lock(&api.shared).state = "stopping";
+    save_datasets(&rt);
     outcome?;
     if uses_registry && let Err(e) = meerkat_capture::pcapdir::close_run(&sup.config) {
         tracing::warn!("{e}");
@@ -152,6 +153,17 @@ pub fn run(
     drop(sup);
     drop(runtime);
     Ok(())
+}
+
+/// Writes the datasets that have a `save`/`state` file, once every worker has stopped
+/// (so nothing a worker adds is missed), as Suricata does at shutdown.
+fn save_datasets(rt: &Path) {
+    for (name, path, r) in meerkat_detect::rules::datasets::save_all(rt) {
+        match r {
+            Ok(n) => tracing::info!("dataset {name}: {n} values saved to {}", path.display()),
+            Err(e) => tracing::warn!("dataset {name}: cannot save to {}: {e}", path.display()),
+        }
+    }
 }
 
 /// `--af-packet` without an interface: the first interface of the `af-packet` section

@@ -61,6 +61,8 @@ struct BufList {
     list: List,
     bsize: Option<NumCmp>,
     absent: Option<Absent>,
+    /// `dataset`/`datarep` on the buffer (empty for nearly every rule).
+    datasets: Vec<crate::rules::DatasetMatch>,
     /// The buffer is a frame (`frame:`): a match names the item it matched on (the
     /// alert's `frame` object).
     frame: bool,
@@ -269,6 +271,7 @@ impl Engine {
                     list: List::compile(&b.list.items),
                     bsize: b.list.bsize,
                     absent: b.list.absent,
+                    datasets: b.list.datasets.clone(),
                     frame: crate::app::buffers::is_frame(b.def),
                 })
                 .collect();

@@ -240,7 +240,8 @@ impl Engine {
                 let size_ok = b.bsize.is_none_or(|c| c.test(data.len() as u64));
                 st.scratch.dce_le = tx.dce_little_endian(bid);
                 let ok = size_ok
-                    && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch));
+                    && (b.list.is_empty() || matcher::matches(&b.list, data, &mut st.scratch))
+                    && b.datasets.iter().all(|d| d.eval(data));
                 st.scratch.dce_le = false;
                 if ok {
                     any = true;

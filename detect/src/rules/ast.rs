@@ -308,6 +308,72 @@ pub struct MatchList {
     pub bsize: Option<NumCmp>,
     /// `absent` (Suricata 8): what a missing buffer means for the list.
     pub absent: Option<Absent>,
+    /// `dataset`/`datarep` on the buffer, checked (in order) once its other matches
+    /// hold.
+    pub datasets: Vec<DatasetMatch>,
+}
+
+/// What `dataset`/`datarep` does with the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatasetOp {
+    /// `set`: adds the buffer; matches when it was not there.
+    Set,
+    /// `unset`: removes it; matches when it was there.
+    Unset,
+    IsSet,
+    IsNotSet,
+    /// `datarep`: the buffer is in the set with a reputation that compares so (a value
+    /// added without one has reputation 0).
+    Rep(RepOp, u16),
+}
+
+/// `datarep`'s comparisons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepOp {
+    Gt,
+    Lt,
+    Eq,
+}
+
+/// A `dataset`/`datarep` keyword: the set (shared by every worker) and what to do.
+#[derive(Clone)]
+pub struct DatasetMatch {
+    pub set: Arc<meerkat_shm::SharedSet>,
+    pub op: DatasetOp,
+}
+
+impl std::fmt::Debug for DatasetMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DatasetMatch({} {:?})", self.set.name(), self.op)
+    }
+}
+
+impl DatasetMatch {
+    /// Applies the keyword to `data` (the buffer after its transforms). An empty buffer
+    /// never matches. No allocation; only `set`/`unset` of a new value take the set's
+    /// lock.
+    pub fn eval(&self, data: &[u8]) -> bool {
+        if data.is_empty() {
+            return false;
+        }
+        match self.op {
+            DatasetOp::Set => self.set.add(data, None) == meerkat_shm::dataset::Added::New,
+            DatasetOp::Unset => self.set.remove(data),
+            DatasetOp::IsSet => self.set.contains(data),
+            DatasetOp::IsNotSet => !self.set.contains(data),
+            DatasetOp::Rep(op, v) => match self.set.lookup(data) {
+                None => false,
+                Some(rep) => {
+                    let rep = rep.unwrap_or(0);
+                    match op {
+                        RepOp::Gt => rep > v,
+                        RepOp::Lt => rep < v,
+                        RepOp::Eq => rep == v,
+                    }
+                }
+            },
+        }
+    }
 }
 
 /// `absent` on a sticky buffer.
@@ -322,7 +388,10 @@ pub enum Absent {
 
 impl MatchList {
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.bsize.is_none() && self.absent.is_none()
+        self.items.is_empty()
+            && self.bsize.is_none()
+            && self.absent.is_none()
+            && self.datasets.is_empty()
     }
 }
 

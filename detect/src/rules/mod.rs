@@ -8,6 +8,7 @@
 pub mod addr;
 pub mod ast;
 pub mod classification;
+pub mod datasets;
 pub mod keywords;
 pub mod parse;
 pub mod reference;
@@ -62,6 +63,9 @@ pub struct RuleContext {
     /// threshold.config, read again each time rules load (start and reload); None in
     /// tests that load rules alone.
     pub threshold_file: Option<thresholds::ThresholdFile>,
+    /// The datasets rules name (`dataset`, `datarep`), shared by every ruleset this
+    /// context loads.
+    pub datasets: std::sync::Arc<datasets::Registry>,
 }
 
 impl RuleContext {
@@ -105,6 +109,7 @@ impl RuleContext {
             threshold_file: Some(thresholds::ThresholdFile::of(
                 config.threshold_file.as_deref(),
             )),
+            datasets: std::sync::Arc::new(datasets::Registry::from_config(config)),
         };
         Ok((ctx, problems))
     }
@@ -408,7 +413,8 @@ fn check_lists(rule: &Rule) -> Result<(), Fail> {
             ));
         }
         // Suricata: `absent` alone on its buffer; `absent: or_else` before matches.
-        let matches = !b.list.items.is_empty() || b.list.bsize.is_some();
+        let matches =
+            !b.list.items.is_empty() || b.list.bsize.is_some() || !b.list.datasets.is_empty();
         match b.list.absent {
             Some(Absent::Only) if matches => {
                 return Err((

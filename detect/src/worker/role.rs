@@ -132,6 +132,13 @@ struct Loaded {
 fn load_ruleset(config: &Config, index: usize) -> Result<Loaded, DetectError> {
     let started = Instant::now();
     let ctx = RuleContext::from_config(config).map_err(DetectError::Rules)?;
+    // The config's datasets exist whether or not a rule names them (the socket's
+    // `dataset-add` may fill them).
+    for p in ctx.datasets.open_declared() {
+        if index == 0 {
+            tracing::warn!("dataset not set up: {p}");
+        }
+    }
     let loaded = rules::load_files(&config.rule_paths(), &ctx).map_err(DetectError::Rules)?;
     if index == 0 {
         for p in &loaded.problems {

@@ -995,3 +995,72 @@ fn a_protocols_stream_depth_replaces_the_flows() {
         want(&[(1, Some(1), "pgsql")])
     );
 }
+
+/// `dataset`: `set` alerts on a value the first time, `isset`/`isnotset` look up a set
+/// loaded from a file beside the rules (strings base64, one a line), and a bad line
+/// in that file refuses the rule naming the file and line.
+#[test]
+fn datasets_set_isset_isnotset_and_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // "pre.example", base64.
+    std::fs::write(dir.path().join("known.lst"), "cHJlLmV4YW1wbGU=\n").unwrap();
+    std::fs::write(dir.path().join("bad.lst"), "cHJlLmV4YW1wbGU=\n%%%\n").unwrap();
+    let rules_path = dir.path().join("t.rules");
+    std::fs::write(
+        &rules_path,
+        "alert dns any any -> any any (dns.query; dataset:isset,known, type string, load known.lst; sid:1;)\n\
+         alert dns any any -> any any (dns.query; dataset:set,new-names, type string; sid:2;)\n\
+         alert dns any any -> any any (dns.query; content:\"example\"; dataset:isnotset,known; sid:3;)\n\
+         alert dns any any -> any any (dns.query; dataset:isset,bad, type string, load bad.lst; sid:4;)\n\
+         alert dns any any -> any any (dns.query; dataset:isset,never-defined; sid:5;)\n\
+         alert dns any any -> any any (dns.query; dataset:isset,known, type md5; sid:6;)\n",
+    )
+    .unwrap();
+    let config = Config::default();
+    let ctx = RuleContext::from_config(&config).unwrap();
+    let loaded = rules::load_files(&[rules_path], &ctx).unwrap();
+    assert_eq!(loaded.rules.len(), 3, "{:?}", loaded.problems);
+    let reasons: Vec<(Option<u64>, &str)> = loaded
+        .problems
+        .iter()
+        .map(|p| (p.sid, p.reason.as_str()))
+        .collect();
+    assert!(
+        reasons[0].0 == Some(4) && reasons[0].1.contains("bad.lst:2:"),
+        "{reasons:?}"
+    );
+    assert!(reasons[1].0 == Some(5) && reasons[1].1.contains("not defined"));
+    assert!(reasons[2].0 == Some(6) && reasons[2].1.contains("type string"));
+    let engine = Engine::new(loaded.rules, loaded.names);
+    let mut frames = Vec::new();
+    for (i, name) in ["pre.example", "a.example", "a.example", "b.example"]
+        .iter()
+        .enumerate()
+    {
+        let c: std::net::SocketAddr = format!("10.0.0.1:{}", 40000 + i).parse().unwrap();
+        let s: std::net::SocketAddr = "10.0.0.2:53".parse().unwrap();
+        let q = sample::dns_query(i as u16, name, 1);
+        frames.extend(session::udp_exchange(
+            c,
+            s,
+            1_000 + i as u64 * 1_000_000,
+            1_000,
+            &q,
+            None,
+            None,
+        ));
+    }
+    let r = InProcess::run_frames(
+        &config,
+        engine,
+        frames.iter().map(|f| (f.ts_ns, &f.data[..])),
+    );
+    let mut got: Vec<u64> = r
+        .events
+        .iter()
+        .filter_map(|e| Some(e.alert.as_ref()?.signature_id))
+        .collect();
+    got.sort();
+    // sid 1: pre.example; sid 2: pre, a, b (a once); sid 3: a, a, b.
+    assert_eq!(got, [1, 2, 2, 2, 3, 3, 3]);
+}

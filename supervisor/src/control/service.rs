@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use meerkat_proto::control::control_server::Control;
 use meerkat_proto::control::worker_control_client::WorkerControlClient;
 use meerkat_proto::control::{
-    AddPcapReply, AddPcapRequest, CommitRequest, Counter, FlushEveReply, FlushEveRequest,
-    Interface, InterfaceStatsReply, InterfaceStatsRequest, ListInterfacesReply,
-    ListInterfacesRequest, PrepareReply, PrepareRequest, ReloadRulesReply, ReloadRulesRequest,
-    RestartWorkerReply, RestartWorkerRequest, RoleCounters, RoleStatus, ShutdownReply,
-    ShutdownRequest, StatsReply, StatsRequest, StatusReply, StatusRequest, WorkerFlushRequest,
+    AddPcapReply, AddPcapRequest, CommitRequest, Counter, DatasetReply, DatasetRequest,
+    FlushEveReply, FlushEveRequest, Interface, InterfaceStatsReply, InterfaceStatsRequest,
+    ListInterfacesReply, ListInterfacesRequest, PrepareReply, PrepareRequest, ReloadRulesReply,
+    ReloadRulesRequest, RestartWorkerReply, RestartWorkerRequest, RoleCounters, RoleStatus,
+    ShutdownReply, ShutdownRequest, StatsReply, StatsRequest, StatusReply, StatusRequest,
+    WorkerFlushRequest,
 };
 use meerkat_proto::transport::unix_channel;
 use meerkat_runtime::counters::{DetectCounter, EveCounter};
@@ -574,6 +575,27 @@ impl Control for Service {
         let path = request.into_inner().path;
         let position = self.queue(&path, super::InputOptions::default())?;
         Ok(Response::new(AddPcapReply { position }))
+    }
+
+    async fn dataset(
+        &self,
+        request: tonic::Request<DatasetRequest>,
+    ) -> Result<Response<DatasetReply>, Status> {
+        let r = request.into_inner();
+        let command = format!("dataset-{}", r.command);
+        if !["add", "remove", "lookup", "clear", "dump"].contains(&r.command.as_str()) {
+            return Err(Status::invalid_argument(format!(
+                "unknown dataset command `{}` (add, remove, lookup, clear, dump)",
+                r.command
+            )));
+        }
+        let rt = super::lock(&self.shared).runtime_dir.clone();
+        let (ok, message) =
+            super::unix_commands::dataset_command(&rt, &command, &r.name, &r.kind, &r.value);
+        Ok(Response::new(DatasetReply {
+            ok,
+            message: message.to_string(),
+        }))
     }
 
     async fn restart_worker(

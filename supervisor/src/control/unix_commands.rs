@@ -62,6 +62,8 @@ const COMMON: &[&str] = &[
     "dataset-add",
     "dataset-remove",
     "dataset-lookup",
+    "dataset-clear",
+    "dataset-dump",
     "get-flow-stats-by-id",
 ];
 /// Commands of live capture.
@@ -228,7 +230,14 @@ impl Commands {
                     Reply::nok("Memcap value not found. Use 'memcap-list' to show all")
                 }
             }
-            "dataset-add" | "dataset-remove" | "dataset-lookup" => dataset(args),
+            "dataset-add" | "dataset-remove" | "dataset-lookup" | "dataset-clear" => {
+                let rt = lock(&self.shared).runtime_dir.clone();
+                dataset(&rt, name, args)
+            }
+            "dataset-dump" => {
+                let rt = lock(&self.shared).runtime_dir.clone();
+                Reply::ok(dataset_command(&rt, name, "", "", "").1)
+            }
             "add-hostbit" | "remove-hostbit" | "list-hostbit" => self.hostbit(name, args).await,
             "get-flow-stats-by-id" => self.flow_stats(args).await,
             _ => Reply::nok("Unknown command"),
@@ -478,22 +487,75 @@ impl Commands {
     }
 }
 
-/// `dataset-*`: the arguments checked as Suricata checks them; Meerkat has no datasets
-/// yet, so every set is one that does not exist.
-fn dataset(args: &Args) -> Reply {
-    if str_arg(args, "setname").is_none() {
+/// `dataset-add`, `-remove`, `-lookup`, `-clear` on the runtime directory `rt`'s
+/// sets, with Suricata's checks and replies.
+fn dataset(rt: &std::path::Path, command: &str, args: &Args) -> Reply {
+    let Some(setname) = str_arg(args, "setname") else {
         return Reply::nok("setname is not a string");
-    }
+    };
     let Some(settype) = str_arg(args, "settype") else {
         return Reply::nok("settype is not a string");
     };
-    if str_arg(args, "datavalue").is_none() {
+    let value = str_arg(args, "datavalue");
+    if command != "dataset-clear" && value.is_none() {
         return Reply::nok("datavalue is not string");
     }
-    if !SET_TYPES.contains(&settype) {
-        return Reply::nok("unknown settype");
+    match dataset_command(rt, command, setname, settype, value.unwrap_or_default()) {
+        (true, m) => Reply::ok(m),
+        (false, m) => Reply::nok(m),
     }
-    Reply::nok("set not found or wrong type")
+}
+
+/// One `dataset-*` command once its arguments are there: (OK, Suricata's message).
+/// Values are in Suricata's serialised form (strings base64, digests hex, addresses
+/// text). Shared by the unix socket and the gRPC `Dataset` call.
+pub(super) fn dataset_command(
+    rt: &std::path::Path,
+    command: &str,
+    setname: &str,
+    settype: &str,
+    value: &str,
+) -> (bool, &'static str) {
+    use meerkat_shm::dataset::{Added, Kind, parse_value};
+    if command == "dataset-dump" {
+        for (set, path, r) in meerkat_detect::rules::datasets::save_all(rt) {
+            if let Err(e) = r {
+                tracing::warn!("dataset {set}: cannot save to {}: {e}", path.display());
+            }
+        }
+        return (true, "datasets dump done");
+    }
+    let Some(kind) = SET_TYPES
+        .contains(&settype)
+        .then(|| Kind::parse(settype))
+        .flatten()
+    else {
+        return (false, "unknown settype");
+    };
+    let Some(set) = meerkat_detect::rules::datasets::find(rt, setname, kind) else {
+        return (false, "set not found or wrong type");
+    };
+    if command == "dataset-clear" {
+        set.clear();
+        return (true, "dataset cleared");
+    }
+    let data = parse_value(kind, value).ok();
+    match command {
+        "dataset-add" => match data.map(|d| set.add(&d, None)) {
+            Some(Added::New) => (true, "data added"),
+            Some(Added::Present) => (true, "data already in set"),
+            _ => (false, "failed to add data"),
+        },
+        "dataset-remove" => match data.map(|d| set.remove(&d)) {
+            Some(true) => (true, "data removed"),
+            _ => (false, "failed to remove data"),
+        },
+        "dataset-lookup" => match data.map(|d| set.contains(&d)) {
+            Some(true) => (true, "item found in set"),
+            _ => (false, "item not found in set"),
+        },
+        _ => (false, "Unknown command"),
+    }
 }
 
 /// An EVE timestamp of a wall-clock time.
@@ -580,30 +642,76 @@ mod tests {
     #[test]
     fn dataset_replies_follow_suricata() {
         let a = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let rt = tempfile::tempdir().unwrap();
+        let d = |cmd: &str, v: Value| dataset(rt.path(), cmd, &a(v));
         assert_eq!(
-            dataset(&a(json!({}))),
+            d("dataset-add", json!({})),
             Reply::nok("setname is not a string")
         );
         assert_eq!(
-            dataset(&a(json!({"setname": "x"}))),
+            d("dataset-add", json!({"setname": "x"})),
             Reply::nok("settype is not a string")
         );
         assert_eq!(
-            dataset(&a(json!({"setname": "x", "settype": "string"}))),
+            d("dataset-add", json!({"setname": "x", "settype": "string"})),
             Reply::nok("datavalue is not string")
         );
         assert_eq!(
-            dataset(&a(
+            d(
+                "dataset-add",
                 json!({"setname": "x", "settype": "bogus", "datavalue": "YQ=="})
-            )),
+            ),
             Reply::nok("unknown settype")
         );
+        let add = json!({"setname": "x", "settype": "string", "datavalue": "YQ=="});
         assert_eq!(
-            dataset(&a(
-                json!({"setname": "x", "settype": "string", "datavalue": "YQ=="})
-            )),
+            d("dataset-add", add.clone()),
             Reply::nok("set not found or wrong type")
         );
+        // The set a worker made in the runtime directory.
+        let spec = meerkat_shm::dataset::Spec {
+            name: "x",
+            kind: meerkat_shm::dataset::Kind::String,
+            sizing: meerkat_shm::dataset::Sizing::from_memcap(1 << 16),
+            save: None,
+        };
+        let path = rt.path().join(meerkat_shm::dataset::file_name("x"));
+        let (set, _) = meerkat_shm::SharedSet::open_or_create(&path, &spec, |_| Ok(())).unwrap();
+        assert_eq!(d("dataset-add", add.clone()), Reply::ok("data added"));
+        assert!(set.contains(b"a"));
+        assert_eq!(
+            d("dataset-add", add.clone()),
+            Reply::ok("data already in set")
+        );
+        assert_eq!(
+            d("dataset-lookup", add.clone()),
+            Reply::ok("item found in set")
+        );
+        let md5 = json!({"setname": "x", "settype": "md5", "datavalue": "YQ=="});
+        assert_eq!(
+            d("dataset-lookup", md5),
+            Reply::nok("set not found or wrong type")
+        );
+        let bad = json!({"setname": "x", "settype": "string", "datavalue": "!!"});
+        assert_eq!(d("dataset-add", bad), Reply::nok("failed to add data"));
+        assert_eq!(d("dataset-remove", add.clone()), Reply::ok("data removed"));
+        assert_eq!(
+            d("dataset-remove", add.clone()),
+            Reply::nok("failed to remove data")
+        );
+        assert_eq!(
+            d("dataset-lookup", add.clone()),
+            Reply::nok("item not found in set")
+        );
+        set.add(b"b", None);
+        assert_eq!(
+            d(
+                "dataset-clear",
+                json!({"setname": "x", "settype": "string"})
+            ),
+            Reply::ok("dataset cleared")
+        );
+        assert!(set.is_empty());
         assert!(timestamp(UNIX_EPOCH).starts_with("1970-01-01T00:00:00.000000"));
     }
 }

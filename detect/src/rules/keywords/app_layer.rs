@@ -239,6 +239,7 @@ impl Builder<'_> {
                 items: vec![Match::Content(Content::plain(pattern, nocase, negated))],
                 bsize: None,
                 absent: None,
+                datasets: Vec::new(),
             },
         });
         self.legacy_lists.push(self.rule.buffers.len() - 1);

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 mod app_layer;
+mod datasets;
 mod files;
 mod flow;
 mod header;
@@ -286,13 +287,14 @@ impl<'a> Builder<'a> {
         }
         // Each concern's keywords, in a module of its own; each says whether `kw` is
         // one of its keywords.
-        let concerns: [KeywordFn<'a>; 6] = [
+        let concerns: [KeywordFn<'a>; 7] = [
             Self::meta_option,
             Self::payload_option,
             Self::header_option,
             Self::flow_option,
             Self::app_option,
             Self::file_option,
+            Self::dataset_option,
         ];
         for f in concerns {
             if f(self, kw, v)? {
