@@ -127,6 +127,9 @@ pub enum Probe {
 pub trait Parser: Send + Sync + std::fmt::Debug {
     /// Fresh per-flow state.
     fn new_state(&self, transport: Transport) -> Box<dyn AppState>;
+    /// Packet time moved on to `now_s` (seconds; called about once a second of packet
+    /// time): state the protocol keeps across flows may expire (HTTP's byte ranges).
+    fn tick(&self, _now_s: u64) {}
     /// The protocol's own reassembly depth (its section's `stream-depth`, bytes per
     /// direction, 0 = no limit), which replaces `stream.reassembly.depth` for its flows
     /// once they are recognised, as Suricata's; `None`: the flow's depth stays.

@@ -270,6 +270,14 @@ impl Registry {
         self.rule_buffers = UsedBuffers::new(used);
     }
 
+    /// Packet time moved on to `now_s` (seconds): what protocols keep across flows may
+    /// expire (see [`crate::Parser::tick`]).
+    pub fn tick(&self, now_s: u64) {
+        for p in self.entries.iter().filter_map(|e| e.parser.as_deref()) {
+            p.tick(now_s);
+        }
+    }
+
     /// What the file layer does in new flows.
     pub fn files(&self) -> crate::files::FileConfig {
         self.files

@@ -198,6 +198,7 @@ pub const MEERKAT_KEYS: &[&str] = &[
     "outputs.file-store.stream-depth",
     "outputs.file-store.max-open-files",
     "outputs.file-store.force-hash",
+    "outputs.file-store.memcap",
     "outputs.file-store.xff",
     "outputs.file-store.xff.*",
     "heartbeat.output-flush-interval",

@@ -492,6 +492,11 @@ pub struct FileStore {
     /// Digests computed for every file besides the sha256 the store names files by.
     #[serde(default)]
     pub force_hash: Vec<String>,
+    /// Bytes all files of a worker keep in memory for the store at most (0 = the
+    /// default, 128 MiB); a file that finds no room fails (`ERROR`, not stored).
+    /// Meerkat's key: Suricata bounds these bytes with each protocol's memcap.
+    #[serde(default)]
+    pub memcap: ByteSize,
     /// Suricata's X-Forwarded-For options of the `.json` files: accepted, not modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xff: Option<Value>,
@@ -516,6 +521,7 @@ impl Default for FileStore {
             stream_depth: ByteSize(0),
             max_open_files: 0,
             force_hash: Vec::new(),
+            memcap: ByteSize(0),
             xff: None,
         }
     }

@@ -2,8 +2,8 @@
 //! packets, alerts, events and the CPU time of the packet path; for profiling the worker
 //! alone (`perf`, `valgrind --tool=dhat`):
 //! `cargo run --release -p meerkat-detect --example inproc -- PCAP [RULES...] [--no-app]
-//! [--set KEY=VALUE]... [--groups]` (e.g. `--set mpm-algo=hs`; `--groups` prints the
-//! prefilter groups)
+//! [--config FILE] [--set KEY=VALUE]... [--groups]` (e.g. `--set mpm-algo=hs`; `--groups`
+//! prints the prefilter groups; `--config` loads a suricata.yaml, e.g. bench/configs/*.yaml)
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 use meerkat_config::Config;
 use meerkat_detect::InProcess;
@@ -28,6 +28,13 @@ fn main() {
             sets.push(args.remove(i));
         }
     }
+    let mut config_file = None;
+    if let Some(i) = args.iter().position(|a| a == "--config") {
+        args.remove(i);
+        if i < args.len() {
+            config_file = Some(std::path::PathBuf::from(args.remove(i)));
+        }
+    }
     let pcap = std::path::PathBuf::from(args.remove(0));
     let files: Vec<std::path::PathBuf> = args.iter().map(Into::into).collect();
     let mut overrides = vec![
@@ -40,7 +47,7 @@ fn main() {
             overrides.push(format!("app-layer.protocols.{p}.enabled=no"));
         }
     }
-    let config: Config = meerkat_app::config::resolve(None, &overrides)
+    let config: Config = meerkat_app::config::resolve(config_file.as_deref(), &overrides)
         .unwrap()
         .config;
     let ctx = RuleContext::from_config(&config).unwrap();

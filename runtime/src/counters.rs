@@ -195,6 +195,11 @@ counter_list! {
         FileStoreOpen => "file_store.open_files",
         /// Files the file store gave up because its queue was full (a slow disk).
         FileStoreDropped => "file_store_dropped",
+        /// Files that found no room under `file-store.memcap` (failed, not stored).
+        FileStoreMemcap => "file_store_memcap",
+        /// HTTP byte-range parts not kept aside for `byterange.memcap` (Suricata's
+        /// `http.byterange` memcap).
+        HttpByterangeMemcap => "http_byterange_memcap",
         /// Packets processed again after a restart to rebuild a dead predecessor's
         /// flows (their events were written already; not in `packets`).
         ReplayedPackets => "replayed_packets",

@@ -18,12 +18,14 @@
 
 pub mod eve;
 pub mod magic;
+pub mod range;
 pub mod store;
 
 use md5::{Digest, Md5};
 use meerkat_proto::events::FileInfo;
 use sha1::Sha1;
 use sha2::Sha256;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest file name kept (bytes); a longer one is cut.
 pub const MAX_FILE_NAME: usize = 1024;
@@ -35,6 +37,72 @@ pub const MAX_MAGIC_BYTES: usize = 512;
 /// (a `filestore` rule may match only once the file ended): past this, a file no rule
 /// asked for by then is not stored.
 pub const MAX_STORE_PENDING: usize = 16 << 20;
+
+/// Bytes all files of a process keep for the store at most by default (see
+/// [`Budget`]; `file-store.memcap`).
+pub const DEFAULT_MEMCAP: u64 = 128 << 20;
+
+/// The bound on the bytes all files of a worker keep in memory for the file store
+/// while no rule has decided or the store has not written them yet (each file is also
+/// bounded by [`MAX_STORE_PENDING`]). Suricata keeps a file's bytes in a buffer bounded
+/// by its protocol's memcap (`app-layer.protocols.http.memcap`) and sets a file whose
+/// bytes find no room to `ERROR`; here one bound covers every protocol's files
+/// (`file-store.memcap`, Meerkat's key: Suricata has no file-layer-wide one), and a
+/// file that finds no room ends the same way: `ERROR`, not stored, no digests,
+/// counted in `file_store_memcap`.
+#[derive(Debug)]
+pub struct Budget {
+    cap: AtomicU64,
+    used: AtomicU64,
+    hits: AtomicU64,
+}
+
+impl Budget {
+    pub const fn new(cap: u64) -> Budget {
+        Budget {
+            cap: AtomicU64::new(cap),
+            used: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets the bound (0 = the default, [`DEFAULT_MEMCAP`]).
+    pub fn set_cap(&self, cap: u64) {
+        let cap = if cap == 0 { DEFAULT_MEMCAP } else { cap };
+        self.cap.store(cap, Ordering::Relaxed);
+    }
+
+    /// Bytes kept now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Files that found no room.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    fn reserve(&self, n: u64) -> bool {
+        let cap = self.cap.load(Ordering::Relaxed);
+        let before = self.used.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > cap {
+            self.used.fetch_sub(n, Ordering::Relaxed);
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn release(&self, n: u64) {
+        if n > 0 {
+            self.used.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The process's budget (one per detect worker process; shared by the workers of an
+/// in-process run, as Suricata's memcaps are by its threads).
+pub static BUDGET: Budget = Budget::new(DEFAULT_MEMCAP);
 
 /// What the file layer does, for every protocol of a flow: set by the worker from the
 /// config (outputs, `file-store`) and the loaded rules' needs.
@@ -187,15 +255,25 @@ pub struct File {
     pending: Vec<u8>,
     /// Keep bytes for the store: the file may still be stored.
     keep: bool,
+    /// Where `pending` is counted ([`BUDGET`] unless a test gives its own).
+    budget: Option<&'static Budget>,
     /// The file store's handle of this file (its temporary file), once writing began.
     pub(crate) writer: Option<store::Writer>,
     /// The file store's id of the stored file (EVE `file_id`).
     pub file_id: Option<u64>,
+    /// This file is a part of a larger one (HTTP `206`) being reassembled: the part's
+    /// share of the reassembly (see [`range`]).
+    pub range_block: Option<Box<range::RangeBlock>>,
 }
 
 impl File {
     /// A new open file named `name` (cut at [`MAX_FILE_NAME`]).
     pub fn open(name: &[u8], cfg: &FileConfig) -> File {
+        File::open_in(name, cfg, &BUDGET)
+    }
+
+    /// [`File::open`], its kept bytes counted in `budget`.
+    pub fn open_in(name: &[u8], cfg: &FileConfig, budget: &'static Budget) -> File {
         let name = &name[..name.len().min(MAX_FILE_NAME)];
         let hashers = (cfg.md5 || cfg.sha1 || cfg.sha256).then(|| {
             Box::new(Hashers {
@@ -204,20 +282,19 @@ impl File {
                 sha256: cfg.sha256.then(Sha256::new),
             })
         });
-        File {
-            name: name.to_vec(),
-            depth: cfg.depth,
-            hashers,
-            head: if cfg.magic {
-                Vec::with_capacity(MAX_MAGIC_BYTES)
-            } else {
-                Vec::new()
-            },
-            want_magic: cfg.magic,
-            store: cfg.store_all,
-            keep: cfg.store_possible,
-            ..File::default()
+        // Field by field: a type with `Drop` cannot be built with `..File::default()`.
+        let mut f = File::default();
+        f.name = name.to_vec();
+        f.depth = cfg.depth;
+        f.hashers = hashers;
+        if cfg.magic {
+            f.head = Vec::with_capacity(MAX_MAGIC_BYTES);
         }
+        f.want_magic = cfg.magic;
+        f.store = cfg.store_all;
+        f.keep = cfg.store_possible;
+        f.budget = Some(budget);
+        f
     }
 
     pub fn name(&self) -> &[u8] {
@@ -275,6 +352,9 @@ impl File {
 
     /// Appends the file's next bytes. Past the depth limit the file is truncated.
     pub fn append(&mut self, data: &[u8]) {
+        if let Some(b) = self.range_block.as_deref_mut() {
+            b.append(Some(data), data.len() as u64);
+        }
         if self.state != FileState::Open || data.is_empty() {
             return;
         }
@@ -300,8 +380,14 @@ impl File {
             if !self.store && self.pending.len() + data.len() > MAX_STORE_PENDING {
                 // Too large to wait for a decision: not stored.
                 self.no_store();
-            } else {
+            } else if self.budget.is_none_or(|b| b.reserve(data.len() as u64)) {
                 self.pending.extend_from_slice(data);
+            } else {
+                // No room left under the memcap: the file fails, as Suricata's does
+                // when its buffer cannot grow.
+                self.no_store();
+                self.end(FileState::Error);
+                return;
             }
         }
         if self.want_magic && self.magic.is_none() {
@@ -320,6 +406,9 @@ impl File {
     /// computed (Suricata logs none for such a file). The file store, which names files
     /// by their digest, cannot store it either.
     pub fn gap(&mut self, len: u64) {
+        if let Some(b) = self.range_block.as_deref_mut() {
+            b.append(None, len);
+        }
         if self.state != FileState::Open {
             return;
         }
@@ -341,7 +430,7 @@ impl File {
     /// The file will not be stored: its kept bytes are dropped and no more are kept.
     pub fn no_store(&mut self) {
         self.keep = false;
-        self.pending = Vec::new();
+        self.drop_pending();
         if let Some(w) = self.writer.take() {
             w.discard();
         }
@@ -355,6 +444,20 @@ impl File {
     /// Bytes kept and not written to the store yet.
     pub fn pending(&self) -> &[u8] {
         &self.pending
+    }
+
+    /// Takes the kept bytes (to the store), leaving room for `capacity` more.
+    pub(crate) fn take_pending(&mut self, capacity: usize) -> Vec<u8> {
+        let data = std::mem::replace(&mut self.pending, Vec::with_capacity(capacity));
+        if let Some(b) = self.budget {
+            b.release(data.len() as u64);
+        }
+        data
+    }
+
+    /// Drops the kept bytes.
+    pub(crate) fn drop_pending(&mut self) {
+        drop(self.take_pending(0));
     }
 
     /// The file is complete.
@@ -398,6 +501,14 @@ impl File {
     }
 }
 
+impl Drop for File {
+    fn drop(&mut self) {
+        if let Some(b) = self.budget {
+            b.release(self.pending.len() as u64);
+        }
+    }
+}
+
 /// Most rule ids a file records as having asked for its storage (EVE `sid`).
 pub const MAX_STORE_SIDS: usize = 16;
 
@@ -417,9 +528,7 @@ impl Files {
     /// Starts a new file (the previous one, if still open, is closed first); `None`
     /// past [`MAX_FILES_PER_TX`].
     pub fn open(&mut self, name: &[u8], cfg: &FileConfig) -> Option<&mut File> {
-        if let Some(f) = self.files.last_mut() {
-            f.close();
-        }
+        self.end_current(FileState::Closed);
         if self.files.len() >= MAX_FILES_PER_TX {
             self.dropped += 1;
             return None;
@@ -441,10 +550,23 @@ impl Files {
         self.files.iter_mut()
     }
 
-    /// Ends the open file, if any, as `how` says.
+    /// Ends the open file, if any, as `how` says. When it was a part of a larger file
+    /// (see [`range`]) that it completed, the reassembled file follows it.
     pub fn end_current(&mut self, how: FileState) {
-        if let Some(f) = self.current() {
+        let Some(f) = self.files.last_mut() else {
+            return;
+        };
+        if f.is_open() {
             f.end(how);
+        }
+        if let Some(b) = f.range_block.take()
+            && let Some(merged) = b.close(how != FileState::Closed)
+        {
+            if self.files.len() >= MAX_FILES_PER_TX {
+                self.dropped += 1;
+            } else {
+                self.files.push(merged);
+            }
         }
     }
 }
@@ -589,5 +711,36 @@ mod tests {
                 .iter()
                 .all(|f| !f.is_open())
         );
+    }
+
+    #[test]
+    fn the_memcap_bounds_the_bytes_kept_over_all_files() {
+        let budget: &'static Budget = Box::leak(Box::new(Budget::new(100)));
+        let cfg = FileConfig {
+            track: true,
+            sha256: true,
+            store_possible: true,
+            ..FileConfig::default()
+        };
+        let mut a = File::open_in(b"/a", &cfg, budget);
+        let mut b = File::open_in(b"/b", &cfg, budget);
+        a.append(&[1; 60]);
+        assert_eq!(budget.used(), 60);
+        b.append(&[2; 30]);
+        assert_eq!(budget.used(), 90);
+        b.append(&[2; 30]);
+        assert_eq!(b.state(), FileState::Error, "no room: the file fails");
+        assert!(!b.keeps_bytes() && b.sha256().is_none());
+        assert_eq!((budget.used(), budget.hits()), (60, 1));
+        // What the store takes, and a dropped file, give their room back.
+        assert_eq!(a.take_pending(0).len(), 60);
+        assert_eq!(budget.used(), 0);
+        a.append(&[1; 50]);
+        drop(a);
+        assert_eq!(budget.used(), 0);
+        let mut c = File::open_in(b"/c", &cfg, budget);
+        c.append(&[3; 100]);
+        c.close();
+        assert_eq!(c.state(), FileState::Closed);
     }
 }

@@ -169,6 +169,7 @@ impl Store {
         let Some(tx) = self.tx.as_ref() else { return };
         let ended = !f.is_open();
         if f.pending.len() >= FLUSH_BYTES || (ended && !f.pending.is_empty()) {
+            let data = f.take_pending(FLUSH_BYTES);
             let w = f.writer.get_or_insert_with(|| {
                 self.next_tmp += 1;
                 Writer {
@@ -177,7 +178,6 @@ impl Store {
                     done: false,
                 }
             });
-            let data = std::mem::replace(&mut f.pending, Vec::with_capacity(FLUSH_BYTES));
             if let Err(e) = tx.try_send(Job::Append(w.id, data)) {
                 // Full (or the thread is gone): give the file up rather than wait.
                 if matches!(e, TrySendError::Full(_)) {
@@ -221,7 +221,7 @@ impl Store {
         }
         f.writer = None;
         f.keep = false;
-        f.pending = Vec::new();
+        f.drop_pending();
     }
 
     /// Waits until the store's thread has done all it was given (end of the run).

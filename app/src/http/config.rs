@@ -9,6 +9,8 @@ use super::decompress::DecodeLimits;
 use super::state::HttpConfig;
 use crate::Parser;
 use crate::config::Section;
+use crate::files::range::{ByteRanges, RangeConfig, Shared};
+use std::sync::Arc;
 
 /// The keys of the section that Meerkat models (paths below
 /// `app-layer.protocols.http`).
@@ -17,6 +19,8 @@ pub const KEYS: &[&str] = &[
     "libhtp.default-config.response-body-limit",
     "libhtp.default-config.response-body-decompress-layer-limit",
     "libhtp.default-config.compression-bomb-limit",
+    "byterange.memcap",
+    "byterange.timeout",
 ];
 
 /// `app-layer.protocols.http.libhtp.default-config`: HTTP parser limits.
@@ -72,12 +76,47 @@ pub struct Libhtp {
     pub default_config: LibhtpDefaults,
 }
 
+/// `app-layer.protocols.http.byterange`: the reassembly of files sent in parts (`206`
+/// responses, see [`crate::files::range`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ByteRange {
+    /// Bytes of parts kept aside until their file reaches them (0 = unlimited).
+    /// Suricata's default: 100 MiB.
+    #[serde(default = "default_byterange_memcap")]
+    pub memcap: ByteSize,
+    /// Seconds a file being reassembled waits for its next part. Suricata's default: 60.
+    #[serde(
+        default = "default_byterange_timeout",
+        deserialize_with = "de::flex_u64"
+    )]
+    pub timeout: u64,
+}
+
+fn default_byterange_memcap() -> ByteSize {
+    ByteSize::mib(100)
+}
+fn default_byterange_timeout() -> u64 {
+    60
+}
+
+impl Default for ByteRange {
+    fn default() -> Self {
+        ByteRange {
+            memcap: default_byterange_memcap(),
+            timeout: default_byterange_timeout(),
+        }
+    }
+}
+
 /// The section (its keys other than `enabled` and `detection-ports`).
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct HttpSection {
     #[serde(default)]
     pub libhtp: Libhtp,
+    #[serde(default)]
+    pub byterange: ByteRange,
 }
 
 impl HttpConfig {
@@ -95,23 +134,41 @@ impl HttpConfig {
     }
 }
 
-/// The HTTP parser, configured.
-#[derive(Debug, Clone, Copy, Default)]
+/// The HTTP parser, configured, with the byte-range reassembly its flows share.
+#[derive(Debug, Clone, Default)]
 pub struct HttpParser {
     pub cfg: HttpConfig,
+    pub ranges: Option<Shared>,
 }
 
 impl Parser for HttpParser {
     fn new_state(&self, _transport: crate::Transport) -> Box<dyn crate::AppState> {
-        Box::new(super::HttpState::new(self.cfg))
+        let mut s = super::HttpState::new(self.cfg);
+        if let Some(t) = &self.ranges {
+            s.set_ranges(Arc::clone(t));
+        }
+        Box::new(s)
+    }
+
+    fn tick(&self, now_s: u64) {
+        if let Some(t) = &self.ranges {
+            t.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .tick(now_s);
+        }
     }
 }
 
 /// [`crate::descriptor::Build::Configured`]'s `build`.
 pub fn build(s: &Section<'_>) -> Result<Box<dyn Parser>, String> {
     let section: HttpSection = s.typed()?;
+    let b = &section.byterange;
     Ok(Box::new(HttpParser {
         cfg: HttpConfig::from_limits(&section.libhtp.default_config),
+        ranges: Some(ByteRanges::shared(RangeConfig {
+            memcap: b.memcap.bytes(),
+            timeout: b.timeout,
+        })),
     }))
 }
 

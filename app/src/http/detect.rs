@@ -597,21 +597,79 @@ pub(crate) fn file_name_of(tx: &HttpTx, dir: Dir) -> Option<&[u8]> {
     }
 }
 
-/// The byte range of a `Content-Range: bytes <first>-<last>/<length>` value.
-pub(crate) fn content_range(v: &[u8]) -> Option<(u64, u64)> {
-    let v = v.trim_ascii();
-    let rest = v.strip_prefix(b"bytes")?.trim_ascii_start();
-    let rest = rest.strip_prefix(b"=").unwrap_or(rest).trim_ascii_start();
-    let (range, _) = rest.split_at(rest.iter().position(|&b| b == b'/')?);
-    let dash = range.iter().position(|&b| b == b'-')?;
-    let num = |b: &[u8]| {
-        std::str::from_utf8(b.trim_ascii())
-            .ok()?
-            .parse::<u64>()
-            .ok()
+/// A `Content-Range` value as Suricata parses it (`<unit> <first>-<last>/<length>`,
+/// `<unit> <first>-<last>/*` or `<unit> */<length>`; what follows is ignored): each
+/// number when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContentRange {
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+    pub size: Option<u64>,
+}
+
+/// Parses a `Content-Range` value: leading spaces, a unit up to the next space, spaces,
+/// then the range (numbers of at most 18 digits, as Suricata's `i64`).
+pub fn parse_content_range(v: &[u8]) -> Option<ContentRange> {
+    fn num(v: &[u8]) -> Option<(u64, &[u8])> {
+        let n = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        let x = std::str::from_utf8(&v[..n]).ok()?.parse::<i64>().ok()?;
+        Some((u64::try_from(x).ok()?, &v[n..]))
+    }
+    let v = &v[v.iter().take_while(|&&b| b == b' ').count()..];
+    let v = &v[v.iter().take_while(|&&b| b != b' ').count()..];
+    let v = &v[v.iter().take_while(|&&b| b == b' ').count()..];
+    if let Some(rest) = v.strip_prefix(b"*/") {
+        let (size, _) = num(rest)?;
+        return Some(ContentRange {
+            start: None,
+            end: None,
+            size: Some(size),
+        });
+    }
+    let (start, rest) = num(v)?;
+    let (end, rest) = num(rest.strip_prefix(b"-")?)?;
+    let rest = rest.strip_prefix(b"/")?;
+    let size = if rest.starts_with(b"*") {
+        None
+    } else {
+        Some(num(rest)?.0)
     };
-    let (first, last) = (num(&range[..dash])?, num(&range[dash + 1..])?);
-    (first <= last).then_some((first, last))
+    Some(ContentRange {
+        start: Some(start),
+        end: Some(end),
+        size,
+    })
+}
+
+/// Whether a `Content-Range` value is one Suricata flags (`http.range_invalid`) when
+/// the body it announces begins: unparsable, or a range that is reversed or ends past
+/// the length.
+pub(crate) fn range_invalid(v: &[u8]) -> bool {
+    match parse_content_range(v) {
+        None => true,
+        Some(ContentRange {
+            start: Some(s),
+            end: Some(e),
+            size: Some(n),
+        }) if e != 0 && n != 0 => s > e || e > n - 1,
+        Some(_) => false,
+    }
+}
+
+/// The range `(first, last, length)` of a response that carries a part of a file: a
+/// `Content-Range` with all three numbers, not the whole file, `first <= last <
+/// length`, as Suricata checks it before it treats the body as a part (otherwise the
+/// body is an ordinary file).
+pub(crate) fn content_range(v: &[u8]) -> Option<(u64, u64, u64)> {
+    let r = parse_content_range(v)?;
+    let (start, end, size) = (r.start?, r.end?, r.size?);
+    if end == 0 || size == 0 || (start == 0 && end == size - 1) || start > end || end > size - 1 {
+        return None;
+    }
+    Some((start, end, size))
 }
 
 /// The magic of the body's file in `dir`: known once its first bytes arrived or it

@@ -45,6 +45,16 @@ pub fn http(o: &mut Obj<'_>, h: &Http) {
         if !h.http_content_type.is_empty() {
             x.bytes("http_content_type", &h.http_content_type);
         }
+        if let Some(cr) = &h.content_range {
+            x.obj("content_range", |c| {
+                c.bytes("raw", &cr.raw);
+                for (k, v) in [("start", cr.start), ("end", cr.end), ("size", cr.size)] {
+                    if let Some(v) = v {
+                        c.u64(k, v);
+                    }
+                }
+            });
+        }
         if !h.http_refer.is_empty() {
             x.bytes("http_refer", &h.http_refer);
         }

@@ -1,6 +1,6 @@
 //! The EVE `http` record of a transaction (Suricata's `http` object, extended form).
 
-use meerkat_proto::events::Http;
+use meerkat_proto::events::{Http, HttpContentRange};
 
 use super::state::HttpTx;
 
@@ -39,6 +39,15 @@ pub fn record(tx: &HttpTx) -> Option<Http> {
         xff: h(b"x-forwarded-for"),
         ..Http::default()
     };
+    if let Some(v) = resp.header(b"content-range") {
+        let p = super::detect::parse_content_range(v);
+        r.content_range = Some(Box::new(HttpContentRange {
+            raw: v.to_vec(),
+            start: p.and_then(|p| p.start),
+            end: p.and_then(|p| p.end),
+            size: p.and_then(|p| p.size),
+        }));
+    }
     if tx.status.is_none() && !tx.status_raw.is_empty() {
         r.status_string = tx.status_raw.clone();
     }

@@ -78,6 +78,7 @@ pub const EVENTS: &[&str] = &[
     "http.invalid_transfer_encoding_value_in_request",
     "http.method_delim_non_compliant",
     "http.missing_host_header",
+    "http.range_invalid",
     "http.request_auth_unrecognized",
     "http.request_chunk_extension",
     "http.request_field_missing_colon",

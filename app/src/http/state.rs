@@ -289,6 +289,9 @@ pub struct HttpState {
     /// again), the transaction that switched, and where in the response stream the
     /// new protocol starts (known once the parser reaches it).
     switch: Option<Switch>,
+    /// The worker's byte-range reassembly (see [`crate::files::range`]); `None`: parts
+    /// of files are not reassembled.
+    ranges: Option<crate::files::range::Shared>,
 }
 
 /// A protocol switch a response made (see [`HttpState::switch`]).
@@ -386,7 +389,13 @@ impl HttpState {
             frames: false,
             held: Vec::new(),
             switch: None,
+            ranges: None,
         }
+    }
+
+    /// Reassembles the parts of files (`206` responses) in `table`, the worker's.
+    pub fn set_ranges(&mut self, table: crate::files::range::Shared) {
+        self.ranges = Some(table);
     }
 
     /// The live transactions, oldest first.
@@ -1289,10 +1298,22 @@ impl HttpState {
         {
             m.multipart = Some(Box::new(super::multipart::Multipart::new(b)));
         }
-        if cfg.track
-            && let Some(tx) = self.tx_mut(id)
+        // Suricata checks a response's Content-Range as its body begins.
+        if dir == Dir::ToClient
+            && let Some(m) = self.msg_mut(dir, id)
+            && m.body_len == 0
+            && m.header(b"content-range")
+                .is_some_and(super::detect::range_invalid)
         {
-            open_file(tx, dir, &cfg);
+            out.anomaly("http.range_invalid");
+        }
+        if cfg.track {
+            // Moved out while the transaction is borrowed (no count taken per chunk).
+            let ranges = self.ranges.take();
+            if let Some(tx) = self.tx_mut(id) {
+                open_file(tx, dir, &cfg, ranges.as_ref());
+            }
+            self.ranges = ranges;
         }
         if let Some(m) = self.msg_mut(dir, id) {
             m.body_len += data.len() as u64;
@@ -1374,7 +1395,12 @@ fn looks_like_header_line(l: &[u8]) -> bool {
 
 /// Opens the file of the body of `tx` in `dir`, unless it has one: named as Suricata
 /// names HTTP/1 files (see [`super::detect::file_name`]).
-fn open_file(tx: &mut HttpTx, dir: Dir, cfg: &FileConfig) {
+fn open_file(
+    tx: &mut HttpTx,
+    dir: Dir,
+    cfg: &FileConfig,
+    ranges: Option<&crate::files::range::Shared>,
+) {
     // A multipart upload's files are its file parts (opened as they come).
     if !tx.message(dir).files.as_slice().is_empty() || tx.message(dir).multipart.is_some() {
         return;
@@ -1387,15 +1413,25 @@ fn open_file(tx: &mut HttpTx, dir: Dir, cfg: &FileConfig) {
         Dir::ToServer => &mut tx.request,
         Dir::ToClient => &mut tx.response,
     };
-    // A part of a larger file (206 Partial Content) logs its range.
+    // A part of a larger file (206 Partial Content) logs its range, and goes to the
+    // reassembly of that file (by host and name) when there is a host.
     let range = match dir {
         Dir::ToClient => m
             .header(b"content-range")
             .and_then(super::detect::content_range),
         Dir::ToServer => None,
     };
-    if let Some(f) = m.files.open(&name, cfg) {
-        f.range = range;
+    if let Some(f) = m.files.open(&name, cfg)
+        && let Some((start, end, total)) = range
+    {
+        f.range = Some((start, end));
+        if let (Some(table), Some(host)) = (ranges, tx.host.as_deref()) {
+            let mut key = Vec::with_capacity(host.len() + name.len());
+            key.extend_from_slice(host);
+            key.extend_from_slice(&name);
+            f.range_block = crate::files::range::open(table, &key, &name, cfg, (start, end, total))
+                .map(Box::new);
+        }
     }
 }
 

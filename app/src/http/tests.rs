@@ -600,12 +600,39 @@ fn a_gzip_body_file_is_decoded() {
 fn content_ranges() {
     assert_eq!(
         detect::content_range(b"bytes 500-1000/146515"),
-        Some((500, 1000))
+        Some((500, 1000, 146515))
     );
-    assert_eq!(detect::content_range(b" bytes=0-0/*"), Some((0, 0)));
+    // Suricata's parser: the unit runs to the first space, so `bytes=...` is no range.
+    assert_eq!(detect::parse_content_range(b" bytes=0-0/*"), None);
+    assert_eq!(
+        detect::parse_content_range(b"bytes */1000"),
+        Some(detect::ContentRange {
+            start: None,
+            end: None,
+            size: Some(1000)
+        })
+    );
+    assert_eq!(
+        detect::parse_content_range(b"  bytes  30-68/*"),
+        Some(detect::ContentRange {
+            start: Some(30),
+            end: Some(68),
+            size: None
+        })
+    );
+    // Parsed, but no part of a file: no size, the whole file, reversed, past the end,
+    // a last byte of 0.
     assert_eq!(detect::content_range(b"bytes */1000"), None);
+    assert_eq!(detect::content_range(b"bytes 30-68/*"), None);
+    assert_eq!(detect::content_range(b"bytes 0-9/10"), None);
     assert_eq!(detect::content_range(b"bytes 9-1/10"), None);
-    assert_eq!(detect::content_range(b"items 1-2/3"), None);
+    assert_eq!(detect::content_range(b"bytes 5-10/10"), None);
+    assert_eq!(detect::content_range(b"bytes 0-0/10"), None);
+    assert_eq!(detect::content_range(b"items 1-2/3"), Some((1, 2, 3)));
+    assert_eq!(
+        detect::parse_content_range(b"bytes 1-99999999999999999999/3"),
+        None
+    );
 }
 
 /// A multipart upload's file parts are its files (named by their `filename`, sized

@@ -127,7 +127,7 @@ pub fn counter_names(index: usize) -> Vec<String> {
 
 /// The counters refreshed after each batch, in the order of the values the worker loop
 /// publishes (the per-protocol flow counters are refreshed apart).
-const PER_BATCH: [DetectCounter; 27] = [
+const PER_BATCH: [DetectCounter; 29] = [
     DetectCounter::Packets,
     DetectCounter::Bytes,
     DetectCounter::Alerts,
@@ -152,6 +152,8 @@ const PER_BATCH: [DetectCounter; 27] = [
     DetectCounter::FileStoreErrors,
     DetectCounter::FileStoreOpen,
     DetectCounter::FileStoreDropped,
+    DetectCounter::FileStoreMemcap,
+    DetectCounter::HttpByterangeMemcap,
     DetectCounter::ReplayedPackets,
     DetectCounter::ReplayFlowsOutside,
     DetectCounter::ChecksumMode,
@@ -666,6 +668,7 @@ fn file_config(cfg: &Settings, engine: &Engine) -> app::files::FileConfig {
 /// made is reported and left off (files are then logged, not stored).
 fn open_store(config: &Config, index: usize) -> Option<app::files::store::Store> {
     let fs = config.file_store()?;
+    app::files::BUDGET.set_cap(fs.memcap.bytes());
     let dir = config.default_log_dir.join(&fs.dir);
     let workers = u32::try_from(config.workers()).unwrap_or(u32::MAX);
     let worker = u32::try_from(index).unwrap_or(u32::MAX);
@@ -871,5 +874,6 @@ impl Worker {
         let x = &mut self.x;
         self.flows.sweep(now, |f, r| x.end_flow(f, r));
         self.defrag.expire(now);
+        self.x.registry.tick(now / 1_000_000_000);
     }
 }

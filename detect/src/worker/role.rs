@@ -265,6 +265,8 @@ impl Published {
             w.x.store.as_ref().map_or(0, |st| st.stats().fs_errors),
             w.x.store.as_ref().map_or(0, |st| st.stats().open_files),
             w.x.store.as_ref().map_or(0, |st| st.stats().dropped),
+            app::files::BUDGET.hits(),
+            app::files::range::MEMCAP_HITS.load(std::sync::atomic::Ordering::Relaxed),
             s.replayed,
             w.x.replay.outside(),
             w.x.checksums.mode(),
