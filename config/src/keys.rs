@@ -433,7 +433,7 @@ outputs:
       enabled: yes
   - eve-log:
       filename: eve.json
-      community-id: true
+      ethernet: yes
       types:
         - alert:
             tagged-packets: yes
