@@ -153,13 +153,12 @@ fn ipv4_hash<'a>(b: &'a [u8], tunnels: Option<&TunnelPorts>) -> Layer<'a> {
         // on, which it belongs to.
         if proto == PROTO_ICMP
             && let Some(&[icmp::DEST_UNREACH, code, ..]) = l4.get(..icmp::HEADER_LEN)
-            && let Some((eproto, src, sp, dst, dp)) =
-                icmp::unreachable_flow(code, &l4[icmp::HEADER_LEN..])
+            && let Some(r) = icmp::unreachable_flow(code, &l4[icmp::HEADER_LEN..])
         {
-            let a = (u64::from(u32::from_be_bytes(src)) << 16) | u64::from(sp);
-            let b = (u64::from(u32::from_be_bytes(dst)) << 16) | u64::from(dp);
+            let a = (u64::from(u32::from_be_bytes(r.src)) << 16) | u64::from(r.src_port);
+            let b = (u64::from(u32::from_be_bytes(r.dst)) << 16) | u64::from(r.dst_port);
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-            return Layer::Hash(finish(mix(mix(mix(SEED, lo), hi), u64::from(eproto))));
+            return Layer::Hash(finish(mix(mix(mix(SEED, lo), hi), u64::from(r.proto))));
         }
         ports(proto, v.payload())
     };
@@ -247,6 +246,27 @@ mod tests {
                 assert_eq!(flow_hash(LINKTYPE_ETHERNET, &f.data), h0);
             }
         }
+    }
+
+    #[test]
+    fn an_unreachable_report_meets_the_flow_it_reports_on() {
+        let c: IpAddr = "10.1.1.1".parse().unwrap();
+        let s: IpAddr = "10.2.2.2".parse().unwrap();
+        let router: IpAddr = "10.9.9.9".parse().unwrap();
+        let u = packet::udp(c, s, 5000, 9999, b"knock");
+        let ip = packet::ip(c, s, packet::PROTO_UDP, 64, 1, &u);
+        let h = flow_hash(LINKTYPE_RAW, &ip);
+        // ICMP type 3 code 3 (port unreachable), checksum left 0, then the
+        // reported IP header and 8 bytes of its payload.
+        let report = |from: IpAddr, icmp_type: u8| {
+            let mut icmp = vec![icmp_type, 3, 0, 0, 0, 0, 0, 0];
+            icmp.extend_from_slice(&ip[..28]);
+            packet::ip(from, c, 1, 64, 2, &icmp)
+        };
+        assert_eq!(flow_hash(LINKTYPE_RAW, &report(s, 3)), h);
+        assert_eq!(flow_hash(LINKTYPE_RAW, &report(router, 3)), h);
+        // Another error type hashes on its own addresses.
+        assert_ne!(flow_hash(LINKTYPE_RAW, &report(router, 11)), h);
     }
 
     #[test]

@@ -95,12 +95,21 @@ pub fn counterpart(icmp_type: u8, v6: bool) -> Option<u8> {
     })
 }
 
+/// The TCP or UDP packet an ICMPv4 error message reports on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reported {
+    pub proto: u8,
+    pub src: [u8; 4],
+    pub src_port: u16,
+    pub dst: [u8; 4],
+    pub dst_port: u16,
+}
+
 /// The TCP or UDP packet an ICMPv4 destination-unreachable message (`payload`: what
-/// follows its 8-byte header) reports on: (protocol, source, source port, destination,
-/// destination port). As Suricata reads it: an IPv4 header taken as 20 bytes, then at
+/// follows its 8-byte header) reports on. As Suricata reads it: an IPv4 header taken as 20 bytes, then at
 /// least the ports of a TCP header, or a whole UDP header; `None` otherwise (and for
 /// codes above 15).
-pub fn unreachable_flow(code: u8, payload: &[u8]) -> Option<(u8, [u8; 4], u16, [u8; 4], u16)> {
+pub fn unreachable_flow(code: u8, payload: &[u8]) -> Option<Reported> {
     if code > MAX_UNREACH_CODE || payload.len() < 20 || payload[0] >> 4 != 4 {
         return None;
     }
@@ -115,7 +124,13 @@ pub fn unreachable_flow(code: u8, payload: &[u8]) -> Option<(u8, [u8; 4], u16, [
     }
     let addr = |o: usize| [payload[o], payload[o + 1], payload[o + 2], payload[o + 3]];
     let port = |o: usize| u16::from_be_bytes([payload[o], payload[o + 1]]);
-    Some((proto, addr(12), port(20), addr(16), port(22)))
+    Some(Reported {
+        proto,
+        src: addr(12),
+        src_port: port(20),
+        dst: addr(16),
+        dst_port: port(22),
+    })
 }
 
 #[cfg(test)]
@@ -127,10 +142,14 @@ mod tests {
         let mut ip = vec![0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0];
         ip.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
         ip.extend_from_slice(&[0x12, 0x34, 0, 53, 0, 8, 0, 0]);
-        assert_eq!(
-            unreachable_flow(3, &ip),
-            Some((17, [10, 0, 0, 1], 0x1234, [10, 0, 0, 2], 53))
-        );
+        let r = |proto| Reported {
+            proto,
+            src: [10, 0, 0, 1],
+            src_port: 0x1234,
+            dst: [10, 0, 0, 2],
+            dst_port: 53,
+        };
+        assert_eq!(unreachable_flow(3, &ip), Some(r(17)));
         assert_eq!(unreachable_flow(16, &ip), None);
         // A UDP header cut short, an IPv6 header.
         assert_eq!(unreachable_flow(3, &ip[..27]), None);
@@ -139,10 +158,7 @@ mod tests {
         // TCP needs only its ports.
         ip[0] = 0x45;
         ip[9] = 6;
-        assert_eq!(
-            unreachable_flow(3, &ip[..24]),
-            Some((6, [10, 0, 0, 1], 0x1234, [10, 0, 0, 2], 53))
-        );
+        assert_eq!(unreachable_flow(3, &ip[..24]), Some(r(6)));
     }
 
     #[test]

@@ -81,12 +81,12 @@ impl FlowKey {
                     if icmp_type != icmp::DEST_UNREACH {
                         return None;
                     }
-                    let (proto, src, sp, dst, dp) = icmp::unreachable_flow(code, p.payload)?;
-                    let a = (IpAddr::from(src), sp);
-                    let b = (IpAddr::from(dst), dp);
+                    let r = icmp::unreachable_flow(code, p.payload)?;
+                    let a = (IpAddr::from(r.src), r.src_port);
+                    let b = (IpAddr::from(r.dst), r.dst_port);
                     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
                     return Some(FlowLookup::Reported(FlowKey {
-                        proto,
+                        proto: r.proto,
                         lo,
                         hi,
                         vlan: p.vlan,
