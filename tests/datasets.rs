@@ -9,11 +9,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use common::sc::Sc;
 use common::stack::*;
 use common::*;
 use serde_json::{Value, json};
@@ -150,45 +149,13 @@ fn a_bad_dataset_file_refuses_its_rule_only() {
     );
 }
 
-/// Suricata's unix-socket protocol, as documented: the version handshake, then one
-/// JSON command per line, one JSON reply per line.
-struct Sc {
-    w: UnixStream,
-    r: BufReader<UnixStream>,
-}
-
-impl Sc {
-    fn connect(path: &Path) -> Sc {
-        let w = UnixStream::connect(path).unwrap();
-        w.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let r = BufReader::new(w.try_clone().unwrap());
-        let mut sc = Sc { w, r };
-        assert_eq!(sc.send(&json!({"version": "0.2"})), json!({"return": "OK"}));
-        sc
-    }
-
-    fn send(&mut self, v: &Value) -> Value {
-        let mut line = serde_json::to_vec(v).unwrap();
-        line.push(b'\n');
-        self.w.write_all(&line).unwrap();
-        let mut reply = String::new();
-        self.r.read_line(&mut reply).unwrap();
-        serde_json::from_str(&reply).unwrap()
-    }
-
-    /// (return, message) of a command.
-    fn cmd(&mut self, name: &str, args: Value) -> (String, Value) {
-        let v = if args.is_null() {
-            json!({"command": name})
-        } else {
-            json!({"command": name, "arguments": args})
-        };
-        let r = self.send(&v);
-        (
-            r["return"].as_str().unwrap().to_string(),
-            r["message"].clone(),
-        )
-    }
+/// (return, message) of a socket command.
+fn ret(sc: &mut Sc, name: &str, args: Value) -> (String, Value) {
+    let r = sc.cmd(name, args);
+    (
+        r["return"].as_str().unwrap().to_string(),
+        r["message"].clone(),
+    )
 }
 
 /// Whole EVE lines of one type in `path` so far (a line being written is not counted).
@@ -243,23 +210,28 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     let ok = |m: &str| ("OK".to_string(), json!(m));
     let nok = |m: &str| ("NOK".to_string(), json!(m));
     assert_eq!(
-        sc.cmd("dataset-add", arg("dns-seen", "string", &alpha)),
+        ret(&mut sc, "dataset-add", arg("dns-seen", "string", &alpha)),
         ok("data added")
     );
     assert_eq!(
-        sc.cmd("dataset-add", arg("dns-seen", "string", &alpha)),
+        ret(&mut sc, "dataset-add", arg("dns-seen", "string", &alpha)),
         ok("data already in set")
     );
     assert_eq!(
-        sc.cmd("dataset-add", arg("dns-seen", "md5", &alpha)),
+        ret(&mut sc, "dataset-add", arg("dns-seen", "md5", &alpha)),
         nok("set not found or wrong type")
     );
     assert_eq!(
-        sc.cmd("dataset-add", arg("dns-seen", "string", "not base64!")),
+        ret(
+            &mut sc,
+            "dataset-add",
+            arg("dns-seen", "string", "not base64!")
+        ),
         nok("failed to add data")
     );
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "dataset-lookup",
             arg("dns-seen", "string", &b64("beta.example"))
         ),
@@ -268,7 +240,8 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     let out = d.join("o1");
     std::fs::create_dir(&out).unwrap();
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "pcap-file",
             json!({"filename": data().join("dns-datasets.pcap"), "output-dir": out})
         ),
@@ -276,8 +249,8 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     );
     // The pcap's flows end once it has been read: 12 flow records.
     wait_until("the pcap to be read", 120, || {
-        sc.cmd("pcap-file-number", Value::Null).1 == json!(0)
-            && sc.cmd("pcap-current", Value::Null).1 == json!("None")
+        ret(&mut sc, "pcap-file-number", Value::Null).1 == json!(0)
+            && ret(&mut sc, "pcap-current", Value::Null).1 == json!("None")
             && whole_lines(&out.join("eve.json"), "flow") == 12
     });
     // alpha.example was in the set before the traffic: 7 new names, not 8.
@@ -285,21 +258,24 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     assert_eq!(got["1"].len(), 7, "{got:?}");
     assert!(!got["1"].contains(&"alpha.example".to_string()));
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "dataset-lookup",
             arg("dns-seen", "string", &b64("beta.example"))
         ),
         ok("item found in set")
     );
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "dataset-remove",
             arg("dns-seen", "string", &b64("beta.example"))
         ),
         ok("data removed")
     );
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "dataset-remove",
             arg("dns-seen", "string", &b64("beta.example"))
         ),
@@ -316,24 +292,25 @@ fn socket_dataset_commands_reach_the_workers_sets() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o).trim(), "set not found or wrong type");
     assert_eq!(
-        sc.cmd("dataset-dump", Value::Null),
+        ret(&mut sc, "dataset-dump", Value::Null),
         ok("datasets dump done")
     );
     let saved = sorted_lines(&datadir.join("seen.lst"));
     assert_eq!(saved.len(), 7, "{saved:?}");
     assert!(saved.contains(&alpha) && !saved.contains(&b64("beta.example")));
     assert_eq!(
-        sc.cmd(
+        ret(
+            &mut sc,
             "dataset-clear",
             json!({"setname": "dns-seen", "settype": "string"})
         ),
         ok("dataset cleared")
     );
     assert_eq!(
-        sc.cmd("dataset-lookup", arg("dns-seen", "string", &alpha)),
+        ret(&mut sc, "dataset-lookup", arg("dns-seen", "string", &alpha)),
         nok("item not found in set")
     );
-    assert_eq!(sc.cmd("shutdown", Value::Null).0, "OK");
+    assert_eq!(ret(&mut sc, "shutdown", Value::Null).0, "OK");
     let (o, _) = r.wait(60);
     assert!(o.status.success(), "{}", stderr(&o));
     // Saved again at shutdown: empty now.

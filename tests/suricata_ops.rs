@@ -14,8 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
+use common::sc::Sc;
 use common::stack::*;
 use common::*;
 use meerkat_synth::pcap::{self, Format};
@@ -56,41 +56,7 @@ fn write_pcap(path: &Path, n: u64, src: &str) -> PathBuf {
     path.to_path_buf()
 }
 
-/// A client of Suricata's unix-socket protocol, as documented: the version handshake,
-/// then one JSON command per line, one JSON reply per line.
-struct Sc {
-    w: UnixStream,
-    r: BufReader<UnixStream>,
-}
-
 impl Sc {
-    fn connect(path: &Path) -> Sc {
-        let w = UnixStream::connect(path).unwrap();
-        w.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let r = BufReader::new(w.try_clone().unwrap());
-        let mut sc = Sc { w, r };
-        assert_eq!(sc.send(&json!({"version": "0.2"})), json!({"return": "OK"}));
-        sc
-    }
-
-    fn send(&mut self, v: &Value) -> Value {
-        let mut line = serde_json::to_vec(v).unwrap();
-        line.push(b'\n');
-        self.w.write_all(&line).unwrap();
-        let mut reply = String::new();
-        self.r.read_line(&mut reply).unwrap();
-        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("reply {reply:?}: {e}"))
-    }
-
-    fn cmd(&mut self, name: &str, args: Value) -> Value {
-        let v = if args.is_null() {
-            json!({"command": name})
-        } else {
-            json!({"command": name, "arguments": args})
-        };
-        self.send(&v)
-    }
-
     /// The message of an OK reply.
     fn ok(&mut self, name: &str, args: Value) -> Value {
         let r = self.cmd(name, args.clone());

@@ -63,8 +63,6 @@ pub const MAX_NAME: usize = 63;
 pub const MAX_SAVE_PATH: usize = HEADER - 136;
 /// Longest value accepted (a string).
 pub const MAX_VALUE: usize = 65535;
-/// Spins before the lock is considered abandoned by a holder that died.
-const MAX_SPIN: u32 = 1 << 22;
 const HAS_REP: u32 = 1 << 16;
 
 const EMPTY: u32 = 0;
@@ -596,24 +594,11 @@ impl SharedSet {
     }
 
     fn acquire(&self) {
-        let me = std::process::id().max(1);
-        let l = self.word32(20);
-        let mut spins = 0u32;
-        loop {
-            let cur = l.load(Ordering::Relaxed);
-            if (cur == 0 || spins >= MAX_SPIN)
-                && l.compare_exchange(cur, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                return;
-            }
-            spins = spins.saturating_add(1);
-            std::hint::spin_loop();
-        }
+        crate::spin::acquire(self.word32(20));
     }
 
     fn release(&self) {
-        self.word32(20).store(0, Ordering::Release);
+        crate::spin::release(self.word32(20));
     }
 
     /// Adds `data` (with reputation `rep`). A value already there is left as it is.

@@ -45,8 +45,6 @@ const SLOT: usize = 512;
 pub const PAYLOAD: usize = SLOT - 66;
 /// Slots of the table made by default.
 pub const DEFAULT_SLOTS: usize = 1024;
-/// Spins before the lock is considered abandoned by a holder that died.
-const MAX_SPIN: u32 = 1 << 22;
 
 /// An expectation, as added and as found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,24 +179,11 @@ impl ExpectTable {
     }
 
     fn acquire(&self) {
-        let me = std::process::id().max(1);
-        let l = self.lock();
-        let mut spins = 0u32;
-        loop {
-            let cur = l.load(Ordering::Relaxed);
-            if (cur == 0 || spins >= MAX_SPIN)
-                && l.compare_exchange(cur, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                return;
-            }
-            spins = spins.saturating_add(1);
-            std::hint::spin_loop();
-        }
+        crate::spin::acquire(self.lock());
     }
 
     fn release(&self) {
-        self.lock().store(0, Ordering::Release);
+        crate::spin::release(self.lock());
     }
 
     fn slot_ptr(&self, i: usize) -> *mut u8 {

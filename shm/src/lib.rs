@@ -33,6 +33,7 @@ pub mod dataset;
 pub mod expect;
 pub mod files;
 pub mod order;
+mod spin;
 pub mod spsc;
 pub mod state;
 pub mod table;

@@ -38,8 +38,6 @@ const SLOT: usize = 128;
 pub const PROBE: usize = 16;
 /// Distinct ports an entry can hold.
 pub const PORTS: usize = 40;
-/// Spins before a lock is considered abandoned.
-const MAX_SPIN: u32 = 1 << 22;
 
 /// One entry, as copied out of (and back into) the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,26 +133,11 @@ impl SharedTable {
     }
 
     fn acquire(&self, i: usize) {
-        let me = std::process::id().max(1);
-        let l = self.lock(i);
-        let mut spins = 0u32;
-        loop {
-            let cur = l.load(Ordering::Relaxed);
-            if cur == 0 || spins >= MAX_SPIN {
-                // A holder that kept it this long is gone: take it over.
-                if l.compare_exchange(cur, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return;
-                }
-            }
-            spins = spins.saturating_add(1);
-            std::hint::spin_loop();
-        }
+        crate::spin::acquire(self.lock(i));
     }
 
     fn release(&self, i: usize) {
-        self.lock(i).store(0, Ordering::Release);
+        crate::spin::release(self.lock(i));
     }
 
     fn read(&self, i: usize) -> (u32, [u64; 3], Entry) {
